@@ -1,0 +1,146 @@
+/**
+ * The one configuration schema. Each option has a flag, a `CLAWRL_*` environment variable, a
+ * config-file key and a default; `resolveConfiguration` applies flag > config file > environment
+ * > default and reports errors naming the option and its variable. Nothing outside `src/cli`
+ * reads the environment or config files.
+ */
+import { z } from 'zod';
+import { ClawrlError } from '../spec/clawrl-error.js';
+
+/** How a value arrives from a flag or the environment (always text) before the schema coerces it. */
+type OptionKind = 'string' | 'integer' | 'number' | 'boolean' | 'list';
+
+export interface OptionSpecification {
+  /** camelCase key in the config file and the resolved configuration. */
+  key: string;
+  /** Flag as commander declares it. */
+  flag: string;
+  description: string;
+  kind: OptionKind;
+  schema: z.ZodType;
+  defaultValue?: unknown;
+}
+
+function environmentName(flag: string): string {
+  const name = /--([a-z0-9-]+)/.exec(flag)?.[1] ?? flag;
+  return `CLAWRL_${name.replaceAll('-', '_').toUpperCase()}`;
+}
+
+const port = z.number().int().min(0).max(65535);
+const positive = z.number().int().positive();
+
+/** Every option of every command. Commands pick the ones they use by key. */
+export const optionSpecifications = [
+  { key: 'host', flag: '--host <host>', description: 'address to bind', kind: 'string', schema: z.string().min(1), defaultValue: '127.0.0.1' },
+  { key: 'port', flag: '--port <number>', description: 'port to listen on (0 picks a free one)', kind: 'integer', schema: port, defaultValue: 8400 },
+  { key: 'data', flag: '--data <dir>', description: 'data directory (SQLite store, checkpoints)', kind: 'string', schema: z.string().min(1), defaultValue: './.clawrl' },
+  { key: 'model', flag: '--model <model>', description: 'builtin:tiny, a Hugging Face model folder, or the upstream model name', kind: 'string', schema: z.string().min(1), defaultValue: 'builtin:tiny' },
+  { key: 'servedModel', flag: '--served-model <name>', description: 'model name clients use (default: --model, or the folder name)', kind: 'string', schema: z.string().min(1) },
+  { key: 'engine', flag: '--engine <engine>', description: 'local | openai | vllm | sglang | llamacpp', kind: 'string', schema: z.enum(['local', 'openai', 'vllm', 'sglang', 'llamacpp']), defaultValue: 'local' },
+  { key: 'upstream', flag: '--upstream <url>', description: 'base URL of a remote engine (e.g. http://127.0.0.1:8000)', kind: 'string', schema: z.url() },
+  { key: 'upstreamModel', flag: '--upstream-model <name>', description: 'model name on the upstream (default: --model)', kind: 'string', schema: z.string().min(1) },
+  { key: 'upstreamApiKey', flag: '--upstream-api-key <key>', description: 'API key sent to the upstream', kind: 'string', schema: z.string().min(1) },
+  { key: 'upstreamTimeout', flag: '--upstream-timeout <ms>', description: 'time-out for the upstream to start and to keep streaming', kind: 'integer', schema: positive, defaultValue: 120_000 },
+  { key: 'judge', flag: '--judge <judge>', description: 'rules | policy | openai', kind: 'string', schema: z.enum(['rules', 'policy', 'openai']), defaultValue: 'policy' },
+  { key: 'judgeUrl', flag: '--judge-url <url>', description: 'OpenAI-compatible judge endpoint', kind: 'string', schema: z.url() },
+  { key: 'judgeModel', flag: '--judge-model <name>', description: 'judge model name', kind: 'string', schema: z.string().min(1) },
+  { key: 'method', flag: '--method <method>', description: 'rl | opd | combine', kind: 'string', schema: z.enum(['rl', 'opd', 'combine']), defaultValue: 'combine' },
+  { key: 'store', flag: '--store <store>', description: 'sqlite | postgres', kind: 'string', schema: z.enum(['sqlite', 'postgres']), defaultValue: 'sqlite' },
+  { key: 'storeUrl', flag: '--store-url <url>', description: 'Postgres connection URL', kind: 'string', schema: z.string().min(1) },
+  { key: 'bus', flag: '--bus <bus>', description: 'memory | nats', kind: 'string', schema: z.enum(['memory', 'nats']), defaultValue: 'memory' },
+  { key: 'busUrl', flag: '--bus-url <url>', description: 'NATS server URL', kind: 'string', schema: z.string().min(1) },
+  { key: 'trainEvery', flag: '--train-every <samples>', description: 'ready samples per training step', kind: 'integer', schema: positive, defaultValue: 16 },
+  { key: 'noTrain', flag: '--no-train', description: 'serve and record without training', kind: 'boolean', schema: z.boolean(), defaultValue: false },
+  { key: 'apiKey', flag: '--api-key <key>', description: 'tenant API key, "tenant=key" or a bare key (repeatable)', kind: 'list', schema: z.array(z.string().min(8, 'API keys need at least 8 characters')), defaultValue: [] },
+  { key: 'adminKey', flag: '--admin-key <key>', description: 'admin API key', kind: 'string', schema: z.string().min(8, 'the admin key needs at least 8 characters') },
+  { key: 'bodyLimit', flag: '--body-limit <bytes>', description: 'largest request body accepted', kind: 'integer', schema: positive, defaultValue: 8 * 1024 * 1024 },
+  { key: 'concurrencyPerKey', flag: '--concurrency-per-key <n>', description: 'concurrent requests per API key before 429', kind: 'integer', schema: positive, defaultValue: 64 },
+  { key: 'maxTokens', flag: '--max-tokens <n>', description: 'max_tokens when a request gives none', kind: 'integer', schema: positive, defaultValue: 1024 },
+  { key: 'sessionIdleTimeout', flag: '--session-idle-timeout <seconds>', description: 'close sessions idle this long', kind: 'integer', schema: positive, defaultValue: 1800 },
+  { key: 'url', flag: '--url <url>', description: 'URL of a running clawrl server', kind: 'string', schema: z.url(), defaultValue: 'http://127.0.0.1:8400' },
+  { key: 'json', flag: '--json', description: 'print JSON', kind: 'boolean', schema: z.boolean(), defaultValue: false },
+  { key: 'config', flag: '--config <file>', description: 'JSON config file with any of these options by camelCase key', kind: 'string', schema: z.string().min(1) },
+] as const satisfies readonly OptionSpecification[];
+
+export type OptionKey = (typeof optionSpecifications)[number]['key'];
+
+export function optionSpecification(key: OptionKey): OptionSpecification {
+  const found = optionSpecifications.find((specification) => specification.key === key);
+  if (found === undefined) throw new RangeError(`unknown option ${key}`);
+  return found;
+}
+
+export function environmentVariableOf(key: OptionKey): string {
+  return environmentName(optionSpecification(key).flag);
+}
+
+function describe(specification: OptionSpecification): string {
+  return `${specification.flag.split(' ')[0]} (${environmentName(specification.flag)})`;
+}
+
+/** Text from a flag or the environment, coerced to the option's kind. */
+function coerceText(specification: OptionSpecification, text: string): unknown {
+  switch (specification.kind) {
+    case 'string':
+      return text;
+    case 'integer':
+    case 'number':
+      return text.trim() === '' ? Number.NaN : Number(text);
+    case 'boolean': {
+      const normalized = text.trim().toLowerCase();
+      if (['1', 'true', 'yes', 'on'].includes(normalized)) return true;
+      if (['0', 'false', 'no', 'off', ''].includes(normalized)) return false;
+      return text;
+    }
+    case 'list':
+      return text.split(',').map((item) => item.trim()).filter((item) => item.length > 0);
+  }
+}
+
+export interface ConfigurationSources {
+  /** Values the user typed on the command line (commander source 'cli' only). */
+  flags: Record<string, unknown>;
+  /** Parsed config file, or empty. */
+  file: Record<string, unknown>;
+  environment: Record<string, string | undefined>;
+}
+
+/**
+ * Resolves the given options: flag > config file > environment > default. Throws a
+ * `configuration_error` naming the option, its variable and the problem.
+ */
+export function resolveConfiguration<Key extends OptionKey>(keys: readonly Key[], sources: ConfigurationSources): Record<Key, unknown> {
+  const unknownFileKeys = Object.keys(sources.file).filter((key) => !optionSpecifications.some((option) => option.key === key));
+  if (unknownFileKeys.length > 0) {
+    throw new ClawrlError('configuration_error', `Unknown option(s) in the config file: ${unknownFileKeys.join(', ')}.`);
+  }
+  const resolved = {} as Record<Key, unknown>;
+  for (const key of keys) {
+    const specification = optionSpecification(key);
+    const variable = environmentName(specification.flag);
+    let value: unknown;
+    if (sources.flags[key] !== undefined) {
+      const flagValue = sources.flags[key];
+      value = typeof flagValue === 'string' ? coerceText(specification, flagValue) : flagValue;
+    } else if (sources.file[key] !== undefined) {
+      value = sources.file[key];
+    } else if (sources.environment[variable] !== undefined) {
+      value = coerceText(specification, sources.environment[variable] ?? '');
+    } else {
+      value = specification.defaultValue;
+    }
+    if (value === undefined) {
+      resolved[key] = undefined;
+      continue;
+    }
+    const parsed = specification.schema.safeParse(value);
+    if (!parsed.success) {
+      const problem = parsed.error.issues[0]?.message ?? 'invalid value';
+      throw new ClawrlError('configuration_error', `Invalid value for ${describe(specification)}: ${problem} (got ${JSON.stringify(value)}).`, {
+        param: key,
+      });
+    }
+    resolved[key] = parsed.data;
+  }
+  return resolved;
+}

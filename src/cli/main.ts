@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+/**
+ * The `clawrl` command. The only composition root: it alone reads flags, the config file and
+ * `CLAWRL_*` variables, then hands typed configuration to the commands.
+ */
+import { readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import { optionSpecification, resolveConfiguration, environmentVariableOf, type OptionKey } from './configuration.js';
+import { createConsoleLogger } from './create-console-logger.js';
+import { runServeCommand, type ServeConfiguration } from './serve-command.js';
+import { fetchStatus, formatStatus } from './status-command.js';
+
+const serveKeys = [
+  'config', 'host', 'port', 'data', 'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey',
+  'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'method', 'store', 'storeUrl', 'bus', 'busUrl', 'trainEvery',
+  'noTrain', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout',
+] as const satisfies readonly OptionKey[];
+
+function addOptions(command: Command, keys: readonly OptionKey[]): Command {
+  for (const key of keys) {
+    const specification = optionSpecification(key);
+    const shownDefault =
+      specification.defaultValue === undefined || specification.kind === 'boolean' ? '' : ` (default: ${JSON.stringify(specification.defaultValue)})`;
+    const option = new Option(specification.flag, `${specification.description}${shownDefault} [${environmentVariableOf(key)}]`);
+    if (specification.kind === 'list') option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
+    command.addOption(option);
+  }
+  return command;
+}
+
+/** Only values typed on the command line count as flags; commander's defaults would hide the file and env. */
+function typedFlags(command: Command, keys: readonly OptionKey[]): Record<string, unknown> {
+  const values = command.opts();
+  const flags: Record<string, unknown> = {};
+  for (const key of keys) {
+    if (key === 'noTrain') {
+      if (command.getOptionValueSource('train') === 'cli') flags.noTrain = values.train === false;
+      continue;
+    }
+    if (command.getOptionValueSource(key) === 'cli') flags[key] = values[key];
+  }
+  return flags;
+}
+
+function readConfigFile(file: string | undefined): Record<string, unknown> {
+  if (file === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ClawrlError('configuration_error', `Cannot read the config file ${file} (--config, CLAWRL_CONFIG): ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ClawrlError('configuration_error', `The config file ${file} must hold a JSON object of options.`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function configurationOf<Key extends OptionKey>(command: Command, keys: readonly Key[]): Record<Key, unknown> {
+  const flags = typedFlags(command, keys);
+  const configFile = (flags.config as string | undefined) ?? process.env.CLAWRL_CONFIG;
+  return resolveConfiguration(keys, { flags, file: readConfigFile(configFile), environment: process.env });
+}
+
+function fail(error: unknown): never {
+  const message = ClawrlError.isInstance(error) ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`clawrl: ${message}\n`);
+  process.exit(ClawrlError.isInstance(error) && error.code === 'configuration_error' ? 2 : 1);
+}
+
+const program = new Command('clawrl')
+  .description('Online reinforcement learning for LLM agents behind an OpenAI-compatible gateway')
+  .showHelpAfterError();
+
+addOptions(program.command('serve').description('serve, record, judge and train in one process'), serveKeys).action(
+  async (_options: unknown, command: Command) => {
+    try {
+      const configuration = configurationOf(command, serveKeys) as unknown as ServeConfiguration;
+      await runServeCommand(configuration, createConsoleLogger());
+    } catch (error) {
+      fail(error);
+    }
+  },
+);
+
+const statusKeys = ['config', 'url', 'adminKey', 'json'] as const satisfies readonly OptionKey[];
+addOptions(program.command('status').description('counts and current policy version of a running server'), statusKeys).action(
+  async (_options: unknown, command: Command) => {
+    try {
+      const configuration = configurationOf(command, statusKeys);
+      const status = await fetchStatus(configuration.url as string, configuration.adminKey as string | undefined);
+      process.stdout.write(`${configuration.json === true ? JSON.stringify(status, null, 2) : formatStatus(status)}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  },
+);
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,82 @@
+/**
+ * The gateway's HTTP app: OpenAI routes, health, metrics and admin routes over the seams in
+ * `GatewayContext`. It knows nothing of judging or training; it serves and records.
+ */
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import { registerAdminRoutes } from './admin-routes.js';
+import type { Principal } from './api-key-authenticator.js';
+import { createChatCompletionsHandler } from './chat-completions-route.js';
+import { asClawrlError, errorResponse } from './error-response.js';
+import type { GatewayContext } from './gateway-context.js';
+
+type Variables = { principal: Principal };
+
+function routeLabel(path: string): string {
+  if (path.endsWith('/chat/completions')) return 'chat';
+  if (path.endsWith('/models')) return 'models';
+  if (path.startsWith('/admin/')) return 'admin';
+  if (path === '/healthz' || path === '/metrics') return path.slice(1);
+  return 'other';
+}
+
+export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Variables }> {
+  const app = new Hono<{ Variables: Variables }>();
+  const handleChatCompletion = createChatCompletionsHandler(context);
+
+  app.use('*', async (c, next) => {
+    await next();
+    context.metrics.requests.inc({ route: routeLabel(c.req.path), status: String(c.res.status) });
+  });
+
+  app.onError((error) => errorResponse(asClawrlError(error, context.logger)));
+  app.notFound((c) => errorResponse(new ClawrlError('not_found', `Unknown route ${c.req.method} ${c.req.path}.`)));
+
+  const limitBody = bodyLimit({
+    maxSize: context.limits.bodyLimitBytes,
+    onError: () => {
+      throw new ClawrlError('request_too_large', `The request body exceeds the limit of ${context.limits.bodyLimitBytes} bytes.`);
+    },
+  });
+  const authenticate = async (c: Context<{ Variables: Variables }>, next: () => Promise<void>) => {
+    c.set('principal', context.authenticator.authenticate(c.req.header('authorization')));
+    await next();
+  };
+  const requireAdmin = async (c: Context<{ Variables: Variables }>, next: () => Promise<void>) => {
+    context.authenticator.requireAdmin(c.get('principal'));
+    await next();
+  };
+
+  app.get('/healthz', (c) => c.json({ status: 'ok', model: context.engine.modelId }));
+  app.get('/metrics', async () => {
+    const counts = await context.store.counts();
+    context.metrics.queueDepth.set({ queue: 'awaiting-next-state' }, Math.max(0, counts.turns.trainable - counts.linked));
+    context.metrics.queueDepth.set({ queue: 'awaiting-judgement' }, counts.linked);
+    return new Response(await context.metrics.registry.metrics(), {
+      headers: { 'content-type': context.metrics.registry.contentType },
+    });
+  });
+
+  for (const prefix of ['/v1', '/s/:sessionId/v1']) {
+    app.use(`${prefix}/*`, authenticate);
+    app.get(`${prefix}/models`, (c) =>
+      c.json({
+        object: 'list',
+        data: [context.engine.modelId, ...context.modelAliases].map((id) => ({
+          id,
+          object: 'model',
+          created: 0,
+          owned_by: 'clawrl',
+        })),
+      }),
+    );
+    app.post(`${prefix}/chat/completions`, limitBody, (c) =>
+      handleChatCompletion(c, c.get('principal'), c.req.param('sessionId')),
+    );
+  }
+
+  app.use('/admin/*', authenticate, requireAdmin);
+  registerAdminRoutes(app, context);
+  return app;
+}

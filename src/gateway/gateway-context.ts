@@ -1,0 +1,30 @@
+/** What the gateway's routes share: seams, limits and the injected clock and id generator. */
+import type { InferenceEngine } from '../spec/inference-engine.js';
+import type { Logger } from '../spec/logger.js';
+import type { RecordStore } from '../spec/record-store.js';
+import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
+import type { GatewayMetrics } from './gateway-metrics.js';
+
+export interface GatewayLimits {
+  /** Largest accepted request body, in bytes. */
+  bodyLimitBytes: number;
+  /** Concurrent requests per tenant (API key) before 429. */
+  concurrencyPerKey: number;
+  /** `max_tokens` when the request gives none. */
+  defaultMaxTokens: number;
+}
+
+export interface GatewayContext {
+  engine: InferenceEngine;
+  store: RecordStore;
+  authenticator: ApiKeyAuthenticator;
+  metrics: GatewayMetrics;
+  logger: Logger;
+  limits: GatewayLimits;
+  /** Extra model names accepted as aliases of the served model. */
+  modelAliases: readonly string[];
+  /** Epoch milliseconds. */
+  now: () => number;
+  /** Unique ids with a readable prefix (`turn`, `session`, ...). */
+  createId: (prefix: string) => string;
+}

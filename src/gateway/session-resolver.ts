@@ -1,0 +1,42 @@
+/**
+ * Attributes a request to a session, first match wins: `X-Session-Id` header, `/s/{id}/v1/...`
+ * prefix, body `session_id`, OpenClaw's runtime `sessionId=` line, then the conversation itself
+ * (a quoted earlier reply of this server, found through the record store so that every gateway
+ * replica and restart agrees), else a new session.
+ */
+import { conversationRootOf, openClawSessionHint, quotedReplyKeys } from '../core/conversation.js';
+import type { ChatMessage } from '../spec/chat.js';
+import type { RecordStore } from '../spec/record-store.js';
+import type { SessionSource } from '../spec/records.js';
+
+export interface SessionResolution {
+  sessionId: string;
+  source: SessionSource;
+  conversationRoot: string;
+}
+
+/** Only the newest replies are tried: a continuing conversation quotes the last one. */
+const quotedRepliesTried = 3;
+
+export async function resolveSession(input: {
+  store: RecordStore;
+  messages: readonly ChatMessage[];
+  headerSessionId: string | undefined;
+  pathSessionId: string | undefined;
+  bodySessionId: string | undefined;
+  createId: (prefix: string) => string;
+}): Promise<SessionResolution> {
+  const conversationRoot = conversationRootOf(input.messages);
+  const explicit = input.headerSessionId?.trim();
+  if (explicit) return { sessionId: explicit, source: 'header', conversationRoot };
+  if (input.pathSessionId) return { sessionId: input.pathSessionId, source: 'path', conversationRoot };
+  const fromBody = input.bodySessionId?.trim();
+  if (fromBody) return { sessionId: fromBody, source: 'header', conversationRoot };
+  const openClawId = openClawSessionHint(input.messages);
+  if (openClawId !== null) return { sessionId: `openclaw-${openClawId}`, source: 'inferred', conversationRoot };
+  for (const quoted of quotedReplyKeys(input.messages, conversationRoot, quotedRepliesTried)) {
+    const found = await input.store.findByReplyKey(quoted.key);
+    if (found !== null) return { sessionId: found.sessionId, source: 'inferred', conversationRoot };
+  }
+  return { sessionId: input.createId('session'), source: 'new', conversationRoot };
+}

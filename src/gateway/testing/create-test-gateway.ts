@@ -1,0 +1,75 @@
+/** A gateway over an in-memory SQLite store and a scripted engine, for route tests without sockets. */
+import { createSqliteRecordStore } from '../../stores/sqlite/create-sqlite-record-store.js';
+import { silentLogger } from '../../spec/logger.js';
+import type { RecordStore } from '../../spec/record-store.js';
+import { createApiKeyAuthenticator, type ApiKeyEntry } from '../api-key-authenticator.js';
+import { createGatewayApp } from '../create-gateway-app.js';
+import type { GatewayContext, GatewayLimits } from '../gateway-context.js';
+import { createGatewayMetrics } from '../gateway-metrics.js';
+import { createScriptedInferenceEngine, type ScriptedInferenceEngine } from './scripted-inference-engine.js';
+
+export interface TestGateway {
+  app: ReturnType<typeof createGatewayApp>;
+  engine: ScriptedInferenceEngine;
+  store: RecordStore;
+  context: GatewayContext;
+  /** POSTs a chat completion body. */
+  chat(body: unknown, headers?: Record<string, string>, path?: string): Promise<Response>;
+}
+
+export function createTestGateway(
+  options: {
+    engine?: ScriptedInferenceEngine;
+    apiKeys?: ApiKeyEntry[];
+    adminKey?: string;
+    limits?: Partial<GatewayLimits>;
+  } = {},
+): TestGateway {
+  const engine = options.engine ?? createScriptedInferenceEngine({});
+  const store = createSqliteRecordStore({ path: ':memory:' });
+  let counter = 0;
+  const context: GatewayContext = {
+    engine,
+    store,
+    authenticator: createApiKeyAuthenticator({
+      apiKeys: options.apiKeys ?? [],
+      ...(options.adminKey === undefined ? {} : { adminKey: options.adminKey }),
+    }),
+    metrics: createGatewayMetrics({ collectProcessMetrics: false }),
+    logger: silentLogger,
+    limits: { bodyLimitBytes: 1024 * 1024, concurrencyPerKey: 8, defaultMaxTokens: 256, ...options.limits },
+    modelAliases: [],
+    now: () => 1_700_000_000_000 + counter * 1000,
+    createId: (prefix) => `${prefix}_${(counter += 1)}`,
+  };
+  const app = createGatewayApp(context);
+  return {
+    app,
+    engine,
+    store,
+    context,
+    chat(body, headers = {}, path = '/v1/chat/completions') {
+      return Promise.resolve(
+        app.request(path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: typeof body === 'string' ? body : JSON.stringify(body),
+        }),
+      );
+    },
+  };
+}
+
+/** Reads an SSE body into its JSON events (without `[DONE]`) and whether `[DONE]` arrived. */
+export async function readEvents(response: Response): Promise<{ events: Array<Record<string, unknown>>; done: boolean }> {
+  const text = await response.text();
+  const events: Array<Record<string, unknown>> = [];
+  let done = false;
+  for (const block of text.split('\n\n')) {
+    const data = block.replace(/^data: /, '').trim();
+    if (data === '') continue;
+    if (data === '[DONE]') done = true;
+    else events.push(JSON.parse(data) as Record<string, unknown>);
+  }
+  return { events, done };
+}

@@ -1,0 +1,58 @@
+/**
+ * Domain chat types: what a conversation is once the wire format has been validated and
+ * normalized (content parts joined, camelCase). Wire types live only in the gateway's
+ * `openai-api.ts` and the remote engines' `*-api.ts` files.
+ */
+
+export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** The arguments exactly as the model produced them: a JSON text, possibly invalid. */
+  arguments: string;
+}
+
+export interface ChatMessage {
+  role: ChatRole;
+  /** Text content; content parts are joined with no separator. Empty for pure tool-call replies. */
+  content: string;
+  /** Assistant tool calls, in order. */
+  toolCalls?: ToolCall[];
+  /** For `tool` messages: the call this result answers. */
+  toolCallId?: string;
+  name?: string;
+}
+
+export interface ToolDefinition {
+  name: string;
+  description?: string;
+  /** JSON Schema of the arguments. */
+  parameters?: Record<string, unknown>;
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+export interface SamplingOptions {
+  /** Upper bound on generated tokens; undefined means "until the context is full". */
+  maxTokens?: number;
+  /** 0 means greedy. */
+  temperature: number;
+  topP: number;
+  /** 0 or undefined means no top-k filter. */
+  topK?: number;
+  stop: string[];
+  seed?: number;
+  /** Number of choices to sample for the same prompt. */
+  n: number;
+  /** How many alternatives to return per token (0 = only the sampled token's log-prob). */
+  topLogprobs: number;
+}
+
+export const defaultSamplingOptions: SamplingOptions = {
+  temperature: 1,
+  topP: 1,
+  stop: [],
+  n: 1,
+  topLogprobs: 0,
+};

@@ -1,0 +1,151 @@
+/**
+ * The `InferenceEngine` seam: anything that serves the policy model. Implementations: the local
+ * worker-thread engine, OpenAI-compatible upstreams (vLLM, SGLang, plain OpenAI APIs).
+ *
+ * The contract that matters for RL: every token an engine reports is the exact token id it
+ * sampled, with the log-prob it sampled it under, and the prompt ids are exactly the ids the
+ * model saw. Nothing here re-tokenizes text.
+ */
+import type { ChatMessage, SamplingOptions, ToolCall, ToolChoice, ToolDefinition } from './chat.js';
+
+/** A policy version: 0 is the base model; each training step publishes the next integer. */
+export type PolicyVersion = number;
+
+export interface GenerateRequest {
+  messages: ChatMessage[];
+  tools: ToolDefinition[];
+  toolChoice: ToolChoice;
+  sampling: SamplingOptions;
+  /**
+   * Serve with this policy version instead of the active one (pinned sessions). Engines that
+   * cannot serve old versions reject with `ClawrlError('unsupported')`.
+   */
+  policyVersion?: PolicyVersion;
+}
+
+export interface TokenLogprob {
+  id: number;
+  /** The decoded text of this token alone (may be a partial UTF-8 sequence rendered lossy). */
+  text: string;
+  logprob: number;
+}
+
+/** One sampled token with its alternatives. */
+export interface SampledToken extends TokenLogprob {
+  top: TokenLogprob[];
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'aborted' | 'error';
+
+/** Events of a generation, in order. Choices interleave when `n > 1`. */
+export type GenerateEvent =
+  | {
+      type: 'start';
+      /** Exact prompt ids; empty when the engine cannot report them (not trainable). */
+      promptTokenIds: number[];
+      policyVersion: PolicyVersion;
+    }
+  /** Visible assistant text. */
+  | { type: 'text-delta'; choiceIndex: number; text: string }
+  /**
+   * A streamed piece of a tool call. The first delta of a call carries `id` and `name`;
+   * later ones carry argument text. `toolCallIndex` counts calls within the choice.
+   */
+  | {
+      type: 'tool-call-delta';
+      choiceIndex: number;
+      toolCallIndex: number;
+      id?: string;
+      name?: string;
+      argumentsDelta: string;
+    }
+  /** Sampled tokens, whether they became visible text, tool-call text or nothing (special tokens). */
+  | { type: 'tokens'; choiceIndex: number; tokens: SampledToken[] }
+  | { type: 'choice-end'; choiceIndex: number; finishReason: FinishReason }
+  | { type: 'end'; result: GenerateResult };
+
+export interface ChoiceResult {
+  index: number;
+  message: ChatMessage;
+  toolCalls: ToolCall[];
+  /** Exact sampled ids, in order, including a final end-of-turn token if one was sampled. */
+  responseTokenIds: number[];
+  /** One log-prob per response token. */
+  logprobs: number[];
+  finishReason: FinishReason;
+}
+
+export interface GenerateResult {
+  promptTokenIds: number[];
+  choices: ChoiceResult[];
+  policyVersion: PolicyVersion;
+  /** False when the engine could not report exact token ids and log-probs. */
+  trainable: boolean;
+  usage: { promptTokens: number; completionTokens: number };
+}
+
+export interface ScoreRequest {
+  /** Either rendered messages (the engine applies its chat template) or exact prompt ids. */
+  prompt: { messages: ChatMessage[]; tools?: ToolDefinition[] } | { tokenIds: number[] };
+  /** The continuation to score, as exact token ids. */
+  responseTokenIds: number[];
+  /** Also return the top-k alternatives at each response position. */
+  topK?: number;
+  policyVersion?: PolicyVersion;
+}
+
+export interface ScoreResult {
+  promptTokenIds: number[];
+  /** log p(response[i] | prompt, response[<i]) for each response token. */
+  logprobs: number[];
+  /** Present when `topK` was asked for: the k most likely tokens at each position. */
+  top?: TokenLogprob[][];
+}
+
+/** What an engine can do; the gateway and trainer adapt to it. */
+export interface EngineCapabilities {
+  /** Reports exact prompt and sampled token ids with log-probs (turns are trainable). */
+  tokenIds: boolean;
+  /** Implements `score`. */
+  scoring: boolean;
+  /** Can load published policy versions. */
+  policyLoading: boolean;
+}
+
+/** A published policy version as an engine loads it. */
+export interface PolicyArtifact {
+  version: PolicyVersion;
+  /** `adapter`: a PEFT LoRA folder; `full`: a safetensors file with every weight; `base`: none. */
+  kind: 'base' | 'adapter' | 'full';
+  /** Files of the artifact by name (`adapter_config.json`, `adapter_model.safetensors`, ...). */
+  files: Record<string, Uint8Array>;
+}
+
+export interface InferenceEngine {
+  /** Stable id of the implementation, e.g. `local`, `vllm`, `sglang`, `openai`. */
+  readonly engineId: string;
+  /** The model name the gateway serves under. */
+  readonly modelId: string;
+  readonly capabilities: EngineCapabilities;
+  /** Largest prompt plus completion the model accepts, in tokens; undefined if unknown. */
+  readonly contextLength: number | undefined;
+
+  /**
+   * Generates one or more choices. The stream ends with exactly one `end` event unless it
+   * throws. Aborting `signal` stops generation; the stream then ends with `finishReason:
+   * 'aborted'` choices or throws an abort error.
+   */
+  generate(request: GenerateRequest, signal: AbortSignal): AsyncIterable<GenerateEvent>;
+
+  /** Per-token log-probs of a given continuation. Throws `unsupported` without `capabilities.scoring`. */
+  score(request: ScoreRequest, signal?: AbortSignal): Promise<ScoreResult>;
+
+  /**
+   * Makes `artifact` the version served to new requests. Requests in flight finish on the
+   * version they started with. Throws `unsupported` without `capabilities.policyLoading`.
+   */
+  loadPolicy(artifact: PolicyArtifact): Promise<void>;
+
+  /** Releases workers and connections. Idempotent. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,108 @@
+/**
+ * Versioned schema of the SQLite record store. Migration N (1-based) is `sqliteMigrations[N - 1]`;
+ * applied migrations are listed in `schema_migrations`. Append new migrations, never edit one
+ * that has shipped: databases in the field have already run it.
+ */
+import type Database from 'better-sqlite3';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+
+export const sqliteMigrations: readonly string[] = [
+  `
+  CREATE TABLE sessions (
+    id TEXT PRIMARY KEY,
+    tenant TEXT,
+    status TEXT NOT NULL CHECK (status IN ('open', 'closed')),
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    closed_at INTEGER,
+    close_reason TEXT CHECK (close_reason IN ('done', 'idle', 'admin')),
+    main_turns INTEGER NOT NULL DEFAULT 0,
+    side_turns INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX sessions_by_created ON sessions (created_at);
+  CREATE INDEX sessions_by_status_created ON sessions (status, created_at);
+  CREATE INDEX sessions_by_status_updated ON sessions (status, updated_at);
+
+  CREATE TABLE message_nodes (
+    id INTEGER PRIMARY KEY,
+    parent_id INTEGER REFERENCES message_nodes (id),
+    hash BLOB NOT NULL,
+    body TEXT NOT NULL
+  );
+  CREATE UNIQUE INDEX message_nodes_by_parent_hash ON message_nodes (parent_id, hash);
+  -- NULLs are distinct in a UNIQUE index, so roots need their own index to be shared.
+  CREATE UNIQUE INDEX message_nodes_roots_by_hash ON message_nodes (hash) WHERE parent_id IS NULL;
+
+  CREATE TABLE tool_sets (
+    id INTEGER PRIMARY KEY,
+    hash BLOB NOT NULL UNIQUE,
+    body TEXT NOT NULL
+  );
+
+  CREATE TABLE turns (
+    ordinal INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    session_id TEXT NOT NULL REFERENCES sessions (id),
+    turn_index INTEGER NOT NULL,
+    type TEXT NOT NULL CHECK (type IN ('main', 'side')),
+    status TEXT NOT NULL CHECK (status IN ('completed', 'aborted', 'failed')),
+    trainable INTEGER NOT NULL CHECK (trainable IN (0, 1)),
+    tenant TEXT,
+    model TEXT NOT NULL,
+    policy_version INTEGER NOT NULL,
+    messages_tip_id INTEGER REFERENCES message_nodes (id),
+    message_count INTEGER NOT NULL,
+    tool_set_id INTEGER NOT NULL REFERENCES tool_sets (id),
+    sampling TEXT NOT NULL,
+    prompt_base_ordinal INTEGER REFERENCES turns (ordinal),
+    prompt_prefix_length INTEGER NOT NULL,
+    prompt_suffix BLOB NOT NULL,
+    prompt_length INTEGER NOT NULL,
+    response_token_ids BLOB NOT NULL,
+    logprobs BLOB NOT NULL,
+    response TEXT NOT NULL,
+    finish_reason TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    first_token_at INTEGER,
+    ended_at INTEGER NOT NULL,
+    error TEXT,
+    reply_key TEXT,
+    next_state TEXT,
+    next_state_at INTEGER
+  );
+  CREATE UNIQUE INDEX turns_main_by_session_index ON turns (session_id, turn_index) WHERE turn_index >= 0;
+  CREATE INDEX turns_by_session_type ON turns (session_id, type, ordinal);
+  CREATE INDEX turns_by_reply_key ON turns (reply_key) WHERE reply_key IS NOT NULL;
+  CREATE INDEX turns_by_prompt_base ON turns (prompt_base_ordinal) WHERE prompt_base_ordinal IS NOT NULL;
+  `,
+];
+
+/**
+ * Brings the database up to the latest schema. Each migration runs in its own IMMEDIATE
+ * transaction, which takes the write lock before reading the version, so two processes opening
+ * the same new file cannot both apply a migration.
+ */
+export function applySqliteMigrations(database: Database.Database): void {
+  database.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)');
+  const readVersion = database.prepare<[], { version: number | null }>(
+    'SELECT max(version) AS version FROM schema_migrations',
+  );
+  const recordVersion = database.prepare<[number]>('INSERT INTO schema_migrations (version) VALUES (?)');
+  const applied = readVersion.get()?.version ?? 0;
+  if (applied > sqliteMigrations.length) {
+    throw new ClawrlError(
+      'store_error',
+      `the database is at schema version ${applied}, newer than this clawrl knows ` +
+        `(${sqliteMigrations.length}); upgrade clawrl`,
+    );
+  }
+  sqliteMigrations.forEach((sql, position) => {
+    const version = position + 1;
+    const migrate = database.transaction(() => {
+      if ((readVersion.get()?.version ?? 0) >= version) return;
+      database.exec(sql);
+      recordVersion.run(version);
+    });
+    migrate.immediate();
+  });
+}

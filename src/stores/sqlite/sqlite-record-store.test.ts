@@ -1,0 +1,173 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ChatMessage } from '../../spec/chat.js';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+import type { NewTurn } from '../../spec/records.js';
+import { runRecordStoreContract } from '../record-store.contract.js';
+import { canonicalJson } from './canonical-json.js';
+import { createSqliteRecordStore } from './create-sqlite-record-store.js';
+
+runRecordStoreContract({
+  name: 'sqlite :memory:',
+  createStore: async () => createSqliteRecordStore({ path: ':memory:' }),
+});
+
+let fileDirectory: string | undefined;
+runRecordStoreContract({
+  name: 'sqlite file',
+  createStore: async () => {
+    fileDirectory = mkdtempSync(join(tmpdir(), 'clawrl-store-'));
+    return createSqliteRecordStore({ path: join(fileDirectory, 'nested', 'records.db') });
+  },
+  cleanup: async () => {
+    if (fileDirectory !== undefined) rmSync(fileDirectory, { recursive: true, force: true });
+  },
+});
+
+describe('createSqliteRecordStore on a file', () => {
+  let directory: string;
+  let path: string;
+
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'clawrl-store-'));
+    path = join(directory, 'records.db');
+  });
+
+  afterEach(() => {
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  function turnOf(session: string, index: number, previous: NewTurn | undefined): NewTurn {
+    const system: ChatMessage = { role: 'system', content: `You tutor arithmetic. ${'Be precise. '.repeat(10)}` };
+    const messages: ChatMessage[] =
+      previous === undefined ? [system] : [...previous.messages, { ...previous.response }];
+    const question = `Question ${index}: what is ${index} * 7? ${'Show your work. '.repeat(8)}`;
+    messages.push({ role: 'user', content: question });
+    const newUserTokens = Array.from({ length: 40 }, (_, position) => 1_000 + ((index * 40 + position) % 30_000));
+    const promptTokenIds =
+      previous === undefined
+        ? newUserTokens
+        : [...previous.promptTokenIds, ...previous.responseTokenIds, ...newUserTokens];
+    const responseTokenIds = Array.from({ length: 25 }, (_, position) => 40_000 + index * 25 + position);
+    return {
+      id: `${session}-turn-${index}`,
+      sessionId: session,
+      type: 'main',
+      status: 'completed',
+      trainable: true,
+      tenant: null,
+      model: 'builtin:tiny',
+      policyVersion: Math.floor(index / 10),
+      messages,
+      tools: [{ name: 'calculator', description: 'Evaluates arithmetic', parameters: { type: 'object' } }],
+      sampling: { temperature: 0.7, topP: 1, stop: [], n: 1, topLogprobs: 0 },
+      promptTokenIds,
+      responseTokenIds,
+      logprobs: responseTokenIds.map((id) => -Math.log1p(id / 7)),
+      response: { role: 'assistant', content: `${index} * 7 = ${index * 7}. ${'Each step checked. '.repeat(6)}` },
+      finishReason: 'stop',
+      timings: { startedAt: index * 1_000, firstTokenAt: index * 1_000 + 5, endedAt: index * 1_000 + 50 },
+      error: null,
+      replyKey: `reply-${session}-${index}`,
+    };
+  }
+
+  it('stores a 100-turn session in space linear in its length and rebuilds every turn exactly', async () => {
+    const store = createSqliteRecordStore({ path });
+    await store.upsertSession({ id: 'long', tenant: null, at: 0 });
+    const turns: NewTurn[] = [];
+    for (let index = 0; index < 100; index += 1) {
+      const turn = turnOf('long', index, turns.at(-1));
+      turns.push(turn);
+      await store.recordTurn(turn);
+    }
+    for (const [index, turn] of turns.entries()) {
+      expect(await store.getTurn(turn.id)).toEqual({ ...turn, index, nextState: null, nextStateAt: null });
+    }
+    await store.close();
+
+    const finalTurn = turns[99] as NewTurn;
+    const finalMessageBytes = finalTurn.messages.reduce(
+      (total, message) => total + Buffer.byteLength(canonicalJson(message)),
+      0,
+    );
+    const responseTokens = turns.reduce((total, turn) => total + turn.responseTokenIds.length, 0);
+    const database = new Database(path, { readonly: true });
+    const stored = database
+      .prepare<[], { messageBytes: number; tokenBytes: number; logprobBytes: number; toolSets: number }>(
+        `SELECT
+           (SELECT sum(length(CAST(body AS BLOB))) FROM message_nodes) AS messageBytes,
+           (SELECT sum(length(prompt_suffix) + length(response_token_ids)) FROM turns) AS tokenBytes,
+           (SELECT sum(length(logprobs)) FROM turns) AS logprobBytes,
+           (SELECT count(*) FROM tool_sets) AS toolSets`,
+      )
+      .get();
+    database.close();
+    // Without prefix sharing both would be ~50 times the final turn's size.
+    expect(stored?.messageBytes).toBeLessThan(3 * finalMessageBytes);
+    expect(stored?.tokenBytes).toBeLessThan(3 * finalTurn.promptTokenIds.length * 4);
+    expect(stored?.logprobBytes).toBe(responseTokens * 8);
+    expect(stored?.toolSets).toBe(1);
+  });
+
+  it('keeps sessions and turns across a reopen and keeps diffing prompts against stored turns', async () => {
+    const first = createSqliteRecordStore({ path });
+    await first.upsertSession({ id: 's1', tenant: 'alice', at: 10 });
+    const turn0 = turnOf('s1', 0, undefined);
+    const turn1 = turnOf('s1', 1, turn0);
+    await first.recordTurn(turn0);
+    await first.recordTurn(turn1);
+    await first.linkNextState(turn0.id, [{ role: 'user', content: 'next' }], 20);
+    await first.close();
+
+    const second = createSqliteRecordStore({ path });
+    const turn2 = turnOf('s1', 2, turn1);
+    expect((await second.recordTurn(turn2)).index).toBe(2);
+    expect(await second.getSession('s1')).toMatchObject({ tenant: 'alice', turnIds: [turn0.id, turn1.id, turn2.id] });
+    expect(await second.getTurn(turn0.id)).toMatchObject({ nextState: [{ role: 'user', content: 'next' }] });
+    expect(await second.getTurn(turn2.id)).toEqual({ ...turn2, index: 2, nextState: null, nextStateAt: null });
+    await second.close();
+
+    const database = new Database(path, { readonly: true });
+    expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }]);
+    const prefixes = database.prepare('SELECT prompt_prefix_length FROM turns ORDER BY ordinal').pluck().all();
+    database.close();
+    expect(prefixes).toEqual([0, turn0.promptTokenIds.length + 25, turn1.promptTokenIds.length + 25]);
+  });
+
+  it('refuses a database written by a newer schema', async () => {
+    await createSqliteRecordStore({ path }).close();
+    const database = new Database(path);
+    database.prepare('INSERT INTO schema_migrations (version) VALUES (99)').run();
+    database.close();
+    let failure: unknown;
+    try {
+      createSqliteRecordStore({ path });
+    } catch (error) {
+      failure = error;
+    }
+    expect(ClawrlError.isInstance(failure) && failure.code === 'store_error').toBe(true);
+    expect(String(failure)).toContain('newer');
+  });
+
+  it('rejects token ids that are not 32-bit integers without recording the turn', async () => {
+    const store = createSqliteRecordStore({ path: ':memory:' });
+    await store.upsertSession({ id: 's1', tenant: null, at: 0 });
+    const bad = { ...turnOf('s1', 0, undefined), responseTokenIds: [1, 2 ** 31] };
+    await expect(store.recordTurn(bad)).rejects.toMatchObject({ code: 'store_error' });
+    expect(await store.getTurn(bad.id)).toBeNull();
+    expect(await store.getSession('s1')).toMatchObject({ turnIds: [] });
+    expect((await store.recordTurn(turnOf('s1', 0, undefined))).index).toBe(0);
+    await store.close();
+  });
+
+  it('fails every call after close with store_error', async () => {
+    const store = createSqliteRecordStore({ path: ':memory:' });
+    await store.close();
+    await expect(store.getSession('s1')).rejects.toMatchObject({ code: 'store_error' });
+  });
+});

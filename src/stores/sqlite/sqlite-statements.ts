@@ -1,0 +1,158 @@
+/**
+ * Every statement of the SQLite record store, prepared once per connection.
+ */
+import type Database from 'better-sqlite3';
+import type { FinishReason } from '../../spec/inference-engine.js';
+import type { SessionCloseReason, SessionStatus, TurnStatus, TurnType } from '../../spec/records.js';
+
+export interface SessionRow {
+  id: string;
+  tenant: string | null;
+  status: SessionStatus;
+  created_at: number;
+  updated_at: number;
+  closed_at: number | null;
+  close_reason: SessionCloseReason | null;
+  main_turns: number;
+  side_turns: number;
+}
+
+export interface TurnRow {
+  ordinal: number;
+  id: string;
+  session_id: string;
+  turn_index: number;
+  type: TurnType;
+  status: TurnStatus;
+  trainable: number;
+  tenant: string | null;
+  model: string;
+  policy_version: number;
+  messages_tip_id: number | null;
+  message_count: number;
+  tool_set_id: number;
+  sampling: string;
+  prompt_base_ordinal: number | null;
+  prompt_prefix_length: number;
+  prompt_suffix: Buffer;
+  prompt_length: number;
+  response_token_ids: Buffer;
+  logprobs: Buffer;
+  response: string;
+  finish_reason: FinishReason;
+  started_at: number;
+  first_token_at: number | null;
+  ended_at: number;
+  error: string | null;
+  reply_key: string | null;
+  next_state: string | null;
+  next_state_at: number | null;
+}
+
+export type TurnInsert = Omit<TurnRow, 'ordinal' | 'next_state' | 'next_state_at'>;
+
+interface PromptLinkRow {
+  prompt_prefix_length: number;
+  prompt_suffix: Buffer;
+  response_token_ids: Buffer;
+}
+
+interface CountsRow {
+  open_sessions: number;
+  closed_sessions: number;
+  main_turns: number;
+  side_turns: number;
+  aborted_turns: number;
+  failed_turns: number;
+  trainable_turns: number;
+  linked_turns: number;
+}
+
+const turnColumns = `ordinal, id, session_id, turn_index, type, status, trainable, tenant, model, policy_version,
+  messages_tip_id, message_count, tool_set_id, sampling, prompt_base_ordinal, prompt_prefix_length, prompt_suffix,
+  prompt_length, response_token_ids, logprobs, response, finish_reason, started_at, first_token_at, ended_at,
+  error, reply_key, next_state, next_state_at`;
+
+const insertableTurnColumns = turnColumns
+  .split(',')
+  .map((column) => column.trim())
+  .filter((column) => !['ordinal', 'next_state', 'next_state_at'].includes(column));
+
+// Newest first by creation time; rowid breaks ties so equal timestamps keep insertion order.
+const sessionOrder = 'ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?';
+
+export function sqliteStatements(database: Database.Database) {
+  return {
+    upsertSession: database.prepare<{ id: string; tenant: string | null; at: number }>(`
+      INSERT INTO sessions (id, tenant, status, created_at, updated_at) VALUES (@id, @tenant, 'open', @at, @at)
+      ON CONFLICT (id) DO UPDATE SET
+        status = 'open', closed_at = NULL, close_reason = NULL, updated_at = max(updated_at, excluded.updated_at)
+    `),
+    selectSession: database.prepare<[string], SessionRow>('SELECT * FROM sessions WHERE id = ?'),
+    listSessions: database.prepare<[number, number], SessionRow>(`SELECT * FROM sessions ${sessionOrder}`),
+    listSessionsByStatus: database.prepare<[SessionStatus, number, number], SessionRow>(
+      `SELECT * FROM sessions WHERE status = ? ${sessionOrder}`,
+    ),
+    closeSession: database.prepare<[number, SessionCloseReason, string]>(
+      "UPDATE sessions SET status = 'closed', closed_at = ?, close_reason = ? WHERE id = ? AND status = 'open'",
+    ),
+    closeIdleSessions: database.prepare<[number, number], { id: string }>(`
+      UPDATE sessions SET status = 'closed', closed_at = ?, close_reason = 'idle'
+      WHERE status = 'open' AND updated_at < ? RETURNING id
+    `),
+    countTurn: database.prepare<[number, number, string]>(
+      'UPDATE sessions SET main_turns = main_turns + ?, side_turns = side_turns + ? WHERE id = ?',
+    ),
+    selectMainTurnIds: database.prepare<[string], { id: string }>(
+      'SELECT id FROM turns WHERE session_id = ? AND turn_index >= 0 ORDER BY turn_index',
+    ),
+    insertTurn: database.prepare<TurnInsert>(
+      `INSERT INTO turns (${insertableTurnColumns.join(', ')})
+       VALUES (${insertableTurnColumns.map((column) => `@${column}`).join(', ')})`,
+    ),
+    selectTurnOrdinal: database.prepare<[string], { ordinal: number }>('SELECT ordinal FROM turns WHERE id = ?'),
+    selectTurn: database.prepare<[string], TurnRow>(`SELECT ${turnColumns} FROM turns WHERE id = ?`),
+    selectLastMainTurn: database.prepare<[string], TurnRow>(
+      `SELECT ${turnColumns} FROM turns WHERE session_id = ? AND turn_index >= 0 ORDER BY turn_index DESC LIMIT 1`,
+    ),
+    selectLastTurnOrdinalOfType: database.prepare<[string, TurnType], { ordinal: number }>(
+      'SELECT ordinal FROM turns WHERE session_id = ? AND type = ? ORDER BY ordinal DESC LIMIT 1',
+    ),
+    // The turn's prompt base chain, oldest first.
+    selectPromptChain: database.prepare<[number], PromptLinkRow>(`
+      WITH RECURSIVE chain (ordinal, base_ordinal, prompt_prefix_length, prompt_suffix, response_token_ids, depth) AS (
+        SELECT ordinal, prompt_base_ordinal, prompt_prefix_length, prompt_suffix, response_token_ids, 0
+        FROM turns WHERE ordinal = ?
+        UNION ALL
+        SELECT turn.ordinal, turn.prompt_base_ordinal, turn.prompt_prefix_length, turn.prompt_suffix,
+          turn.response_token_ids, chain.depth + 1
+        FROM turns AS turn JOIN chain ON turn.ordinal = chain.base_ordinal
+      )
+      SELECT prompt_prefix_length, prompt_suffix, response_token_ids FROM chain ORDER BY depth DESC
+    `),
+    // Only main turns have a next state; the first link wins.
+    linkNextState: database.prepare<[string, number, string]>(`
+      UPDATE turns SET next_state = ?, next_state_at = ?
+      WHERE id = ? AND type = 'main' AND next_state IS NULL
+    `),
+    findByReplyKey: database.prepare<[string], { id: string; session_id: string }>(`
+      SELECT turn.id, turn.session_id FROM turns AS turn JOIN sessions AS session ON session.id = turn.session_id
+      WHERE turn.reply_key = ? AND session.status = 'open'
+      ORDER BY turn.ordinal DESC LIMIT 1
+    `),
+    counts: database.prepare<[], CountsRow>(`
+      SELECT
+        (SELECT count(*) FROM sessions WHERE status = 'open') AS open_sessions,
+        (SELECT count(*) FROM sessions WHERE status = 'closed') AS closed_sessions,
+        coalesce(sum(type = 'main'), 0) AS main_turns,
+        coalesce(sum(type = 'side'), 0) AS side_turns,
+        coalesce(sum(status = 'aborted'), 0) AS aborted_turns,
+        coalesce(sum(status = 'failed'), 0) AS failed_turns,
+        coalesce(sum(trainable), 0) AS trainable_turns,
+        coalesce(sum(type = 'main' AND next_state IS NOT NULL), 0) AS linked_turns
+      FROM turns
+    `),
+  };
+}
+
+export type SqliteStatements = ReturnType<typeof sqliteStatements>;

@@ -1,0 +1,106 @@
+/**
+ * The rules of AGENTS.md, checked: layer boundaries, file naming, file size, where the environment
+ * may be read, and no `any`. A rule that is not checked here does not belong in AGENTS.md.
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const root = path.resolve(import.meta.dirname, '..');
+const sourceRoot = path.join(root, 'src');
+
+/** Which layers each layer's production code may import (its own layer is always allowed). */
+export const allowedImports: Record<string, readonly string[]> = {
+  spec: [],
+  core: ['spec'],
+  tensor: ['spec'],
+  model: ['spec', 'core', 'tensor'],
+  engines: ['spec', 'core', 'tensor', 'model'],
+  stores: ['spec', 'core'],
+  buses: ['spec', 'core'],
+  judge: ['spec', 'core'],
+  gateway: ['spec', 'core'],
+  trainer: ['spec', 'core'],
+  builtin: ['spec', 'core', 'tensor', 'model'],
+  eval: ['spec', 'core', 'builtin'],
+  dashboard: ['spec'],
+  cli: ['spec', 'core', 'tensor', 'model', 'engines', 'stores', 'buses', 'judge', 'gateway', 'trainer', 'builtin', 'eval', 'dashboard'],
+};
+
+function walk(directory: string): string[] {
+  return readdirSync(directory).flatMap((entry) => {
+    const full = path.join(directory, entry);
+    if (entry === '__fixtures__' || entry === 'node_modules') return [];
+    return statSync(full).isDirectory() ? walk(full) : [full];
+  });
+}
+
+const sourceFiles = walk(sourceRoot).filter((file) => file.endsWith('.ts'));
+const isTestCode = (file: string) => /\.(test|contract|live\.test)\.ts$/.test(file) || file.split(path.sep).includes('testing');
+const productionFiles = sourceFiles.filter((file) => !isTestCode(file));
+const layerOf = (file: string) => path.relative(sourceRoot, file).split(path.sep)[0] ?? '';
+const relative = (file: string) => path.relative(root, file);
+
+describe('architecture', () => {
+  it('has a rule for every layer folder', () => {
+    const layers = readdirSync(sourceRoot).filter((entry) => statSync(path.join(sourceRoot, entry)).isDirectory());
+    expect(layers.filter((layer) => !(layer in allowedImports))).toEqual([]);
+  });
+
+  it('keeps production imports inside the allowed layers, and adapters out of each other', () => {
+    const violations: string[] = [];
+    for (const file of productionFiles) {
+      const layer = layerOf(file);
+      const allowed = new Set([layer, ...(allowedImports[layer] ?? [])]);
+      for (const imported of ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles) {
+        if (!imported.fileName.startsWith('.')) continue;
+        const target = path.resolve(path.dirname(file), imported.fileName);
+        const targetLayer = layerOf(target);
+        if (!allowed.has(targetLayer)) violations.push(`${relative(file)} imports ${targetLayer}/ (${imported.fileName})`);
+        if (target.split(path.sep).includes('testing')) violations.push(`${relative(file)} imports test code ${imported.fileName}`);
+        // Adapter folders (engines/x, stores/x, buses/x) never import a sibling adapter.
+        const adapterOf = (full: string) => path.relative(sourceRoot, full).split(path.sep).slice(0, 2).join('/');
+        const sourceParts = path.relative(sourceRoot, file).split(path.sep);
+        if (['engines', 'stores', 'buses'].includes(layer) && layer === targetLayer && sourceParts.length > 2) {
+          const targetParts = path.relative(sourceRoot, target).split(path.sep);
+          if (targetParts.length > 2 && adapterOf(target) !== adapterOf(file)) {
+            violations.push(`${relative(file)} imports another adapter ${imported.fileName}`);
+          }
+        }
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  it('names files in kebab-case after their main export', () => {
+    const badNames = [...sourceFiles, ...walk(path.join(root, 'test'))]
+      .filter((file) => file.endsWith('.ts'))
+      .map((file) => path.basename(file))
+      .filter((name) => !/^[a-z0-9]+(-[a-z0-9]+)*(\.(test|contract|live|e2e))*\.ts$/.test(name));
+    expect(badNames).toEqual([]);
+  });
+
+  it('keeps every source file under 500 lines', () => {
+    const long = sourceFiles
+      .map((file) => ({ file: relative(file), lines: readFileSync(file, 'utf8').split('\n').length }))
+      .filter((entry) => entry.lines > 500);
+    expect(long).toEqual([]);
+  });
+
+  it('reads the environment only in the composition root (src/cli)', () => {
+    const readers = productionFiles.filter((file) => layerOf(file) !== 'cli' && /\bprocess\.env\b/.test(readFileSync(file, 'utf8')));
+    expect(readers.map(relative)).toEqual([]);
+  });
+
+  it('uses no `any`', () => {
+    const offenders = sourceFiles.filter((file) => /(:\s*any\b|\bas any\b|<any>)/.test(readFileSync(file, 'utf8')));
+    expect(offenders.map(relative)).toEqual([]);
+  });
+
+  it('keeps core free of I/O', () => {
+    const ioModules = /from ['"](node:)?(fs|fs\/promises|net|http|https|child_process|worker_threads|dgram)['"]/;
+    const offenders = productionFiles.filter((file) => layerOf(file) === 'core' && ioModules.test(readFileSync(file, 'utf8')));
+    expect(offenders.map(relative)).toEqual([]);
+  });
+});
