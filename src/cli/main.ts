@@ -10,6 +10,7 @@ import { optionSpecification, resolveConfiguration, environmentVariableOf, type 
 import { createConsoleLogger } from './create-console-logger.js';
 import { runServeCommand, type ServeConfiguration } from './serve-command.js';
 import { fetchStatus, formatStatus } from './status-command.js';
+import { runBenchCommand } from './bench-command.js';
 
 const serveKeys = [
   'config', 'host', 'port', 'data', 'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey',
@@ -96,5 +97,19 @@ addOptions(program.command('status').description('counts and current policy vers
     }
   },
 );
+
+program
+  .command('bench')
+  .description('benchmarks against a peer in the same run: gateway (engine and store arrive with their issues)')
+  .argument('<target>', 'gateway | engine | store')
+  .option('--json', 'print JSON')
+  .option('--quick', 'a short run (smoke test), not for reporting figures')
+  .action(async (target: string, options: { json?: boolean; quick?: boolean }) => {
+    try {
+      await runBenchCommand(target, { json: options.json === true, quick: options.quick === true });
+    } catch (error) {
+      fail(error);
+    }
+  });
 
 await program.parseAsync(process.argv);

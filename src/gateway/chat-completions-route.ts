@@ -94,7 +94,7 @@ export function createChatCompletionsHandler(context: GatewayContext) {
   /** Links the session's previous main turn to what followed it, if this request quotes its reply. */
   async function linkPreviousTurn(sessionId: string, messages: GenerateRequest['messages'], root: string): Promise<void> {
     const previous = await context.store.getLastMainTurn(sessionId);
-    if (previous === null || previous.nextState !== null || previous.replyKey === null) return;
+    if (previous === null || previous.linked || previous.replyKey === null) return;
     const quoted = quotedReplyKeys(messages, root).find((candidate) => candidate.key === previous.replyKey);
     if (quoted === undefined) {
       context.logger.warn('request does not quote the previous reply of its session; next state not linked', {
@@ -116,36 +116,46 @@ export function createChatCompletionsHandler(context: GatewayContext) {
     const release = acquireSlot(tenant ?? 'anonymous');
     let handedToStream = false;
     try {
-      const session = await resolveSession({
-        store: context.store,
-        messages: parsed.request.messages,
-        headerSessionId: c.req.header('x-session-id'),
-        pathSessionId,
-        bodySessionId: parsed.bodySessionId,
-        createId: context.createId,
-      });
-      const type = parseTurnType(c.req.header('x-turn-type') ?? parsed.bodyTurnType) ?? inferTurnType(parsed.request.messages);
-      await context.store.upsertSession({ id: session.sessionId, tenant, at: startedAt });
-      if (type === 'main') await linkPreviousTurn(session.sessionId, parsed.request.messages, session.conversationRoot);
-
-      const draft: TurnDraft = {
-        turnId: context.createId('turn'),
-        sessionId: session.sessionId,
-        type,
-        tenant,
-        model: parsed.model,
-        conversationRoot: session.conversationRoot,
-        request: parsed.request,
-        startedAt,
-        closeSessionAfter: isTruthyFlag(c.req.header('x-session-done') ?? parsed.bodySessionDone),
-      };
       const abort = new AbortController();
       const clientSignal = c.req.raw.signal;
       const onClientGone = () => abort.abort(new ClawrlError('invalid_request', 'client disconnected'));
       clientSignal.addEventListener('abort', onClientGone, { once: true });
+      // Start generating first: the session bookkeeping below then overlaps the engine's work
+      // instead of adding to the time to first token.
       const events = context.engine.generate(parsed.request, abort.signal)[Symbol.asyncIterator]();
+      const firstEvent = events.next();
+      firstEvent.catch(() => undefined);
+      let draft: TurnDraft;
+      try {
+        const session = await resolveSession({
+          store: context.store,
+          messages: parsed.request.messages,
+          headerSessionId: c.req.header('x-session-id'),
+          pathSessionId,
+          bodySessionId: parsed.bodySessionId,
+          createId: context.createId,
+        });
+        const type = parseTurnType(c.req.header('x-turn-type') ?? parsed.bodyTurnType) ?? inferTurnType(parsed.request.messages);
+        await context.store.upsertSession({ id: session.sessionId, tenant, at: startedAt });
+        if (type === 'main') await linkPreviousTurn(session.sessionId, parsed.request.messages, session.conversationRoot);
+        draft = {
+          turnId: context.createId('turn'),
+          sessionId: session.sessionId,
+          type,
+          tenant,
+          model: parsed.model,
+          conversationRoot: session.conversationRoot,
+          request: parsed.request,
+          startedAt,
+          closeSessionAfter: isTruthyFlag(c.req.header('x-session-done') ?? parsed.bodySessionDone),
+        };
+      } catch (error) {
+        abort.abort(error);
+        clientSignal.removeEventListener('abort', onClientGone);
+        throw error;
+      }
       const capture = new TurnCapture(parsed.request.sampling.n);
-      const first = await events.next();
+      const first = await firstEvent;
       if (first.done === true || first.value.type !== 'start') {
         throw new ClawrlError('upstream_error', 'The inference engine ended without starting a generation.');
       }

@@ -19,6 +19,14 @@ import type {
   TurnRecord,
 } from './records.js';
 
+/** Enough of a turn to decide whether a request continues it. */
+export interface TurnReference {
+  id: string;
+  replyKey: string | null;
+  /** Whether its next state is linked already. */
+  linked: boolean;
+}
+
 export interface ListSessionsOptions {
   status?: SessionStatus;
   /** Newest first; default 100. */
@@ -27,8 +35,11 @@ export interface ListSessionsOptions {
 }
 
 export interface RecordStore {
-  /** Creates the session if it does not exist, re-opens it if closed, and touches `updatedAt`. */
-  upsertSession(input: { id: string; tenant: string | null; at: number }): Promise<SessionRecord>;
+  /**
+   * Creates the session if it does not exist, re-opens it if closed, and touches `updatedAt`.
+   * Returns nothing: it runs on every request, and `getSession` builds the full record.
+   */
+  upsertSession(input: { id: string; tenant: string | null; at: number }): Promise<void>;
   getSession(id: string): Promise<SessionRecord | null>;
   listSessions(options?: ListSessionsOptions): Promise<SessionRecord[]>;
   /** Closes an open session; a no-op returning false if it is already closed or unknown. */
@@ -42,8 +53,11 @@ export interface RecordStore {
    */
   recordTurn(turn: NewTurn): Promise<TurnRecord>;
   getTurn(id: string): Promise<TurnRecord | null>;
-  /** The session's latest main turn, whatever its status. */
-  getLastMainTurn(sessionId: string): Promise<TurnRecord | null>;
+  /**
+   * The session's latest main turn, whatever its status, as a reference: what linking the next
+   * state needs, without rebuilding the turn (`getTurn` does that).
+   */
+  getLastMainTurn(sessionId: string): Promise<TurnReference | null>;
   /**
    * Sets a main turn's next state (the messages that followed it). Returns false if the turn is
    * unknown or already linked: the first link wins.

@@ -62,7 +62,8 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
     });
 
     async function openSession(id: string, at = 100, tenant: string | null = null) {
-      return store.upsertSession({ id, tenant, at });
+      await store.upsertSession({ id, tenant, at });
+      return store.getSession(id);
     }
 
     describe('sessions', () => {
@@ -86,7 +87,7 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
 
       it('touches updatedAt of an open session and keeps its creation time and tenant', async () => {
         await openSession('s1', 100, 'alice');
-        const touched = await store.upsertSession({ id: 's1', tenant: 'bob', at: 250 });
+        const touched = await openSession('s1', 250, 'bob');
         expect(touched).toMatchObject({ status: 'open', createdAt: 100, updatedAt: 250, tenant: 'alice' });
         expect(await store.getSession('s1')).toEqual(touched);
       });
@@ -356,7 +357,9 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
         );
         await store.recordTurn(newTurn({ id: 'side-later', sessionId: 's1', type: 'side' }));
         await store.recordTurn(newTurn({ id: 'other', sessionId: 's2' }));
-        expect(await store.getLastMainTurn('s1')).toEqual(aborted);
+        expect(await store.getLastMainTurn('s1')).toEqual({ id: aborted.id, replyKey: aborted.replyKey, linked: false });
+        await store.linkNextState('m1', [{ role: 'user', content: 'next' }], 500);
+        expect(await store.getLastMainTurn('s1')).toEqual({ id: 'm1', replyKey: aborted.replyKey, linked: true });
         expect(await store.getLastMainTurn('missing')).toBeNull();
       });
 

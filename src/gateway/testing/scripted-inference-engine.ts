@@ -39,8 +39,8 @@ export function createScriptedInferenceEngine(options: {
   reply?: (request: GenerateRequest, choiceIndex: number) => ScriptedReply;
   trainable?: boolean;
 }): ScriptedInferenceEngine {
-  const reply =
-    options.reply ?? ((request: GenerateRequest) => ({ text: `echo: ${request.messages.at(-1)?.content ?? ''}` }));
+  const reply: (request: GenerateRequest, choiceIndex: number) => ScriptedReply =
+    options.reply ?? ((request) => ({ text: `echo: ${request.messages.at(-1)?.content ?? ''}` }));
   const engine: ScriptedInferenceEngine = {
     engineId: 'scripted',
     modelId: options.modelId ?? 'scripted-model',

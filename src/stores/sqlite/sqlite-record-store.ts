@@ -7,7 +7,7 @@
 import type Database from 'better-sqlite3';
 import type { ChatMessage } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
-import type { ListSessionsOptions, RecordStore } from '../../spec/record-store.js';
+import type { ListSessionsOptions, RecordStore, TurnReference } from '../../spec/record-store.js';
 import type {
   NewTurn,
   SessionCloseReason,
@@ -40,7 +40,7 @@ export class SqliteRecordStore implements RecordStore {
   // The latest prompt+response sequence per (session, type), so recording the next turn does not
   // have to rebuild its base from the database.
   readonly #sequences: PromptSequenceCache = createPromptSequenceCache(32);
-  readonly #upsertSession: Database.Transaction<(input: SessionUpsert) => SessionRecord>;
+  readonly #upsertSession: Database.Transaction<(input: SessionUpsert) => void>;
   readonly #insertTurnTransaction: Database.Transaction<(turn: NewTurn) => { ordinal: number; index: number }>;
   #closed = false;
 
@@ -50,12 +50,11 @@ export class SqliteRecordStore implements RecordStore {
     this.#messageChain = createMessageChain(database);
     this.#upsertSession = database.transaction((input) => {
       this.#statements.upsertSession.run(input);
-      return this.#requireSession(input.id);
     });
     this.#insertTurnTransaction = database.transaction((turn) => this.#insertTurn(turn));
   }
 
-  async upsertSession(input: { id: string; tenant: string | null; at: number }): Promise<SessionRecord> {
+  async upsertSession(input: { id: string; tenant: string | null; at: number }): Promise<void> {
     return this.#run('upsertSession', () =>
       this.#upsertSession.immediate({ id: input.id, tenant: input.tenant, at: input.at }),
     );
@@ -114,10 +113,10 @@ export class SqliteRecordStore implements RecordStore {
     });
   }
 
-  async getLastMainTurn(sessionId: string): Promise<TurnRecord | null> {
+  async getLastMainTurn(sessionId: string): Promise<TurnReference | null> {
     return this.#run('getLastMainTurn', () => {
-      const row = this.#statements.selectLastMainTurn.get(sessionId);
-      return row === undefined ? null : this.#toTurnRecord(row);
+      const row = this.#statements.selectLastMainTurnReference.get(sessionId);
+      return row === undefined ? null : { id: row.id, replyKey: row.reply_key, linked: row.next_state !== null };
     });
   }
 
@@ -247,12 +246,6 @@ export class SqliteRecordStore implements RecordStore {
     const last = links.at(-1);
     if (last === undefined) throw new ClawrlError('store_error', `missing turn with ordinal ${ordinal}`);
     return { promptTokenIds: reconstructPromptTokenIds(links), responseTokenIds: last.responseTokenIds };
-  }
-
-  #requireSession(id: string): SessionRecord {
-    const row = this.#statements.selectSession.get(id);
-    if (row === undefined) throw new ClawrlError('store_error', `session ${id} vanished inside its transaction`);
-    return this.#toSessionRecord(row);
   }
 
   #toSessionRecord(row: SessionRow): SessionRecord {

@@ -112,8 +112,8 @@ export function sqliteStatements(database: Database.Database) {
     ),
     selectTurnOrdinal: database.prepare<[string], { ordinal: number }>('SELECT ordinal FROM turns WHERE id = ?'),
     selectTurn: database.prepare<[string], TurnRow>(`SELECT ${turnColumns} FROM turns WHERE id = ?`),
-    selectLastMainTurn: database.prepare<[string], TurnRow>(
-      `SELECT ${turnColumns} FROM turns WHERE session_id = ? AND turn_index >= 0 ORDER BY turn_index DESC LIMIT 1`,
+    selectLastMainTurnReference: database.prepare<[string], { id: string; reply_key: string | null; next_state: string | null }>(
+      'SELECT id, reply_key, next_state FROM turns WHERE session_id = ? AND turn_index >= 0 ORDER BY turn_index DESC LIMIT 1',
     ),
     selectLastTurnOrdinalOfType: database.prepare<[string, TurnType], { ordinal: number }>(
       'SELECT ordinal FROM turns WHERE session_id = ? AND type = ? ORDER BY ordinal DESC LIMIT 1',

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Checks that the services the test suite talks to are reachable, starting them with this
+# machine's own commands when they are installed but stopped. Each entry: name, host, port,
+# start command. The suite needs no external service yet (SQLite is embedded); Postgres and NATS
+# join this list with the distributed mode.
+set -uo pipefail
+
+required_services=()
+
+reachable() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+missing=()
+for entry in "${required_services[@]}"; do
+  IFS='|' read -r name host port start <<<"$entry"
+  if ! reachable "$host" "$port"; then
+    echo "check-services: $name is not reachable at $host:$port; starting it" >&2
+    eval "$start" >/dev/null 2>&1 || true
+    for _ in $(seq 1 30); do reachable "$host" "$port" && break; sleep 1; done
+  fi
+  reachable "$host" "$port" || missing+=("$name ($host:$port)")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "check-services: the tests need these services and they are not running: ${missing[*]}" >&2
+  exit 1
+fi
+echo "check-services: ok (${#required_services[@]} service(s) required)"

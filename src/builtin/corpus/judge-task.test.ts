@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import { parseStyleHint } from '../../core/hint.js';
+import { hintSystemPrompt, judgeSystemPrompt } from '../../core/judge-prompts.js';
+import { parseHintResponse, parseVote } from '../../core/judge-votes.js';
+import { createSeededRandom } from '../../core/seeded-random.js';
+import { classifyStyle, styleDimensions, styleValues, type StyleDimension } from '../../core/style.js';
+import { builtinUserNames, builtinUsers } from '../../core/user-preference.js';
+import { generateCorpus } from './corpus-generator.js';
+import { generateJudgeExample, type JudgeExample } from './judge-task.js';
+import { complaintPhrases, nextStatePhrases, type NextStatePhrases } from './next-state-phrases.js';
+import type { CorpusSplit } from './word-problems.js';
+
+function judgeExamples(split: CorpusSplit, count: number): JudgeExample[] {
+  return generateCorpus({ seed: 7, count, split, taskWeights: { solve: 0, grade: 0, comment: 0, judge: 1 } }).filter(
+    (example): example is JudgeExample => example.task === 'judge',
+  );
+}
+
+/** The reply and the next state as fenced in the judge prompt. */
+function fencedParts(example: JudgeExample): { reply: string; next: string } {
+  const prompt = example.messages[1]?.content ?? '';
+  const reply = /Reply:\n<<<assistant>>>\n([\s\S]*?)\n<<<end>>>/.exec(prompt)?.[1] ?? '';
+  const next = /Next state:\n<<<user>>>\n([\s\S]*?)\n<<<end>>>/.exec(prompt)?.[1] ?? '';
+  return { reply, next };
+}
+
+function allPhrases(phrases: NextStatePhrases): string[] {
+  const complaints = styleDimensions.flatMap((dimension) =>
+    (styleValues[dimension] as readonly string[]).flatMap((value) => [
+      ...(phrases.complaints[dimension] as Record<string, readonly string[]>)[value]!,
+    ]),
+  );
+  return [...complaints, ...phrases.thanks, ...phrases.neutral];
+}
+
+const train = judgeExamples('train', 1500);
+
+describe('judge examples', () => {
+  it('use exactly the judge and hint prompts', () => {
+    for (const example of train) {
+      expect(example.messages.map((message) => message.role)).toEqual(['system', 'user', 'assistant']);
+      expect(example.messages[0]?.content).toBe(example.prompt === 'verdict' ? judgeSystemPrompt : hintSystemPrompt);
+    }
+    const kinds = new Set(train.map((example) => `${example.prompt}/${example.nextKind}`));
+    expect(kinds.size).toBe(6);
+  });
+
+  it('answer with the verdict the next message calls for', () => {
+    for (const example of train) {
+      const answer = example.messages[2]?.content ?? '';
+      if (example.prompt === 'verdict') {
+        const expected = { complaint: -1, thanks: 1, neutral: 0 }[example.nextKind];
+        expect(example.expectedScore).toBe(expected);
+        expect(parseVote(answer)).toEqual({ score: expected });
+        expect(example.hint).toBeNull();
+      } else {
+        const parsed = parseHintResponse(answer);
+        expect(parsed.accepted).toBe(example.nextKind === 'complaint');
+        expect(parsed.hint).toBe(example.hint);
+      }
+    }
+  });
+
+  it('complain only about dimensions the reply violates, and hint the wanted values', () => {
+    for (const example of train) {
+      const { reply, next } = fencedParts(example);
+      const actual = classifyStyle(reply.replace(' [...] ', ' '));
+      if (example.nextKind !== 'complaint') {
+        expect(example.wanted).toEqual({});
+        continue;
+      }
+      const dimensions = Object.keys(example.wanted) as StyleDimension[];
+      expect(dimensions.length).toBeGreaterThanOrEqual(1);
+      expect(dimensions.length).toBeLessThanOrEqual(2);
+      for (const dimension of dimensions) {
+        expect(example.replyStyle[dimension]).not.toBe(example.wanted[dimension]);
+        // Truncation can cut the middle of a long reply, so only check what survives it.
+        if (dimension !== 'length' && !reply.includes('[...]')) expect(actual[dimension]).toBe(example.replyStyle[dimension]);
+        const phrases = complaintPhrases('train', dimension, example.wanted[dimension] as never).map((phrase) =>
+          phrase.split('{answer}')[0],
+        );
+        expect(phrases.some((prefix) => next.includes(prefix ?? ''))).toBe(true);
+      }
+      if (example.prompt === 'hint') expect(parseStyleHint(example.hint ?? '')).toEqual(example.wanted);
+    }
+  });
+
+  it('take thanks and neutral messages from the split', () => {
+    const phrases = nextStatePhrases('train');
+    for (const example of train.filter((candidate) => candidate.nextKind !== 'complaint')) {
+      const list = example.nextKind === 'thanks' ? phrases.thanks : phrases.neutral;
+      expect(list).toContain(fencedParts(example).next);
+    }
+  });
+
+  it('can be asked for a given prompt and next-state kind', () => {
+    const example = generateJudgeExample(createSeededRandom(1), { split: 'heldout', prompt: 'hint', nextKind: 'neutral' });
+    expect(example.expectedScore).toBe(-1);
+    expect(parseHintResponse(example.messages[2]?.content ?? '').reason).toBe('negative-vote');
+    expect(nextStatePhrases('heldout').neutral).toContain(fencedParts(example).next);
+  });
+});
+
+describe('next-state phrase lists', () => {
+  it('share nothing between train and held-out, and leave out the built-in users', () => {
+    const trainPhrases = allPhrases(nextStatePhrases('train'));
+    const heldoutPhrases = allPhrases(nextStatePhrases('heldout'));
+    for (const phrase of heldoutPhrases) expect(trainPhrases).not.toContain(phrase);
+    for (const name of builtinUserNames) {
+      for (const phrase of [...builtinUsers[name].complaints, ...builtinUsers[name].thanks]) {
+        expect(trainPhrases).not.toContain(phrase);
+        expect(heldoutPhrases).not.toContain(phrase);
+      }
+    }
+  });
+
+  it('give every value several complaints in both splits', () => {
+    for (const split of ['train', 'heldout'] as const) {
+      for (const dimension of styleDimensions) {
+        for (const value of styleValues[dimension]) {
+          expect(complaintPhrases(split, dimension, value as never).length).toBeGreaterThanOrEqual(split === 'train' ? 5 : 3);
+        }
+      }
+    }
+  });
+
+  it('are used by held-out judge examples only', () => {
+    const trainPhrases = new Set(allPhrases(nextStatePhrases('train')));
+    for (const example of judgeExamples('heldout', 300)) {
+      const { next } = fencedParts(example);
+      for (const phrase of trainPhrases) {
+        if (!phrase.includes('{answer}')) expect(next.includes(phrase)).toBe(false);
+      }
+    }
+  });
+});

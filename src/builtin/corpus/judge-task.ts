@@ -1,0 +1,161 @@
+/**
+ * Judge examples: exactly the prompts of `buildJudgePrompt` / `buildHintPrompt` for a tutoring
+ * reply and the user's next message, answered with the right verdict.
+ *
+ * The next message is a complaint asking for other values on one or two style dimensions (the
+ * reply then has a different value on each), thanks, or a neutral / unrelated follow-up. Verdicts
+ * follow OpenClaw-RL: complaint −1, thanks +1, neutral 0. The hint prompt is answered `\boxed{1}`
+ * plus a style hint naming the wanted values for complaints, and `\boxed{-1}` otherwise.
+ */
+import type { ChatMessage } from '../../spec/chat.js';
+import { styleHintText } from '../../core/hint.js';
+import { buildHintPrompt, buildJudgePrompt, hintEndMarker, hintStartMarker } from '../../core/judge-prompts.js';
+import type { VoteScore } from '../../core/judge-votes.js';
+import type { SeededRandom } from '../../core/seeded-random.js';
+import { drawStyle, styleDimensions, styleValues, type StyleChoice, type StyleDimension } from '../../core/style.js';
+import { userTaskValues } from '../../core/user-preference.js';
+import { complaintPhrases, nextStatePhrases } from './next-state-phrases.js';
+import { writeReply } from './reply-writer.js';
+import { buildTutorTask } from './tutor-tasks.js';
+import type { CorpusSplit } from './word-problems.js';
+
+export type NextStateKind = 'complaint' | 'thanks' | 'neutral';
+export type JudgePromptKind = 'verdict' | 'hint';
+
+export interface JudgeExample {
+  task: 'judge';
+  split: CorpusSplit;
+  /** The judge prompt followed by the judge's answer. */
+  messages: ChatMessage[];
+  prompt: JudgePromptKind;
+  nextKind: NextStateKind;
+  /** The box the answer holds. */
+  expectedScore: VoteScore;
+  /** The values a complaint asks for; empty for thanks and neutral messages. */
+  wanted: Partial<StyleChoice>;
+  replyStyle: StyleChoice;
+  /** The hint in the answer (hint prompts on complaints only). */
+  hint: string | null;
+}
+
+export interface JudgeExampleOptions {
+  split: CorpusSplit;
+  prompt?: JudgePromptKind;
+  nextKind?: NextStateKind;
+  systemProbability?: number;
+}
+
+const verdictAnswers: { readonly [K in NextStateKind]: readonly string[] } = {
+  complaint: [
+    'The user asks for a change, so the reply missed what they wanted.',
+    'The user is unhappy with the reply and wants it redone.',
+    'This is a correction request.',
+  ],
+  thanks: [
+    'The user is satisfied and moves on.',
+    'The user thanks the assistant, so the reply worked.',
+    'The reply was accepted.',
+  ],
+  neutral: [
+    'The next message does not say whether the reply helped.',
+    'The follow-up is unrelated, so the outcome is unclear.',
+    'There is no clear signal about the reply.',
+  ],
+};
+
+const hintLeads: readonly string[] = [
+  'The user wants the reply written differently.',
+  'The next message says how the reply should change.',
+  'The user asks for a different style.',
+];
+
+const noHintAnswers: readonly string[] = [
+  'The next state asks for no change.',
+  'There is nothing to correct in the next state.',
+  'The next message carries no correction.',
+];
+
+export const judgeContextSystemPrompts: readonly string[] = [
+  'You are a helpful math tutor.',
+  'You help students and teachers with arithmetic homework.',
+  'You are an assistant for school math.',
+];
+
+function scoreOf(kind: NextStateKind, prompt: JudgePromptKind): VoteScore {
+  if (prompt === 'hint') return kind === 'complaint' ? 1 : -1;
+  return kind === 'complaint' ? -1 : kind === 'thanks' ? 1 : 0;
+}
+
+/** A reply style whose value differs from the wanted one on every complained-about dimension. */
+function violatingStyle(random: SeededRandom, wanted: Partial<StyleChoice>): StyleChoice {
+  const fixed: Record<string, string> = {};
+  for (const dimension of styleDimensions) {
+    const value = wanted[dimension];
+    if (value === undefined) continue;
+    const others = (styleValues[dimension] as readonly string[]).filter((candidate) => candidate !== value);
+    fixed[dimension] = random.pick(others);
+  }
+  return drawStyle(random, fixed as Partial<StyleChoice>);
+}
+
+export function generateJudgeExample(random: SeededRandom, options: JudgeExampleOptions): JudgeExample {
+  const { split } = options;
+  const nextKind =
+    options.nextKind ?? random.weighted<NextStateKind>([['complaint', 0.45], ['thanks', 0.35], ['neutral', 0.2]]);
+  const prompt = options.prompt ?? (random.chance(0.5) ? 'verdict' : 'hint');
+  const tutor = buildTutorTask(random.pick(userTaskValues), random, split);
+  const phrases = nextStatePhrases(split);
+
+  const wanted: Partial<StyleChoice> = {};
+  let nextText: string;
+  let replyStyle: StyleChoice;
+  if (nextKind === 'complaint') {
+    const dimensions: StyleDimension[] = random.shuffle(styleDimensions).slice(0, random.chance(0.25) ? 2 : 1);
+    for (const dimension of dimensions) {
+      (wanted as Record<string, string>)[dimension] = random.pick(styleValues[dimension] as readonly string[]);
+    }
+    replyStyle = violatingStyle(random, wanted);
+    nextText = dimensions
+      .map((dimension) => random.pick(complaintPhrases(split, dimension, wanted[dimension] as never)))
+      .join(' ')
+      .replaceAll('{answer}', String(tutor.problem.answer));
+  } else {
+    replyStyle = drawStyle(random);
+    nextText = random.pick(nextKind === 'thanks' ? phrases.thanks : phrases.neutral);
+  }
+
+  const context: ChatMessage[] = [];
+  if (random.chance(options.systemProbability ?? 0.25)) {
+    context.push({ role: 'system', content: random.pick(judgeContextSystemPrompts) });
+  }
+  context.push({ role: 'user', content: tutor.userMessage });
+  const input = {
+    context,
+    response: { role: 'assistant', content: writeReply(tutor.content, replyStyle, random) } satisfies ChatMessage,
+    nextState: [{ role: 'user', content: nextText } satisfies ChatMessage],
+  };
+
+  const expectedScore = scoreOf(nextKind, prompt);
+  let hint: string | null = null;
+  let answer: string;
+  if (prompt === 'verdict') {
+    answer = `${random.pick(verdictAnswers[nextKind])} \\boxed{${expectedScore}}`;
+  } else if (nextKind === 'complaint') {
+    hint = styleHintText(wanted, random);
+    answer = `${random.pick(hintLeads)} \\boxed{1}\n${hintStartMarker}${hint}${hintEndMarker}`;
+  } else {
+    answer = `${random.pick(noHintAnswers)} \\boxed{-1}`;
+  }
+  const promptMessages = prompt === 'verdict' ? buildJudgePrompt(input) : buildHintPrompt(input);
+  return {
+    task: 'judge',
+    split,
+    messages: [...promptMessages, { role: 'assistant', content: answer }],
+    prompt,
+    nextKind,
+    expectedScore,
+    wanted,
+    replyStyle,
+    hint,
+  };
+}

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import type { ChatMessage } from '../spec/chat.js';
+import { appendHint, hintSeparator, parseStyleHint, phrasingsOf, splitHint, styleHintText } from './hint.js';
+import { createSeededRandom } from './seeded-random.js';
+import { styleDimensions, styleValues, type StyleChoice } from './style.js';
+
+describe('appendHint', () => {
+  const messages: ChatMessage[] = [
+    { role: 'system', content: 'Be helpful.' },
+    { role: 'user', content: 'First question' },
+    { role: 'assistant', content: 'Answer' },
+    { role: 'user', content: 'Second question' },
+    { role: 'tool', content: 'tool output', toolCallId: 'call_0' },
+  ];
+
+  it('appends to the last user message in the documented format without mutating the input', () => {
+    const result = appendHint(messages, '  Keep it short.  ');
+    expect(result[3]?.content).toBe("Second question\n\n[user's hint / instruction]\nKeep it short.");
+    expect(result[1]?.content).toBe('First question');
+    expect(result[4]).toEqual(messages[4]);
+    expect(messages[3]?.content).toBe('Second question');
+    expect(result).not.toBe(messages);
+  });
+
+  it('adds a user message when there is none and leaves blank hints out', () => {
+    const result = appendHint([{ role: 'system', content: 'sys' }], 'Be warm.');
+    expect(result).toEqual([
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: "[user's hint / instruction]\nBe warm." },
+    ]);
+    expect(splitHint(result[1]?.content ?? '')).toEqual({ text: '', hint: 'Be warm.' });
+    expect(appendHint(messages, '   ')).toEqual(messages);
+  });
+});
+
+describe('splitHint', () => {
+  it('splits at the last separator and reports no hint otherwise', () => {
+    expect(splitHint(`Question${hintSeparator}Keep it short.`)).toEqual({ text: 'Question', hint: 'Keep it short.' });
+    expect(splitHint(`A${hintSeparator}fake${hintSeparator}real`)).toEqual({ text: `A${hintSeparator}fake`, hint: 'real' });
+    expect(splitHint('Just a question')).toEqual({ text: 'Just a question', hint: null });
+  });
+});
+
+describe('styleHintText and parseStyleHint', () => {
+  it('offers at least three phrasings per value, each read back as exactly that value', () => {
+    for (const dimension of styleDimensions) {
+      for (const value of styleValues[dimension]) {
+        const phrasings = phrasingsOf(dimension, value as never);
+        expect(phrasings.length).toBeGreaterThanOrEqual(3);
+        for (const phrasing of phrasings) {
+          expect(parseStyleHint(phrasing), phrasing).toEqual({ [dimension]: value });
+        }
+      }
+    }
+  });
+
+  it('round-trips random multi-dimension hints', () => {
+    const random = createSeededRandom(11);
+    for (let index = 0; index < 2000; index += 1) {
+      const choices: Partial<StyleChoice> = {};
+      for (const dimension of styleDimensions) {
+        if (random.chance(0.5)) (choices as Record<string, string>)[dimension] = random.pick(styleValues[dimension]);
+      }
+      const text = styleHintText(choices, random);
+      expect(parseStyleHint(text), text).toEqual(choices);
+    }
+  });
+
+  it('varies its phrasing and order', () => {
+    const random = createSeededRandom(2);
+    const texts = new Set<string>();
+    for (let index = 0; index < 100; index += 1) texts.add(styleHintText({ formatting: 'plain', tone: 'warm' }, random));
+    expect(texts.size).toBeGreaterThan(10);
+    expect(styleHintText({}, random)).toBe('');
+  });
+
+  it('reads plainly worded hints from other judges', () => {
+    expect(parseStyleHint('The user dislikes bold and numbered lists; write in plain prose.')).toEqual({
+      formatting: 'plain',
+    });
+    expect(parseStyleHint("Don't use bold, but number the steps.")).toEqual({ formatting: 'numbered' });
+    expect(parseStyleHint('The reply was too short. Explain the grading in detail.')).toEqual({ length: 'long' });
+    expect(parseStyleHint('Keep it under 40 words and skip the cheerleading.')).toEqual({
+      length: 'short',
+      tone: 'neutral',
+    });
+    expect(parseStyleHint("Don't box the answer or use an Answer: line.")).toEqual({ answerFormat: 'sentence' });
+    expect(parseStyleHint('Be more encouraging, say well done!')).toEqual({ tone: 'warm' });
+    expect(parseStyleHint('Double-check the arithmetic.')).toEqual({});
+  });
+});

@@ -1,0 +1,120 @@
+/**
+ * Reading the judge's answers: one vote per sample, the majority over m votes, the hint of a
+ * hint-extraction answer, and the choice among several candidate hints. Unreadable answers are
+ * expected (a judge at temperature 0.6 rambles) and come back as data, never as exceptions.
+ */
+import { hintEndMarker, hintStartMarker } from './judge-prompts.js';
+
+export type VoteScore = 1 | -1 | 0;
+
+export type ParsedVote = { score: VoteScore } | { score: null; reason: 'unparseable' };
+
+const boxedNumberPattern = /\\boxed\{\s*([+-]?\d+)\s*\}/g;
+
+function lastBoxedNumber(text: string): number | null {
+  let last: number | null = null;
+  for (const match of text.matchAll(boxedNumberPattern)) last = Number(match[1]);
+  return last;
+}
+
+/** The last `\boxed{n}` decides; anything but 1, −1 or 0 there (or no box) is unparseable. */
+export function parseVote(text: string): ParsedVote {
+  const value = lastBoxedNumber(text);
+  // `\boxed{-0}` parses to −0, which is normalised to 0.
+  if (value === 1 || value === -1 || value === 0) return { score: value === 0 ? 0 : value };
+  return { score: null, reason: 'unparseable' };
+}
+
+export type AggregatedVotes =
+  | { score: VoteScore; counts: { positive: number; negative: number; neutral: number }; dropped: number }
+  | { score: null; reason: 'no-valid-votes'; dropped: number };
+
+/**
+ * Majority over the parseable votes; a tie for the top count gives 0 (as in OpenClaw-RL). When
+ * no vote is parseable the result is `score: null` rather than OpenClaw-RL's silent 0, so the
+ * caller can tell "the judge said unclear" from "the judge said nothing".
+ */
+export function aggregateVotes(votes: readonly ParsedVote[]): AggregatedVotes {
+  const counts = { positive: 0, negative: 0, neutral: 0 };
+  let dropped = 0;
+  for (const vote of votes) {
+    if (vote.score === 1) counts.positive += 1;
+    else if (vote.score === -1) counts.negative += 1;
+    else if (vote.score === 0) counts.neutral += 1;
+    else dropped += 1;
+  }
+  if (counts.positive + counts.negative + counts.neutral === 0) return { score: null, reason: 'no-valid-votes', dropped };
+  const ranked: [VoteScore, number][] = [
+    [1, counts.positive],
+    [-1, counts.negative],
+    [0, counts.neutral],
+  ];
+  ranked.sort((a, b) => b[1] - a[1]);
+  const [top, second] = ranked as [[VoteScore, number], [VoteScore, number]];
+  return { score: top[1] === second[1] ? 0 : top[0], counts, dropped };
+}
+
+export const minimumHintChars = 10;
+export const maximumHintChars = 600;
+
+export type HintRejection = 'unparseable-vote' | 'negative-vote' | 'missing-hint' | 'hint-too-short' | 'hint-too-long';
+
+export type ParsedHintResponse =
+  | { accepted: true; hint: string; reason: 'accepted' }
+  | { accepted: false; hint: null; reason: HintRejection };
+
+const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const hintBlockPattern = new RegExp(`${escapeRegex(hintStartMarker)}([\\s\\S]*?)${escapeRegex(hintEndMarker)}`, 'g');
+
+/**
+ * Reads a hint-extraction answer: `\boxed{1}` plus a hint between the markers is accepted when
+ * the hint has 10 to 600 characters (trimmed). The vote is read outside the hint blocks, so a
+ * hint that mentions `\boxed{12}` does not change it; with several blocks the last one counts.
+ * The upper bound keeps a rambling judge from bloating every OPD teacher prompt.
+ */
+export function parseHintResponse(text: string): ParsedHintResponse {
+  const outside = text.replace(hintBlockPattern, ' ');
+  const vote = lastBoxedNumber(outside);
+  if (vote === -1) return { accepted: false, hint: null, reason: 'negative-vote' };
+  if (vote !== 1) return { accepted: false, hint: null, reason: 'unparseable-vote' };
+  let hint: string | null = null;
+  for (const match of text.matchAll(hintBlockPattern)) hint = (match[1] ?? '').trim();
+  if (hint === null) return { accepted: false, hint: null, reason: 'missing-hint' };
+  if (hint.length < minimumHintChars) return { accepted: false, hint: null, reason: 'hint-too-short' };
+  if (hint.length > maximumHintChars) return { accepted: false, hint: null, reason: 'hint-too-long' };
+  return { accepted: true, hint, reason: 'accepted' };
+}
+
+export interface SelectedHint {
+  hint: string;
+  index: number;
+  method: 'overlap' | 'longest';
+}
+
+/**
+ * Picks one of several accepted hints. With one finite overlap score per candidate (the v2
+ * "overlap-guided" selection: the summed top-k overlap between the student and the
+ * hint-conditioned teacher), the highest score wins; otherwise, or when the scores do not line up
+ * with the candidates, the longest hint wins (OpenClaw-RL v1). Ties go to the longer hint, then
+ * the earlier one. No candidates gives null.
+ */
+export function selectHint(candidates: readonly string[], overlapScores?: readonly number[]): SelectedHint | null {
+  if (candidates.length === 0) return null;
+  const useOverlap =
+    overlapScores !== undefined &&
+    overlapScores.length === candidates.length &&
+    overlapScores.every((score) => Number.isFinite(score));
+  let best = 0;
+  for (let index = 1; index < candidates.length; index += 1) {
+    const length = (candidates[index] as string).length;
+    const bestLength = (candidates[best] as string).length;
+    if (useOverlap) {
+      const score = overlapScores[index] as number;
+      const bestScore = overlapScores[best] as number;
+      if (score > bestScore || (score === bestScore && length > bestLength)) best = index;
+    } else if (length > bestLength) {
+      best = index;
+    }
+  }
+  return { hint: candidates[best] as string, index: best, method: useOverlap ? 'overlap' : 'longest' };
+}

@@ -1,0 +1,34 @@
+/**
+ * Messages between the local engine's main-thread side and its worker. Only structured-clone
+ * data crosses; the abort flag is a SharedArrayBuffer so a running generation sees an abort at the
+ * next token without waiting for the worker's event loop.
+ */
+import type { GenerateEvent, GenerateRequest, PolicyArtifact, ScoreRequest, ScoreResult } from '../../spec/inference-engine.js';
+import type { ClawrlErrorCode } from '../../spec/clawrl-error.js';
+
+export interface SamplerWorkerData {
+  modelDirectory: string;
+  backend: 'wasm' | 'cpu';
+  /** Name the model is served under (`builtin:tiny`, a folder name, ...). */
+  modelId: string;
+}
+
+export type WorkerRequest =
+  | { kind: 'generate'; requestId: number; request: GenerateRequest; abortFlag: Int32Array }
+  | { kind: 'score'; requestId: number; request: ScoreRequest }
+  | { kind: 'load-policy'; requestId: number; artifact: PolicyArtifact }
+  | { kind: 'close' };
+
+export interface WireError {
+  code: ClawrlErrorCode;
+  message: string;
+  param?: string;
+}
+
+export type WorkerMessage =
+  | { kind: 'ready'; contextLength: number; vocabularySize: number }
+  | { kind: 'event'; requestId: number; event: GenerateEvent }
+  | { kind: 'scored'; requestId: number; result: ScoreResult }
+  | { kind: 'done'; requestId: number }
+  | { kind: 'error'; requestId: number; error: WireError }
+  | { kind: 'fatal'; error: WireError };

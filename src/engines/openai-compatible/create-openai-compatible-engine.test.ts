@@ -1,0 +1,56 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runInferenceEngineContract } from '../inference-engine.contract.js';
+import { startFakeVllmServer, type FakeServerMode } from '../testing/fake-vllm-server.js';
+import { createTestChatRenderer } from '../testing/test-chat-renderer.js';
+import type { ChatFlavor } from './chat-completions-api.js';
+import { createOpenAICompatibleEngine } from './create-openai-compatible-engine.js';
+
+const encoder = new TextEncoder();
+
+function adapterArtifact(version: number) {
+  return {
+    version,
+    kind: 'adapter' as const,
+    files: {
+      'adapter_config.json': encoder.encode(JSON.stringify({ r: 16, lora_alpha: 32, target_modules: ['q_proj', 'v_proj'] })),
+      'adapter_model.safetensors': new Uint8Array([8, 0, 0, 0, 0, 0, 0, 0, 123, 125, 32, 32, 32, 32, 32, 32]),
+    },
+  };
+}
+
+function contractFor(flavor: ChatFlavor, mode: FakeServerMode, extra: { incrementalStreamOutput?: boolean; label?: string } = {}): void {
+  const exact = flavor !== 'openai';
+  runInferenceEngineContract({
+    name: `openai-compatible ${flavor}${extra.label ?? ''} against the fake ${mode} server`,
+    capabilities: { tokenIds: exact, scoring: exact, policyLoading: exact, toolCalls: true },
+    createPolicyArtifact: adapterArtifact,
+    createEngine: async () => {
+      // Paced so an abort lands while tokens are still being produced.
+      const server = await startFakeVllmServer({ mode, tokensPerSecond: 2000, incrementalStreamOutput: extra.incrementalStreamOutput === true });
+      const adapterDirectory = exact ? await mkdtemp(join(tmpdir(), 'clawrl-adapters-')) : undefined;
+      const engine = createOpenAICompatibleEngine({
+        baseUrl: server.url,
+        model: 'fake-model',
+        flavor,
+        timeoutMs: 5000,
+        ...(flavor === 'sglang' ? { renderer: createTestChatRenderer() } : {}),
+        ...(adapterDirectory === undefined ? {} : { adapterDirectory }),
+      });
+      return {
+        engine,
+        close: async () => {
+          await engine.close();
+          await server.close();
+          if (adapterDirectory !== undefined) await rm(adapterDirectory, { recursive: true, force: true });
+        },
+      };
+    },
+  });
+}
+
+contractFor('vllm', 'vllm');
+contractFor('sglang', 'sglang');
+contractFor('sglang', 'sglang', { incrementalStreamOutput: true, label: ' (incremental streaming output)' });
+contractFor('openai', 'plain');

@@ -1,0 +1,137 @@
+/**
+ * `clawrl bench gateway`: what the gateway adds over calling the engine directly, and its
+ * throughput against a bare pass-through proxy, measured in one run on the same fast upstream.
+ * Upstream, proxy and gateway each run in their own process; targets alternate within every
+ * scenario so machine noise hits them alike.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { RequestShape } from './agent-request-shapes.js';
+import { percentile, runLoad, type LoadResult } from './load-generator.js';
+import { spawnReadyProcess } from './spawn-ready-process.js';
+
+export interface TargetFigures {
+  p50Ms: number;
+  p99Ms: number;
+  requestsPerSecond: number;
+  errors: number;
+}
+
+export interface ScenarioResult {
+  shape: RequestShape;
+  stream: boolean;
+  concurrency: number;
+  direct: TargetFigures;
+  passThrough: TargetFigures;
+  gateway: TargetFigures;
+  addedLatencyMs: { p50: number; p99: number };
+  throughputRatioVsPassthrough: number;
+}
+
+export interface GatewayBenchResult {
+  /** Gateway minus direct, agent-shaped streaming requests at concurrency 1 (the OpenClaw case). */
+  addedLatencyMs: { p50: number; p99: number };
+  /** Gateway over pass-through requests/s, the lowest over the agent-shaped scenarios at concurrency ≥ 32. */
+  throughputRatioVsPassthrough: number;
+  scenarios: ScenarioResult[];
+  goal: { addedLatencyP50Ms: number; throughputRatio: number };
+}
+
+export interface GatewayBenchOptions {
+  concurrencies: number[];
+  shapes: RequestShape[];
+  streams: boolean[];
+  /** Requests per target per scenario, scaled by concurrency. */
+  requestsAt: (concurrency: number) => number;
+  onProgress?: (message: string) => void;
+}
+
+export const defaultGatewayBenchOptions: GatewayBenchOptions = {
+  concurrencies: [1, 32, 128],
+  shapes: ['agent', 'small'],
+  streams: [true, false],
+  requestsAt: (concurrency) => (concurrency === 1 ? 300 : concurrency * 12),
+};
+
+function figures(result: LoadResult): TargetFigures {
+  return {
+    p50Ms: round(percentile(result.latenciesMs, 0.5)),
+    p99Ms: round(percentile(result.latenciesMs, 0.99)),
+    requestsPerSecond: round((result.requests / result.durationMs) * 1000),
+    errors: result.errors,
+  };
+}
+
+const round = (value: number) => Math.round(value * 1000) / 1000;
+
+export async function runGatewayBench(options: GatewayBenchOptions = defaultGatewayBenchOptions): Promise<GatewayBenchResult> {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const peerScript = path.join(here, 'run-bench-peer.js');
+  const cliScript = path.join(here, '..', '..', 'cli', 'main.js');
+  const data = mkdtempSync(path.join(tmpdir(), 'clawrl-bench-'));
+  const upstream = await spawnReadyProcess(peerScript, ['upstream']);
+  const processes = [upstream];
+  try {
+    const proxy = await spawnReadyProcess(peerScript, ['proxy', upstream.url]);
+    processes.push(proxy);
+    const gateway = await spawnReadyProcess(cliScript, [
+      'serve', '--engine', 'vllm', '--upstream', upstream.url, '--model', 'bench-model', '--port', '0',
+      '--data', data, '--concurrency-per-key', '4096', '--session-idle-timeout', '3600',
+    ]);
+    processes.push(gateway);
+    const targets = { direct: upstream.url, passThrough: proxy.url, gateway: gateway.url };
+    const scenarios: ScenarioResult[] = [];
+    let run = 0;
+    for (const shape of options.shapes) {
+      for (const stream of options.streams) {
+        for (const concurrency of options.concurrencies) {
+          const requests = options.requestsAt(concurrency);
+          options.onProgress?.(`${shape} ${stream ? 'stream' : 'non-stream'} concurrency ${concurrency}: ${requests} requests per target`);
+          const results: Record<keyof typeof targets, LoadResult[]> = { direct: [], passThrough: [], gateway: [] };
+          // Two alternating rounds per target, so a burst of noise does not land on one target only.
+          for (let round = 0; round < 2; round += 1) {
+            for (const name of ['direct', 'passThrough', 'gateway'] as const) {
+              run += 1;
+              results[name].push(
+                await runLoad({ baseUrl: targets[name], shape, stream, concurrency, requests: Math.ceil(requests / 2), runName: `r${run}` }),
+              );
+            }
+          }
+          const merged = (name: keyof typeof targets): LoadResult => ({
+            requests: results[name].reduce((sum, result) => sum + result.requests, 0),
+            errors: results[name].reduce((sum, result) => sum + result.errors, 0),
+            latenciesMs: results[name].flatMap((result) => result.latenciesMs),
+            durationMs: results[name].reduce((sum, result) => sum + result.durationMs, 0),
+          });
+          const direct = figures(merged('direct'));
+          const passThrough = figures(merged('passThrough'));
+          const gatewayFigures = figures(merged('gateway'));
+          scenarios.push({
+            shape,
+            stream,
+            concurrency,
+            direct,
+            passThrough,
+            gateway: gatewayFigures,
+            addedLatencyMs: { p50: round(gatewayFigures.p50Ms - direct.p50Ms), p99: round(gatewayFigures.p99Ms - direct.p99Ms) },
+            throughputRatioVsPassthrough: round(gatewayFigures.requestsPerSecond / passThrough.requestsPerSecond),
+          });
+        }
+      }
+    }
+    const headline =
+      scenarios.find((scenario) => scenario.shape === 'agent' && scenario.stream && scenario.concurrency === 1) ?? scenarios[0];
+    const loaded = scenarios.filter((scenario) => scenario.concurrency >= 32 && scenario.shape === 'agent');
+    return {
+      addedLatencyMs: headline?.addedLatencyMs ?? { p50: Number.NaN, p99: Number.NaN },
+      throughputRatioVsPassthrough: loaded.length > 0 ? Math.min(...loaded.map((scenario) => scenario.throughputRatioVsPassthrough)) : Number.NaN,
+      scenarios,
+      goal: { addedLatencyP50Ms: 1, throughputRatio: 0.8 },
+    };
+  } finally {
+    await Promise.all(processes.map((started) => started.stop()));
+    rmSync(data, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * Forward-backward over the trainable parameters (LoRA factors or every base weight) with a
+ * caller-given token-level loss. Gradients are summed into accumulators across calls (so a batch
+ * may be split into several calls) until `clear` — the Tinker shape of forward_backward then
+ * optim_step.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { z } from 'zod';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import { ensureFits } from '../tensor/index.js';
+import { defaultChunkRows, tokenLogprobs } from './token-logprobs.js';
+import { transformerHidden } from './transformer-forward.js';
+import type { ForwardModel } from './transformer-forward.js';
+
+export const trainingSequenceSchema = z.object({
+  tokenIds: z.array(z.number().int().nonnegative()).min(2),
+  /**
+   * Index of the first token whose log-prob is wanted (≥ 1); default 1 (every token after the
+   * first). Usually the prompt length, so the lm head runs over response positions only.
+   */
+  targetStart: z.number().int().positive().optional(),
+});
+
+export type TrainingSequence = z.infer<typeof trainingSequenceSchema>;
+
+/** Given one log-prob tensor per sequence (tokens targetStart..T-1), returns the scalar loss. */
+export type TokenLoss = (tokenLogprobs: tf.Tensor1D[]) => tf.Scalar;
+
+export interface ForwardBackwardRequest {
+  sequences: TrainingSequence[];
+  loss: TokenLoss;
+  /** Distribution the log-probs are taken under; match the sampling temperature. Default 1. */
+  temperature?: number;
+  /**
+   * Rebuild each layer's activations in backward instead of keeping them. Default: on when
+   * keeping them would take more than a quarter of the remaining wasm heap budget.
+   */
+  recompute?: boolean;
+}
+
+export interface ForwardBackwardResult {
+  loss: number;
+  /** The log-probs the loss saw, per sequence. */
+  tokenLogprobs: number[][];
+}
+
+/** Trainable variables by their exported name (PEFT or HF), and which are stored transposed. */
+export interface TrainableSet {
+  variables: ReadonlyMap<string, tf.Variable>;
+  transposedNames: ReadonlySet<string>;
+}
+
+export interface GradientAccumulator {
+  readonly gradients: ReadonlyMap<string, tf.Tensor>;
+  forwardBackward(model: ForwardModel, trainable: TrainableSet, request: ForwardBackwardRequest): Promise<ForwardBackwardResult>;
+  /** Gradients in the exported layout (PEFT [r, in] / [out, r], HF [out, in]). */
+  exportGradients(trainable: TrainableSet): Promise<Map<string, { shape: number[]; data: Float32Array }>>;
+  clear(): void;
+}
+
+function activationBytesPerToken(model: ForwardModel, length: number, recompute: boolean): number {
+  const { hiddenSize: d, intermediateSize: f, headCount, headDim, keyValueHeadCount, layerCount } = model.shape;
+  const perLayer = 14 * d + 8 * headCount * headDim + 4 * keyValueHeadCount * headDim + 3 * headCount * length + 6 * f;
+  return 4 * (recompute ? layerCount * d + perLayer : layerCount * perLayer);
+}
+
+export function createGradientAccumulator(): GradientAccumulator {
+  const gradients = new Map<string, tf.Tensor>();
+  return {
+    gradients,
+    async forwardBackward(model, trainable, request) {
+      const sequences = request.sequences.map((sequence) => trainingSequenceSchema.parse(sequence));
+      const temperature = request.temperature ?? 1;
+      if (!(temperature > 0)) throw new ClawrlError('invalid_request', 'temperature must be > 0 for training', { param: 'temperature' });
+      let totalTokens = 0;
+      let longest = 0;
+      for (const sequence of sequences) {
+        const start = sequence.targetStart ?? 1;
+        if (start >= sequence.tokenIds.length) {
+          throw new ClawrlError('invalid_request', `targetStart ${start} leaves no target in a ${sequence.tokenIds.length}-token sequence`);
+        }
+        if (sequence.tokenIds.length > model.shape.maxPositionEmbeddings) {
+          throw new ClawrlError('context_length_exceeded', `sequence of ${sequence.tokenIds.length} tokens exceeds ${model.shape.maxPositionEmbeddings} positions`);
+        }
+        if (sequence.tokenIds.some((tokenId) => tokenId >= model.shape.vocabSize)) {
+          throw new ClawrlError('invalid_request', 'token id outside the vocabulary');
+        }
+        totalTokens += sequence.tokenIds.length;
+        longest = Math.max(longest, sequence.tokenIds.length);
+      }
+      const names = [...trainable.variables.keys()];
+      const variables = [...trainable.variables.values()];
+      const keptBytes = totalTokens * activationBytesPerToken(model, longest, false);
+      const recompute = request.recompute ?? keptBytes > 512 * 1024 * 1024;
+      const neededBytes = totalTokens * activationBytesPerToken(model, longest, recompute) + 3 * 4 * model.shape.hiddenSize * longest * model.shape.layerCount;
+      ensureFits(neededBytes, { purpose: `training on ${totalTokens} tokens` });
+      const chunkRows = defaultChunkRows(model.shape.vocabSize);
+      const kept: tf.Tensor1D[] = [];
+      const { value, grads } = tf.variableGrads(() => {
+        const perSequence = sequences.map((sequence) => {
+          const start = sequence.targetStart ?? 1;
+          const length = sequence.tokenIds.length;
+          const input = tf.tensor2d(sequence.tokenIds, [1, length], 'int32');
+          const { hidden } = transformerHidden(model, input, { offset: 0, cache: null, keepCache: false, recompute });
+          const rows = tf.slice(hidden, [start - 1, 0], [length - start, -1]);
+          const targets = tf.tensor1d(sequence.tokenIds.slice(start), 'int32');
+          const logprobs = tokenLogprobs(rows, model.parameters.lmHead, targets, {
+            temperature,
+            chunkRows,
+            trainableHead: model.parameters.trainable,
+          });
+          kept.push(tf.keep(logprobs));
+          return logprobs;
+        });
+        const loss = request.loss(perSequence);
+        if (loss.rank !== 0) throw new ClawrlError('invalid_request', 'the loss function must return a scalar');
+        return loss;
+      }, variables);
+      try {
+        const variableNames = new Map(variables.map((variable, index) => [variable.name, names[index] ?? '']));
+        for (const [variableName, gradient] of Object.entries(grads)) {
+          const name = variableNames.get(variableName);
+          if (name === undefined) {
+            gradient.dispose();
+            continue;
+          }
+          const previous = gradients.get(name);
+          if (previous === undefined) gradients.set(name, gradient);
+          else {
+            gradients.set(name, tf.add(previous, gradient));
+            tf.dispose([previous, gradient]);
+          }
+        }
+        const lossValue = (await value.data())[0] ?? Number.NaN;
+        const logprobs = await Promise.all(kept.map(async (tensor) => Array.from(await tensor.data())));
+        return { loss: lossValue, tokenLogprobs: logprobs };
+      } finally {
+        value.dispose();
+        tf.dispose(kept);
+      }
+    },
+    async exportGradients(trainable) {
+      const out = new Map<string, { shape: number[]; data: Float32Array }>();
+      for (const name of trainable.variables.keys()) {
+        const gradient = gradients.get(name);
+        if (gradient === undefined) continue;
+        const layout = trainable.transposedNames.has(name) ? tf.transpose(gradient) : gradient;
+        out.set(name, { shape: layout.shape.slice(), data: new Float32Array(await layout.data()) });
+        if (layout !== gradient) layout.dispose();
+      }
+      return out;
+    },
+    clear() {
+      for (const gradient of gradients.values()) gradient.dispose();
+      gradients.clear();
+    },
+  };
+}

@@ -1,0 +1,252 @@
+/**
+ * The compute side of a Llama / Qwen2 / Qwen3 model on tfjs, as the local engine worker uses it.
+ * Call `initializeTensorBackend` (src/tensor) first; one instance per worker thread.
+ *
+ *   const transformer = loadTransformer({ shape, weights, trainParams: 'lora', lora: { rank: 16, alpha: 32,
+ *     targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj'] } });
+ *   // or: await loadTransformerFromFolder('/path/to/hf-model', options)
+ *   const { sequences } = await transformer.sample({ promptTokenIds, n: 8, maxTokens: 128, temperature: 0.7,
+ *     topP: 0.95, topK: 0, seed: 1, stopTokenIds: [eos], onToken: (event) => { ... } });
+ *   const scored = await transformer.score({ promptTokenIds, continuationTokenIds, topLogprobs: 4 });
+ *   const optimizer = transformer.createOptimizer({ learningRate: 1e-4, weightDecay: 0.01, maxGradientNorm: 1 });
+ *   await transformer.forwardBackward({ sequences: [{ tokenIds, targetStart: promptLength }], loss, temperature: 0.7 });
+ *   optimizer.step();                                  // AdamW on the accumulated gradients, then clears them
+ *   const files = await transformer.exportAdapter({ baseModelNameOrPath });   // PEFT folder files
+ *   transformer.importAdapter(files);                  // serve another policy version
+ *   const bytes = await transformer.exportFullWeights({ dtype: 'BF16' });     // model.safetensors, HF names
+ *
+ * Log-prob conventions (they must agree between sampler and trainer for importance ratios):
+ * sampling records log_softmax(logits / temperature) of the sampled token before top-k/top-p
+ * truncation (temperature 0: the untempered distribution); `score` and `forwardBackward` take a
+ * `temperature` and compute the same quantity, so pass the sampling temperature to compare like
+ * with like.
+ *
+ * `trainParams: 'lora'` trains only the adapter (the base weights stay constants);
+ * `'full'` turns every base weight into a variable (and then there is no adapter).
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import { ensureFits } from '../tensor/index.js';
+import { createAdamW } from './adamw.js';
+import type { AdamWOptions, AdamWStepResult } from './adamw.js';
+import { createLoraAdapter, exportPeftAdapter, importPeftAdapter } from './lora-adapter.js';
+import type { LoraAdapter, LoraOptions } from './lora-adapter.js';
+import { readSafetensorsFolder, writeSafetensors } from './safetensors.js';
+import type { FloatTensorData, SafetensorsWriteDtype } from './safetensors.js';
+import { tidyResult } from './tidy-result.js';
+import { defaultChunkRows, headLogits } from './token-logprobs.js';
+import { ropeInverseFrequencies, transformerHidden } from './transformer-forward.js';
+import type { ForwardModel } from './transformer-forward.js';
+import { createTransformerParameters, disposeParameters, exportParameters } from './transformer-parameters.js';
+import { createGradientAccumulator } from './transformer-training.js';
+import type { ForwardBackwardRequest, ForwardBackwardResult, TrainableSet } from './transformer-training.js';
+import { sampleWithCache } from './transformer-sampler.js';
+import type { SampleRequest, SampleResult } from './transformer-sampler.js';
+import { parameterCount, transformerShapeFromHuggingFaceConfig, validateTransformerShape } from './transformer-shape.js';
+import type { TransformerShape } from './transformer-shape.js';
+
+export type TrainParams = 'lora' | 'full';
+
+export interface LoadTransformerOptions {
+  shape: TransformerShape;
+  /** HF-named float32 tensors (from `readSafetensorsFolder`). */
+  weights: ReadonlyMap<string, FloatTensorData>;
+  trainParams?: TrainParams;
+  /** The adapter to create when `trainParams` is 'lora' (B = 0, so the model starts unchanged). */
+  lora?: LoraOptions;
+  /** Seed of the fresh adapter's A matrices. */
+  loraSeed?: number;
+}
+
+export interface ScoreRequest {
+  promptTokenIds: number[];
+  continuationTokenIds: number[];
+  /** Default 1; pass the sampling temperature to reproduce sampled log-probs. */
+  temperature?: number;
+  /** Also return this many alternatives per position (same distribution). */
+  topLogprobs?: number;
+}
+
+export interface ScoreResult {
+  /** log p(continuation[i] | prompt, continuation[<i]). */
+  logprobs: number[];
+  top: { tokenId: number; logprob: number }[][];
+}
+
+export interface TransformerOptimizer {
+  /** Applies AdamW to the accumulated gradients, then clears them. */
+  step(learningRate?: number): AdamWStepResult;
+  dispose(): void;
+}
+
+export interface Transformer {
+  readonly shape: TransformerShape;
+  readonly trainParams: TrainParams;
+  /** The active adapter, or null ('full' mode). */
+  readonly adapter: LoraAdapter | null;
+  sample(request: SampleRequest): Promise<SampleResult>;
+  score(request: ScoreRequest): Promise<ScoreResult>;
+  forwardBackward(request: ForwardBackwardRequest): Promise<ForwardBackwardResult>;
+  /** Accumulated gradients in exported layout and names (PEFT or HF). */
+  gradients(): Promise<Map<string, FloatTensorData>>;
+  clearGradients(): void;
+  createOptimizer(options: AdamWOptions): TransformerOptimizer;
+  exportAdapter(options: { baseModelNameOrPath: string; dtype?: SafetensorsWriteDtype }): Promise<Record<string, Uint8Array>>;
+  /** Replaces the adapter (and drops accumulated gradients). Only in 'lora' mode. */
+  importAdapter(files: Record<string, Uint8Array>): void;
+  /** Every weight under its HF name, a LoRA adapter merged in; a `model.safetensors` file. */
+  exportFullWeights(options?: { dtype?: SafetensorsWriteDtype }): Promise<Uint8Array>;
+  dispose(): void;
+}
+
+const defaultLora: LoraOptions = { rank: 16, alpha: 32, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj'] };
+
+export function loadTransformer(options: LoadTransformerOptions): Transformer {
+  const { shape } = options;
+  validateTransformerShape(shape);
+  const trainParams = options.trainParams ?? 'lora';
+  const weightBytes = parameterCount(shape) * 4;
+  // Weights, XNNPACK's packed copy of each, and in full mode a gradient and two Adam moments.
+  ensureFits(weightBytes * (trainParams === 'full' ? 5 : 2), { code: 'unsupported', purpose: 'loading the model weights' });
+  const parameters = createTransformerParameters(shape, options.weights, { trainable: trainParams === 'full' });
+  let adapter: LoraAdapter | null = trainParams === 'lora' ? createLoraAdapter(shape, options.lora ?? defaultLora, options.loraSeed) : null;
+  const model = (): ForwardModel => ({ shape, parameters, lora: adapter, inverseFrequencies });
+  const inverseFrequencies = ropeInverseFrequencies(shape);
+  const accumulator = createGradientAccumulator();
+  const trainable = (): TrainableSet => {
+    if (adapter !== null) return { variables: adapter.variables, transposedNames: new Set(adapter.variables.keys()) };
+    const variables = new Map<string, tf.Variable>();
+    for (const [name, tensor] of parameters.byName) variables.set(name, tensor as tf.Variable);
+    return { variables, transposedNames: parameters.transposedNames };
+  };
+
+  return {
+    shape,
+    trainParams,
+    get adapter() {
+      return adapter;
+    },
+    sample: (request) => sampleWithCache(model(), request),
+    async score(request) {
+      const { promptTokenIds: prompt, continuationTokenIds: continuation } = request;
+      const temperature = request.temperature ?? 1;
+      const topCount = request.topLogprobs ?? 0;
+      if (prompt.length === 0 || continuation.length === 0) {
+        throw new ClawrlError('invalid_request', 'scoring needs a non-empty prompt and continuation');
+      }
+      const tokenIds = [...prompt, ...continuation];
+      if (tokenIds.length > shape.maxPositionEmbeddings) {
+        throw new ClawrlError('context_length_exceeded', `${tokenIds.length} tokens exceed the model's ${shape.maxPositionEmbeddings} positions`);
+      }
+      if (tokenIds.some((tokenId) => tokenId < 0 || tokenId >= shape.vocabSize || !Number.isInteger(tokenId))) {
+        throw new ClawrlError('invalid_request', 'token id outside the vocabulary');
+      }
+      if (!(temperature > 0)) throw new ClawrlError('invalid_request', 'scoring temperature must be > 0', { param: 'temperature' });
+      ensureFits(4 * tokenIds.length * (10 * shape.hiddenSize + 3 * shape.intermediateSize + 3 * shape.headCount * tokenIds.length), {
+        purpose: `scoring ${tokenIds.length} tokens`,
+      });
+      const hidden = tf.tidy(() => {
+        const input = tf.tensor2d(tokenIds, [1, tokenIds.length], 'int32');
+        const result = transformerHidden(model(), input, { offset: 0, cache: null, keepCache: false, recompute: false });
+        return tf.slice(result.hidden, [prompt.length - 1, 0], [continuation.length, -1]);
+      });
+      const logprobs: number[] = [];
+      const top: ScoreResult['top'] = [];
+      const chunkRows = defaultChunkRows(shape.vocabSize);
+      try {
+        for (let start = 0; start < continuation.length; start += chunkRows) {
+          const size = Math.min(chunkRows, continuation.length - start);
+          const targets = continuation.slice(start, start + size);
+          const chunk = tidyResult(() => {
+            const logits = headLogits(tf.slice(hidden, [start, 0], [size, -1]), parameters.lmHead, temperature);
+            const normalised = tf.sub(logits, tf.logSumExp(logits, 1, true));
+            const flatIndex = tf.tensor1d(targets.map((tokenId, row) => row * shape.vocabSize + tokenId), 'int32');
+            const picked = tf.gather(tf.reshape(normalised, [-1]), flatIndex);
+            const best = topCount > 0 ? tf.topk(normalised, Math.min(topCount, shape.vocabSize)) : null;
+            return { picked, values: best?.values ?? null, indices: best?.indices ?? null };
+          });
+          logprobs.push(...(await chunk.picked.data()));
+          if (chunk.values !== null && chunk.indices !== null) {
+            const values = await chunk.values.data();
+            const indices = await chunk.indices.data();
+            const width = chunk.values.shape[1] ?? 0;
+            for (let row = 0; row < size; row += 1) {
+              top.push(Array.from({ length: width }, (_, column) => ({
+                tokenId: indices[row * width + column] ?? 0,
+                logprob: values[row * width + column] ?? 0,
+              })));
+            }
+          } else for (let row = 0; row < size; row += 1) top.push([]);
+          tf.dispose([chunk.picked, chunk.values, chunk.indices].filter((tensor): tensor is tf.Tensor => tensor !== null));
+        }
+      } finally {
+        hidden.dispose();
+      }
+      return { logprobs, top };
+    },
+    forwardBackward: (request) => accumulator.forwardBackward(model(), trainable(), request),
+    gradients: () => accumulator.exportGradients(trainable()),
+    clearGradients: () => accumulator.clear(),
+    createOptimizer(optimizerOptions) {
+      const adamW = createAdamW(optimizerOptions);
+      return {
+        step(learningRate) {
+          const result = adamW.step(trainable().variables, accumulator.gradients, learningRate);
+          accumulator.clear();
+          return result;
+        },
+        dispose: () => adamW.dispose(),
+      };
+    },
+    exportAdapter(exportOptions) {
+      if (adapter === null) throw new ClawrlError('unsupported', 'no LoRA adapter: the model trains all parameters');
+      return exportPeftAdapter(adapter, exportOptions);
+    },
+    importAdapter(files) {
+      if (trainParams !== 'lora') throw new ClawrlError('unsupported', 'adapters can only be loaded in lora mode');
+      const next = importPeftAdapter(shape, files);
+      accumulator.clear();
+      adapter?.dispose();
+      adapter = next;
+    },
+    async exportFullWeights(exportOptions = {}) {
+      const tensors = await exportParameters(parameters);
+      if (adapter !== null) {
+        for (const [path, module] of adapter.modules) {
+          const name = `${path}.weight`;
+          const base = tensors.get(name);
+          if (base === undefined) continue;
+          const merged = tf.tidy(() =>
+            tf.add(tf.tensor(base.data, base.shape), tf.transpose(tf.mul(tf.matMul(module.a, module.b), adapter?.scale ?? 0))),
+          );
+          tensors.set(name, { shape: base.shape, data: new Float32Array(await merged.data()) });
+          merged.dispose();
+        }
+      }
+      return writeSafetensors(tensors, { dtype: exportOptions.dtype ?? 'F32' });
+    },
+    dispose() {
+      accumulator.clear();
+      adapter?.dispose();
+      disposeParameters(parameters);
+    },
+  };
+}
+
+/** Loads `config.json` and the safetensors weights (single or sharded) of an HF model folder. */
+export async function loadTransformerFromFolder(
+  folder: string,
+  options: Omit<LoadTransformerOptions, 'shape' | 'weights'> = {},
+): Promise<Transformer> {
+  let configJson: unknown;
+  try {
+    configJson = JSON.parse(await readFile(join(folder, 'config.json'), 'utf8'));
+  } catch (error) {
+    throw new ClawrlError('configuration_error', `cannot read ${folder}/config.json`, { cause: error });
+  }
+  const shape = transformerShapeFromHuggingFaceConfig(configJson);
+  const { tensors } = await readSafetensorsFolder(folder);
+  return loadTransformer({ ...options, shape, weights: tensors });
+}
