@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Checks that the services the test suite talks to are reachable, starting them with this
 # machine's own commands when they are installed but stopped. Each entry: name, host, port,
-# start command. The suite needs no external service yet (SQLite is embedded); Postgres and NATS
-# join this list with the distributed mode.
+# start command. SQLite is embedded; NATS (with JetStream) backs the distributed event bus and
+# artifact store tests.
 set -uo pipefail
 
-required_services=()
+required_services=(
+  'NATS JetStream|127.0.0.1|4222|start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log'
+)
 
 reachable() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
 

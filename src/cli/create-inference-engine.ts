@@ -2,7 +2,10 @@
  * Picks and builds the inference engine named by the configuration. The only place that knows
  * every engine adapter.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createLocalInferenceEngine } from '../engines/local/create-local-inference-engine.js';
 import { createOpenAICompatibleEngine } from '../engines/openai-compatible/create-openai-compatible-engine.js';
 import { loadChatRenderer } from '../model/create-chat-renderer.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
@@ -25,15 +28,39 @@ export function servedModelNameOf(configuration: Pick<EngineConfiguration, 'mode
   return looksLikePath ? path.basename(path.resolve(configuration.model)) : configuration.model;
 }
 
+/** The shipped built-in model, relative to the package root (dist/cli/ → ../../models). */
+export const builtinModelDirectory = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'models', 'builtin-tiny');
+
+/** A model folder on disk for `--model`: `builtin:tiny` or a path. */
+export function localModelDirectoryOf(model: string): string {
+  if (model === 'builtin:tiny') {
+    if (!existsSync(path.join(builtinModelDirectory, 'config.json'))) {
+      throw new ClawrlError(
+        'configuration_error',
+        `The built-in model is missing from ${builtinModelDirectory}. Rebuild it with \`clawrl pretrain-tiny\`, or pass --model <Hugging Face model folder>.`,
+        { param: 'model' },
+      );
+    }
+    return builtinModelDirectory;
+  }
+  if (model.startsWith('builtin:')) {
+    throw new ClawrlError('configuration_error', `Unknown built-in model '${model}'; the built-in model is builtin:tiny.`, { param: 'model' });
+  }
+  if (!existsSync(path.join(model, 'config.json'))) {
+    throw new ClawrlError('configuration_error', `--model ${model} is not a Hugging Face model folder (no config.json there).`, { param: 'model' });
+  }
+  return path.resolve(model);
+}
+
 export async function createInferenceEngine(configuration: EngineConfiguration): Promise<InferenceEngine> {
   const servedModelId = servedModelNameOf(configuration);
   switch (configuration.engine) {
     case 'local':
+      return createLocalInferenceEngine({ modelDirectory: localModelDirectoryOf(configuration.model), modelId: servedModelId });
     case 'llamacpp':
       throw new ClawrlError(
         'configuration_error',
-        `--engine ${configuration.engine} is not available in this version of clawrl yet. ` +
-          'Serve through a remote engine instead: --engine vllm|sglang|openai --upstream <url> --model <name>.',
+        '--engine llamacpp is not available in this version of clawrl yet; use --engine local, vllm, sglang or openai.',
         { param: 'engine' },
       );
     case 'openai':

@@ -11,6 +11,8 @@ import { createConsoleLogger } from './create-console-logger.js';
 import { runServeCommand, type ServeConfiguration } from './serve-command.js';
 import { fetchStatus, formatStatus } from './status-command.js';
 import { runBenchCommand } from './bench-command.js';
+import { runRejudgeCommand, type RejudgeConfiguration } from './rejudge-command.js';
+import { runSamplesExportCommand } from './samples-export-command.js';
 
 const serveKeys = [
   'config', 'host', 'port', 'data', 'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey',
@@ -107,6 +109,47 @@ program
   .action(async (target: string, options: { json?: boolean; quick?: boolean }) => {
     try {
       await runBenchCommand(target, { json: options.json === true, quick: options.quick === true });
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+const rejudgeKeys = [
+  'config', 'data', 'store', 'storeUrl', 'judge', 'judgeUrl', 'judgeModel', 'method', 'model', 'servedModel', 'engine',
+  'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout', 'json',
+] as const satisfies readonly OptionKey[];
+addOptions(program.command('rejudge').description('re-score stored turns with another judge or prompt version, keeping earlier judgements'), rejudgeKeys)
+  .option('--since <time>', 'only turns started since (epoch ms or a date)')
+  .option('--force', 're-judge turns this judge already judged')
+  .action(async (options: { since?: string; force?: boolean }, command: Command) => {
+    try {
+      const configuration = { ...configurationOf(command, rejudgeKeys), since: options.since, force: options.force === true };
+      const result = await runRejudgeCommand(configuration as unknown as RejudgeConfiguration, createConsoleLogger());
+      process.stdout.write(configuration.json === true ? `${JSON.stringify(result)}\n` : `judged ${result.judged}, skipped ${result.skipped}, failed ${result.failed}\n`);
+      if (result.failed > 0) process.exitCode = 1;
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+const exportKeys = ['config', 'data', 'store', 'storeUrl', 'json'] as const satisfies readonly OptionKey[];
+addOptions(program.command('samples').description('training samples').command('export').description('write samples as JSON lines'), exportKeys)
+  .requiredOption('--out <file>', 'the JSONL file to write')
+  .option('--status <status>', 'ready | trained | dropped (default: all)')
+  .action(async (options: { out: string; status?: string }, command: Command) => {
+    try {
+      if (options.status !== undefined && !['ready', 'trained', 'dropped'].includes(options.status)) {
+        throw new ClawrlError('configuration_error', `--status must be ready, trained or dropped, got ${options.status}.`);
+      }
+      const configuration = configurationOf(command, exportKeys);
+      const written = await runSamplesExportCommand({
+        data: configuration.data as string,
+        store: configuration.store as 'sqlite' | 'postgres',
+        storeUrl: configuration.storeUrl as string | undefined,
+        out: options.out,
+        status: options.status as 'ready' | 'trained' | 'dropped' | undefined,
+      });
+      process.stdout.write(configuration.json === true ? `${JSON.stringify({ written, out: options.out })}\n` : `wrote ${written} samples to ${options.out}\n`);
     } catch (error) {
       fail(error);
     }

@@ -1,10 +1,57 @@
 /** Admin routes: read-only views of the record store in the shapes of the design brief §3. */
 import type { Env, Hono } from 'hono';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import type { SessionStatus, TurnRecord } from '../spec/records.js';
+import type { FeedbackRecord, JudgementRecord, SampleRecord, SessionStatus, TurnRecord } from '../spec/records.js';
 import type { GatewayContext } from './gateway-context.js';
 
-export function wireTurn(turn: TurnRecord): Record<string, unknown> {
+/** What the judge and feedback made of a turn, for its admin view. */
+export interface TurnJudging {
+  /** Oldest first; the latest is the current one. */
+  judgements: JudgementRecord[];
+  feedback: FeedbackRecord | null;
+  samples: SampleRecord[];
+}
+
+function wireJudgement(judgement: JudgementRecord): Record<string, unknown> {
+  return {
+    id: judgement.id,
+    score: judgement.score,
+    votes: judgement.votes,
+    hint: judgement.hint,
+    hintCandidates: judgement.hintCandidates,
+    hintSelection: judgement.hintSelection,
+    judge: judgement.judge,
+    judgeModel: judgement.judgeModel,
+    promptVersion: judgement.promptVersion,
+    latencyMs: judgement.latencyMs,
+    createdAt: judgement.createdAt,
+  };
+}
+
+/**
+ * The turn's current judgement: the latest judge's, with explicit feedback overriding its score
+ * and hint (`judge: 'feedback'`). Null when neither exists.
+ */
+export function currentJudgement(judging: TurnJudging): Record<string, unknown> | null {
+  const latest = judging.judgements.at(-1);
+  const feedback = judging.feedback;
+  if (feedback === null) return latest === undefined ? null : wireJudgement(latest);
+  return {
+    ...(latest === undefined ? { votes: [], judgeModel: null, promptVersion: null } : wireJudgement(latest)),
+    score: feedback.score ?? latest?.score ?? null,
+    hint: feedback.hint ?? latest?.hint ?? null,
+    judge: 'feedback',
+    feedback,
+  };
+}
+
+function wireSample(sample: SampleRecord): Record<string, unknown> {
+  // The tokens are the turn's own, already in the turn view.
+  const { promptTokenIds: _prompt, responseTokenIds: _response, rolloutLogprobs: _rollout, ...rest } = sample;
+  return rest;
+}
+
+export function wireTurn(turn: TurnRecord, judging: TurnJudging = { judgements: [], feedback: null, samples: [] }): Record<string, unknown> {
   return {
     id: turn.id,
     sessionId: turn.sessionId,
@@ -27,9 +74,9 @@ export function wireTurn(turn: TurnRecord): Record<string, unknown> {
     error: turn.error,
     nextState: turn.nextState,
     nextStateAt: turn.nextStateAt,
-    // Judging and sample building arrive with the judge and trainer; until then no turn has any.
-    judgement: null,
-    samples: [],
+    judgement: currentJudgement(judging),
+    judgements: judging.judgements.map(wireJudgement),
+    samples: judging.samples.map(wireSample),
   };
 }
 
@@ -41,8 +88,16 @@ export async function statusOf(context: GatewayContext): Promise<Record<string, 
     turns: { main: counts.turns.main, side: counts.turns.side, aborted: counts.turns.aborted, failed: counts.turns.failed },
     trainable: counts.turns.trainable,
     linked: counts.linked,
-    judged: 0,
-    samples: { ready: 0, trained: 0 },
+    judged: counts.judging.judged,
+    samples: counts.judging.samples,
+    judging: {
+      pending: counts.judging.pending,
+      retrying: counts.judging.retrying,
+      withoutNextState: counts.judging.withoutNextState,
+      hints: { accepted: counts.judging.hintsAccepted, rejected: counts.judging.hintsRejected },
+      voteAgreement: counts.judging.voteAgreement,
+      averageLatencyMs: counts.judging.averageLatencyMs,
+    },
     trainSteps: 0,
     policyVersion: 0,
     model: context.engine.modelId,
@@ -74,6 +129,11 @@ export function registerAdminRoutes<Environment extends Env>(app: Hono<Environme
   app.get('/admin/turns/:id', async (c) => {
     const turn = await context.store.getTurn(c.req.param('id'));
     if (turn === null) throw new ClawrlError('not_found', `No turn with id '${c.req.param('id')}'.`);
-    return c.json(wireTurn(turn));
+    const [judgements, feedback, samples] = await Promise.all([
+      context.store.listJudgements(turn.id),
+      context.store.getFeedback(turn.id),
+      context.store.listSamples({ turnId: turn.id, limit: 1000 }),
+    ]);
+    return c.json(wireTurn(turn, { judgements, feedback, samples }));
   });
 }

@@ -9,6 +9,7 @@ import { registerAdminRoutes } from './admin-routes.js';
 import type { Principal } from './api-key-authenticator.js';
 import { createChatCompletionsHandler } from './chat-completions-route.js';
 import { asClawrlError, errorResponse } from './error-response.js';
+import { registerFeedbackRoute } from './feedback-route.js';
 import type { GatewayContext } from './gateway-context.js';
 
 type Variables = { principal: Principal };
@@ -16,6 +17,7 @@ type Variables = { principal: Principal };
 function routeLabel(path: string): string {
   if (path.endsWith('/chat/completions')) return 'chat';
   if (path.endsWith('/models')) return 'models';
+  if (path.endsWith('/feedback')) return 'feedback';
   if (path.startsWith('/admin/')) return 'admin';
   if (path === '/healthz' || path === '/metrics') return path.slice(1);
   return 'other';
@@ -52,7 +54,7 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
   app.get('/metrics', async () => {
     const counts = await context.store.counts();
     context.metrics.queueDepth.set({ queue: 'awaiting-next-state' }, Math.max(0, counts.turns.trainable - counts.linked));
-    context.metrics.queueDepth.set({ queue: 'awaiting-judgement' }, counts.linked);
+    context.metrics.queueDepth.set({ queue: 'awaiting-judgement' }, counts.judging.pending);
     return new Response(await context.metrics.registry.metrics(), {
       headers: { 'content-type': context.metrics.registry.contentType },
     });
@@ -75,6 +77,8 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
       handleChatCompletion(c, c.get('principal'), c.req.param('sessionId')),
     );
   }
+
+  registerFeedbackRoute(app, context);
 
   app.use('/admin/*', authenticate, requireAdmin);
   registerAdminRoutes(app, context);

@@ -62,3 +62,30 @@ describe('createAdamW', () => {
     tf.dispose([parameter, gradient]);
   });
 });
+
+describe('AdamW state export and import', () => {
+  it('resumes to exactly the parameters of an uninterrupted run', async () => {
+    const steps = [[0.5, 3], [-0.25, 1], [1, -4], [0.1, 0.2]];
+    const run = async (splitAt: number | null): Promise<number[]> => {
+      let adamW = createAdamW({ learningRate: 0.1, weightDecay: 0.1 });
+      const parameter = tf.variable(tf.tensor1d([1, -2]));
+      for (const [index, values] of steps.entries()) {
+        if (index === splitAt) {
+          const state = await adamW.exportState();
+          adamW.dispose();
+          adamW = createAdamW({ learningRate: 0.1, weightDecay: 0.1 });
+          adamW.importState(state);
+          expect(adamW.stepCount).toBe(splitAt);
+        }
+        const gradient = tf.tensor1d(values);
+        adamW.step(new Map([['p', parameter]]), new Map([['p', gradient]]));
+        gradient.dispose();
+      }
+      const result = Array.from(await parameter.data());
+      adamW.dispose();
+      parameter.dispose();
+      return result;
+    };
+    expect(await run(2)).toEqual(await run(null));
+  });
+});

@@ -25,12 +25,21 @@ export interface AdamWStepResult {
   step: number;
 }
 
+/** Moments in the parameters' own (stored) layout; only meaningful for the same model code. */
+export interface AdamWState {
+  stepCount: number;
+  moments: Map<string, { first: { shape: number[]; data: Float32Array }; second: { shape: number[]; data: Float32Array } }>;
+}
+
 export interface AdamW {
   readonly options: z.output<typeof adamWOptionsSchema>;
   /** Steps taken so far. */
   readonly stepCount: number;
   /** Applies one update; `gradients` are not disposed (their owner clears them). */
   step(parameters: ReadonlyMap<string, tf.Variable>, gradients: ReadonlyMap<string, tf.Tensor>, learningRate?: number): AdamWStepResult;
+  /** The step count and moments, to checkpoint a run and resume it exactly. */
+  exportState(): Promise<AdamWState>;
+  importState(state: AdamWState): void;
   dispose(): void;
 }
 
@@ -83,6 +92,24 @@ export function createAdamW(options: AdamWOptions): AdamW {
         moments.set(name, next);
       }
       return { gradientNorm, step: stepCount };
+    },
+    async exportState() {
+      const exported: AdamWState['moments'] = new Map();
+      for (const [name, state] of moments) {
+        exported.set(name, {
+          first: { shape: state.first.shape.slice(), data: new Float32Array(await state.first.data()) },
+          second: { shape: state.second.shape.slice(), data: new Float32Array(await state.second.data()) },
+        });
+      }
+      return { stepCount, moments: exported };
+    },
+    importState(state) {
+      for (const previous of moments.values()) tf.dispose([previous.first, previous.second]);
+      moments.clear();
+      for (const [name, { first, second }] of state.moments) {
+        moments.set(name, { first: tf.tensor(first.data, first.shape, 'float32'), second: tf.tensor(second.data, second.shape, 'float32') });
+      }
+      stepCount = state.stepCount;
     },
     dispose() {
       for (const state of moments.values()) tf.dispose([state.first, state.second]);

@@ -55,6 +55,11 @@ export interface GradientAccumulator {
   forwardBackward(model: ForwardModel, trainable: TrainableSet, request: ForwardBackwardRequest): Promise<ForwardBackwardResult>;
   /** Gradients in the exported layout (PEFT [r, in] / [out, r], HF [out, in]). */
   exportGradients(trainable: TrainableSet): Promise<Map<string, { shape: number[]; data: Float32Array }>>;
+  /**
+   * Replaces the accumulated gradients with ones in the exported layout, e.g. the average of
+   * several data-parallel workers' `exportGradients`, so the optimizer steps on them.
+   */
+  importGradients(trainable: TrainableSet, gradients: ReadonlyMap<string, { shape: number[]; data: Float32Array }>): void;
   clear(): void;
 }
 
@@ -149,6 +154,30 @@ export function createGradientAccumulator(): GradientAccumulator {
         if (layout !== gradient) layout.dispose();
       }
       return out;
+    },
+    importGradients(trainable, imported) {
+      const next = new Map<string, tf.Tensor>();
+      try {
+        for (const [name, variable] of trainable.variables) {
+          const source = imported.get(name);
+          if (source === undefined) continue;
+          const transposed = trainable.transposedNames.has(name);
+          const expected = transposed ? [...variable.shape].reverse() : variable.shape;
+          if (source.shape.join() !== expected.join()) {
+            throw new ClawrlError('invalid_request', `gradient '${name}' has shape ${JSON.stringify(source.shape)}, expected ${JSON.stringify(expected)}`);
+          }
+          next.set(name, tf.tidy(() => {
+            const tensor = tf.tensor(source.data, source.shape, 'float32');
+            return transposed ? tf.transpose(tensor) : tensor;
+          }));
+        }
+      } catch (error) {
+        tf.dispose([...next.values()]);
+        throw error;
+      }
+      for (const gradient of gradients.values()) gradient.dispose();
+      gradients.clear();
+      for (const [name, gradient] of next) gradients.set(name, gradient);
     },
     clear() {
       for (const gradient of gradients.values()) gradient.dispose();

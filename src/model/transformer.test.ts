@@ -141,6 +141,35 @@ describe('training', () => {
     }
   });
 
+  it('steps on set gradients (a data-parallel sum) exactly as on its own accumulated ones', async () => {
+    const load = () => loadTransformerFromFolder(join(fixtures, 'qwen2'), { trainParams: 'full' });
+    const [whole, first, second] = await Promise.all([load(), load(), load()]);
+    const other = [7, 7, 1, 2, 3, 60, 61, 62];
+    try {
+      await whole.forwardBackward({ sequences: [{ tokenIds, targetStart: promptLength }, { tokenIds: other, targetStart: 2 }], loss: sumLoss });
+      whole.createOptimizer({ learningRate: 0.01 }).step();
+      await first.forwardBackward({ sequences: [{ tokenIds, targetStart: promptLength }], loss: sumLoss });
+      await second.forwardBackward({ sequences: [{ tokenIds: other, targetStart: 2 }], loss: sumLoss });
+      const sum = await first.gradients();
+      for (const [name, gradient] of await second.gradients()) {
+        const target = sum.get(name)?.data ?? new Float32Array();
+        gradient.data.forEach((value, index) => (target[index] = (target[index] ?? 0) + value));
+      }
+      first.setGradients(sum);
+      first.createOptimizer({ learningRate: 0.01 }).step();
+      const expected = readSafetensors(await whole.exportFullWeights()).tensors;
+      for (const [name, tensor] of readSafetensors(await first.exportFullWeights()).tensors) {
+        const reference = expected.get(name)?.data ?? new Float32Array();
+        const worst = Math.max(...Array.from(tensor.data, (value, index) => Math.abs(value - (reference[index] ?? Number.NaN))));
+        expect(worst, name).toBeLessThan(1e-5);
+      }
+      const [name, gradient] = [...sum][0] ?? ['', { shape: [1], data: new Float32Array(1) }];
+      expect(() => first.setGradients(new Map([[name, { shape: [...gradient.shape, 1], data: gradient.data }]]))).toThrow(ClawrlError);
+    } finally {
+      for (const transformer of [whole, first, second]) transformer.dispose();
+    }
+  });
+
   it('rejects sequences without targets and non-scalar losses', async () => {
     const transformer = await loadTransformerFromFolder(join(fixtures, 'qwen3'), { trainParams: 'lora' });
     try {

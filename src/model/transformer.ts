@@ -30,7 +30,7 @@ import * as tf from '@tensorflow/tfjs';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { ensureFits } from '../tensor/index.js';
 import { createAdamW } from './adamw.js';
-import type { AdamWOptions, AdamWStepResult } from './adamw.js';
+import type { AdamWOptions, AdamWState, AdamWStepResult } from './adamw.js';
 import { createLoraAdapter, exportPeftAdapter, importPeftAdapter } from './lora-adapter.js';
 import type { LoraAdapter, LoraOptions } from './lora-adapter.js';
 import { readSafetensorsFolder, writeSafetensors } from './safetensors.js';
@@ -78,6 +78,9 @@ export interface ScoreResult {
 export interface TransformerOptimizer {
   /** Applies AdamW to the accumulated gradients, then clears them. */
   step(learningRate?: number): AdamWStepResult;
+  /** Step count and moments, for checkpoints (layout internal to this engine). */
+  exportState(): Promise<AdamWState>;
+  importState(state: AdamWState): void;
   dispose(): void;
 }
 
@@ -92,6 +95,8 @@ export interface Transformer {
   /** Accumulated gradients in exported layout and names (PEFT or HF). */
   gradients(): Promise<Map<string, FloatTensorData>>;
   clearGradients(): void;
+  /** Replaces the accumulated gradients (names and layout of `gradients()`), e.g. a data-parallel average. */
+  setGradients(gradients: ReadonlyMap<string, FloatTensorData>): void;
   createOptimizer(options: AdamWOptions): TransformerOptimizer;
   exportAdapter(options: { baseModelNameOrPath: string; dtype?: SafetensorsWriteDtype }): Promise<Record<string, Uint8Array>>;
   /** Replaces the adapter (and drops accumulated gradients). Only in 'lora' mode. */
@@ -189,6 +194,7 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
     forwardBackward: (request) => accumulator.forwardBackward(model(), trainable(), request),
     gradients: () => accumulator.exportGradients(trainable()),
     clearGradients: () => accumulator.clear(),
+    setGradients: (gradients) => accumulator.importGradients(trainable(), gradients),
     createOptimizer(optimizerOptions) {
       const adamW = createAdamW(optimizerOptions);
       return {
@@ -197,6 +203,8 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
           accumulator.clear();
           return result;
         },
+        exportState: () => adamW.exportState(),
+        importState: (state) => adamW.importState(state),
         dispose: () => adamW.dispose(),
       };
     },

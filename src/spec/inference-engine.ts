@@ -91,6 +91,11 @@ export interface ScoreRequest {
   responseTokenIds: number[];
   /** Also return the top-k alternatives at each response position. */
   topK?: number;
+  /**
+   * Score under `log_softmax(logits / temperature)` (default 1), the distribution the sampler
+   * records log-probs under, so scores compare with rollout log-probs of the same temperature.
+   */
+  temperature?: number;
   policyVersion?: PolicyVersion;
 }
 

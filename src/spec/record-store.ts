@@ -1,17 +1,31 @@
 /**
- * The `RecordStore` seam: durable sessions and turns (and, as the RL loop grows, judgements,
- * samples, training steps and policy versions). Implementations: SQLite (embedded default) and
- * Postgres. Every implementation runs `runRecordStoreContract` from `record-store.contract.ts`.
+ * The `RecordStore` seam: durable sessions, turns, the judge queue, judgements, feedback and
+ * samples (and, as the RL loop grows, training steps and policy versions). Implementations:
+ * SQLite (embedded default) and Postgres. Every implementation runs `runRecordStoreContract` from `record-store.contract.ts`.
  *
  * Durability contract: when a write method's promise resolves, the write survives `kill -9` of
  * the process.
+ *
+ * Judge queue: linking a trainable main turn's next state queues it for judging, and so does
+ * feedback on a trainable main turn (with or without a next state). A queued turn stays queued
+ * until a worker releases it as done for its latest queueing; workers hold it under a lease, so a
+ * crashed worker's turns become claimable again when the lease expires. Nothing ever drops a
+ * queued turn. A session's last turn never gets a next state: it is judged only from feedback.
  *
  * Storage contract: a session's shared message prefix and shared token prefix are stored once,
  * so a session's storage grows linearly with its length, not quadratically.
  */
 import type { ChatMessage } from './chat.js';
 import type {
+  FeedbackRecord,
+  JudgeClaim,
+  JudgementRecord,
+  NewFeedback,
+  NewJudgement,
+  NewSample,
   NewTurn,
+  SampleRecord,
+  SampleStatus,
   SessionCloseReason,
   SessionRecord,
   SessionStatus,
@@ -30,6 +44,46 @@ export interface TurnReference {
 export interface ListSessionsOptions {
   status?: SessionStatus;
   /** Newest first; default 100. */
+  limit?: number;
+  offset?: number;
+}
+
+export interface ClaimTurnsOptions {
+  limit: number;
+  leaseMs: number;
+  now: number;
+  workerId: string;
+}
+
+/** How a worker hands a claimed turn back. */
+export type ReleaseOutcome =
+  /** Processed: the turn leaves the queue unless it was queued again meanwhile. */
+  | { kind: 'done' }
+  /** Failed: stays queued, claimable again from `retryAt`, with one more attempt counted. */
+  | { kind: 'failed'; error: string; retryAt: number };
+
+export interface ReleaseTurnOptions {
+  turnId: string;
+  workerId: string;
+  /** The claim's generation. */
+  generation: number;
+  outcome: ReleaseOutcome;
+}
+
+export interface ListSamplesOptions {
+  status?: SampleStatus;
+  turnId?: string;
+  /** Oldest first; default 100. */
+  limit?: number;
+  offset?: number;
+}
+
+export interface ListTurnIdsOptions {
+  /** Turns that started at or after this time. */
+  since?: number;
+  /** Only main turns whose next state is linked. */
+  linkedOnly?: boolean;
+  /** Oldest first; default 100. */
   limit?: number;
   offset?: number;
 }
@@ -59,12 +113,61 @@ export interface RecordStore {
    */
   getLastMainTurn(sessionId: string): Promise<TurnReference | null>;
   /**
-   * Sets a main turn's next state (the messages that followed it). Returns false if the turn is
-   * unknown or already linked: the first link wins.
+   * Sets a main turn's next state (the messages that followed it) and, for a trainable turn,
+   * queues it for judging in the same write. Returns false if the turn is unknown or already
+   * linked: the first link wins.
    */
   linkNextState(turnId: string, nextState: ChatMessage[], at: number): Promise<boolean>;
   /** The open session whose turn recorded `replyKey`, with that turn's id; null when none. */
   findByReplyKey(replyKey: string): Promise<{ sessionId: string; turnId: string } | null>;
+
+  /** Turn ids, oldest first (what `clawrl rejudge` walks). */
+  listTurnIds(options?: ListTurnIdsOptions): Promise<string[]>;
+
+  /**
+   * Claims up to `limit` queued turns that are due (`retryAt` passed) and not under a live lease,
+   * oldest queued first, and leases them to `workerId` until `now + leaseMs`.
+   */
+  claimTurnsForJudging(options: ClaimTurnsOptions): Promise<JudgeClaim[]>;
+  /**
+   * Hands a claimed turn back. Returns false, changing nothing, when the worker no longer holds
+   * the lease (it expired and another worker claimed the turn). Releasing as done an outdated
+   * generation ends the lease but keeps the turn queued.
+   */
+  releaseTurn(options: ReleaseTurnOptions): Promise<boolean>;
+  /**
+   * Records a judgement. One judgement is kept per (judge, judge model, prompt version) and turn:
+   * recording the same identity again replaces it. The turn's current judgement is its latest.
+   * Fails with `store_error` for an unknown turn.
+   */
+  recordJudgement(judgement: NewJudgement): Promise<JudgementRecord>;
+  /** The turn's judgements, oldest first. */
+  listJudgements(turnId: string): Promise<JudgementRecord[]>;
+  /**
+   * Records feedback on a turn and, for a trainable main turn, queues it again so its sample is
+   * rebuilt. Returns null, recording nothing, for an unknown turn.
+   */
+  recordFeedback(feedback: NewFeedback): Promise<FeedbackRecord | null>;
+  /** The turn's latest feedback. */
+  getFeedback(turnId: string): Promise<FeedbackRecord | null>;
+
+  /**
+   * Records a sample of a turn. The turn's earlier `ready` samples become `dropped` with reason
+   * `superseded`: a turn has at most one ready sample. Fails with `store_error` for an unknown
+   * turn, a duplicate id, or per-token arrays of a ready sample that do not match the response.
+   */
+  recordSample(sample: NewSample): Promise<SampleRecord>;
+  listSamples(options?: ListSamplesOptions): Promise<SampleRecord[]>;
+  /**
+   * Moves `ready` samples to `trained` or `dropped` (with a reason); other samples are left
+   * alone. Returns how many changed.
+   */
+  updateSampleStatus(input: {
+    ids: string[];
+    status: 'trained' | 'dropped';
+    reason?: string;
+    at: number;
+  }): Promise<number>;
 
   counts(): Promise<StoreCounts>;
   /** Flushes and closes. Idempotent. */

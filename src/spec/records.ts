@@ -91,4 +91,149 @@ export interface StoreCounts {
   turns: { main: number; side: number; aborted: number; failed: number; trainable: number };
   /** Main turns whose next state is linked. */
   linked: number;
+  judging: JudgingCounts;
+}
+
+/** A judge's verdict on a turn: +1 good, −1 bad, 0 unclear. */
+export type JudgeScore = 1 | -1 | 0;
+
+/** One raw answer of a judge with what was read from it. */
+export interface JudgeVote {
+  /** `verdict`: a ±1/0 vote; `hint`: a hint-extraction answer. */
+  kind: 'verdict' | 'hint';
+  /** The judge's raw text. */
+  text: string;
+  /** The box read from the text; null when unparseable. */
+  score: JudgeScore | null;
+  /** Hint answers: the accepted hint; null otherwise. */
+  hint: string | null;
+  /** Hint answers without an accepted hint: why (`negative-vote`, `hint-too-short`, ...). */
+  rejection: string | null;
+}
+
+/** How the hint of a judgement was chosen among its candidates. */
+export type HintSelection = 'overlap' | 'longest';
+
+export interface NewJudgement {
+  turnId: string;
+  /** The backend: `policy`, `openai`, `rules`. */
+  judge: string;
+  judgeModel: string;
+  promptVersion: string;
+  /** Majority verdict; null when no vote was readable. */
+  score: JudgeScore | null;
+  votes: JudgeVote[];
+  /** The selected hint; null when none was accepted or none was asked for. */
+  hint: string | null;
+  /** Every accepted hint, in vote order. */
+  hintCandidates: string[];
+  hintSelection: HintSelection | null;
+  latencyMs: number;
+  createdAt: number;
+}
+
+export interface JudgementRecord extends NewJudgement {
+  /** Store-assigned; increases with every recorded judgement. */
+  id: number;
+}
+
+/** Explicit feedback on a turn (`POST /v1/feedback`). It overrides the judge's score. */
+export interface NewFeedback {
+  turnId: string;
+  /** In −1..1; null when the feedback only carries text or a hint. */
+  score: number | null;
+  text: string | null;
+  hint: string | null;
+  /** Tenant that sent it; null when auth is off. */
+  tenant: string | null;
+  createdAt: number;
+}
+
+export interface FeedbackRecord extends NewFeedback {
+  id: number;
+}
+
+export type SampleMethod = 'rl' | 'opd' | 'combine';
+
+/** `ready`: waits for the trainer; `trained`: used by a step; `dropped`: never trained (see the reason). */
+export type SampleStatus = 'ready' | 'trained' | 'dropped';
+
+/** One entry of a top-k support set: a token the student ranked high, with both models' log-probs. */
+export interface SupportToken {
+  id: number;
+  studentLogprob: number;
+  /** Null when the token is outside the teacher's reported top list. */
+  teacherLogprob: number | null;
+  /** clip(teacher − student, −C, C); null with the teacher's log-prob. */
+  advantage: number | null;
+}
+
+/**
+ * What the trainer needs of a sample beyond the turn's own tokens. The per-token arrays hold one
+ * entry per response token; dropped samples have empty arrays.
+ */
+export interface NewSample {
+  id: string;
+  turnId: string;
+  method: SampleMethod;
+  status: 'ready' | 'dropped';
+  /** Why a dropped sample was dropped (`no-hint`, `zero-score`, `engine-cannot-score`, ...). */
+  dropReason: string | null;
+  /** The policy version that sampled the response. */
+  policyVersion: PolicyVersion;
+  judgementId: number | null;
+  feedbackId: number | null;
+  /** The reward r in −1..1 used for the RL part; null when there was none. */
+  score: number | null;
+  hint: string | null;
+  lossMask: number[];
+  advantages: number[];
+  teacherLogprobs: number[] | null;
+  /** Per response position, the student's top-k support set; null when not built. */
+  support: SupportToken[][] | null;
+  createdAt: number;
+}
+
+/** A stored sample with the turn's exact tokens: everything a training step reads. */
+export interface SampleRecord extends Omit<NewSample, 'status'> {
+  sessionId: string;
+  status: SampleStatus;
+  promptTokenIds: number[];
+  responseTokenIds: number[];
+  /** The log-probs the response was sampled with. */
+  rolloutLogprobs: number[];
+  updatedAt: number;
+}
+
+/** A queued turn handed to one judge worker under a lease. */
+export interface JudgeClaim {
+  turn: TurnRecord;
+  /** Bumped whenever the turn is queued again (feedback, a late next state). */
+  generation: number;
+  /** Failed attempts since it was last queued. */
+  attempts: number;
+  /** The turn's latest feedback. */
+  feedback: FeedbackRecord | null;
+  /** The turn's judgements, oldest first. */
+  judgements: JudgementRecord[];
+}
+
+/** Counts of the judging and sample pipeline, for `/admin/status` and metrics. */
+export interface JudgingCounts {
+  /** Turns with a judgement or feedback. */
+  judged: number;
+  /** Turns queued for judging (claimed or not). */
+  pending: number;
+  /** Queued turns whose last attempt failed. */
+  retrying: number;
+  /** Trainable main turns of closed sessions that never got a next state nor feedback: kept, not trained. */
+  withoutNextState: number;
+  /** Judgements that asked for hints and got one / got none. */
+  hintsAccepted: number;
+  hintsRejected: number;
+  /** Mean latency of judgements; null without any. */
+  averageLatencyMs: number | null;
+  /** Share of readable verdict votes that agree with their judgement's majority; null without any. */
+  voteAgreement: number | null;
+  samples: { ready: number; trained: number; dropped: number };
 }

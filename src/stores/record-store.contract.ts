@@ -7,6 +7,7 @@ import type { ChatMessage } from '../spec/chat.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { RecordStore } from '../spec/record-store.js';
 import type { NewTurn } from '../spec/records.js';
+import { runRecordStoreJudgingContract } from './record-store-judging.contract.js';
 
 export interface RecordStoreContractOptions {
   name: string;
@@ -410,6 +411,7 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
         sessions: { open: 0, closed: 0 },
         turns: { main: 0, side: 0, aborted: 0, failed: 0, trainable: 0 },
         linked: 0,
+        judging: expect.objectContaining({ judged: 0, pending: 0 }),
       });
       await openSession('s1');
       await openSession('s2');
@@ -425,8 +427,11 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
         sessions: { open: 2, closed: 1 },
         turns: { main: 4, side: 1, aborted: 1, failed: 1, trainable: 2 },
         linked: 1,
+        judging: expect.objectContaining({ judged: 0, pending: 1 }),
       });
     });
+
+    runRecordStoreJudgingContract(() => store);
 
     it('closes idempotently', async () => {
       await openSession('s1');

@@ -42,16 +42,25 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
   let nextRequestId = 1;
   let closed = false;
 
+  // Removing only our own listeners matters: Worker keeps internal ones that wire up its port.
+  let onLoadMessage: ((message: WorkerMessage) => void) | undefined;
+  let onLoadError: ((error: Error) => void) | undefined;
+  let onLoadExit: ((code: number) => void) | undefined;
   const ready = await new Promise<{ contextLength: number }>((resolve, reject) => {
-    const onMessage = (message: WorkerMessage) => {
+    onLoadMessage = (message) => {
       if (message.kind === 'ready') resolve(message);
       else if (message.kind === 'fatal') reject(toError(message.error));
     };
-    worker.on('message', onMessage);
-    worker.once('error', reject);
-    worker.once('exit', (code) => reject(new ClawrlError('internal_error', `the sampler worker exited with code ${code} while loading`)));
+    onLoadError = reject;
+    onLoadExit = (code) => reject(new ClawrlError('internal_error', `the sampler worker exited with code ${code} while loading`));
+    worker.on('message', onLoadMessage);
+    worker.once('error', onLoadError);
+    worker.once('exit', onLoadExit);
+  }).finally(() => {
+    if (onLoadMessage) worker.off('message', onLoadMessage);
+    if (onLoadError) worker.off('error', onLoadError);
+    if (onLoadExit) worker.off('exit', onLoadExit);
   });
-  worker.removeAllListeners();
 
   const failAll = (error: ClawrlError) => {
     for (const entry of pending.values()) {
@@ -101,9 +110,6 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
     contextLength: ready.contextLength,
 
     async *generate(request: GenerateRequest, signal: AbortSignal): AsyncIterable<GenerateEvent> {
-      if (request.policyVersion !== undefined) {
-        throw new ClawrlError('unsupported', 'the local engine serves its active policy version only');
-      }
       const requestId = nextRequestId++;
       const abortFlag = new Int32Array(new SharedArrayBuffer(4));
       const queue = new AsyncEventQueue<GenerateEvent>();

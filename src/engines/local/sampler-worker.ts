@@ -29,40 +29,66 @@ function wireError(error: unknown): WireError {
 let transformer: Transformer;
 let renderer: ChatRenderer;
 let policyVersion = 0;
-let baseAdapter: Record<string, Uint8Array> | null = null;
+/** Adapters of the versions that can still be served (pinned sessions), newest last. */
+const adapters = new Map<number, Record<string, Uint8Array>>();
+const retainedVersions = 8;
 
 async function loadPolicy(artifact: PolicyArtifact): Promise<void> {
-  if (artifact.kind === 'adapter') {
-    transformer.importAdapter(artifact.files);
-  } else if (artifact.kind === 'base') {
-    if (baseAdapter !== null) transformer.importAdapter(baseAdapter);
-  } else {
+  if (artifact.kind === 'full') {
     throw new ClawrlError('unsupported', 'the local sampler loads LoRA adapters; full-weight versions are not supported yet');
   }
+  const files = artifact.kind === 'adapter' ? artifact.files : adapters.get(0);
+  if (files === undefined) throw new ClawrlError('internal_error', 'the base adapter is missing');
+  transformer.importAdapter(files);
+  adapters.delete(artifact.version);
+  adapters.set(artifact.version, files);
+  for (const version of adapters.keys()) {
+    if (adapters.size <= retainedVersions) break;
+    if (version !== 0 && version !== artifact.version) adapters.delete(version);
+  }
   policyVersion = artifact.version;
+}
+
+/** Runs `work` on an older version for a pinned request, then restores the active one. */
+async function onVersion<Result>(version: number | undefined, work: (version: number) => Promise<Result>): Promise<Result> {
+  if (version === undefined || version === policyVersion) return work(policyVersion);
+  const files = adapters.get(version);
+  if (files === undefined) throw new ClawrlError('not_found', `policy version ${version} is not loaded in the local engine`);
+  const active = adapters.get(policyVersion);
+  transformer.importAdapter(files);
+  try {
+    return await work(version);
+  } finally {
+    if (active !== undefined) transformer.importAdapter(active);
+  }
 }
 
 async function handle(request: Exclude<WorkerRequest, { kind: 'close' }>): Promise<void> {
   try {
     switch (request.kind) {
       case 'generate':
-        await runGeneration({
-          transformer,
-          renderer,
-          policyVersion,
-          request: request.request,
-          abortFlag: request.abortFlag,
-          emit: (event) => post({ kind: 'event', requestId: request.requestId, event }),
-        });
+        await onVersion(request.request.policyVersion, (version) =>
+          runGeneration({
+            transformer,
+            renderer,
+            policyVersion: version,
+            request: request.request,
+            abortFlag: request.abortFlag,
+            emit: (event) => post({ kind: 'event', requestId: request.requestId, event }),
+          }),
+        );
         break;
       case 'score': {
         const prompt = request.request.prompt;
         const promptTokenIds = 'tokenIds' in prompt ? prompt.tokenIds : renderer.renderPrompt(prompt.messages, prompt.tools ?? []);
-        const scored = await transformer.score({
-          promptTokenIds,
-          continuationTokenIds: request.request.responseTokenIds,
-          topLogprobs: request.request.topK ?? 0,
-        });
+        const scored = await onVersion(request.request.policyVersion, () =>
+          transformer.score({
+            promptTokenIds,
+            continuationTokenIds: request.request.responseTokenIds,
+            topLogprobs: request.request.topK ?? 0,
+            ...(request.request.temperature === undefined ? {} : { temperature: request.request.temperature }),
+          }),
+        );
         post({
           kind: 'scored',
           requestId: request.requestId,
@@ -89,7 +115,7 @@ async function handle(request: Exclude<WorkerRequest, { kind: 'close' }>): Promi
 try {
   await initializeTensorBackend({ backend: data.backend });
   [transformer, renderer] = await Promise.all([loadTransformerFromFolder(data.modelDirectory), loadChatRenderer(data.modelDirectory)]);
-  baseAdapter = transformer.adapter === null ? null : await transformer.exportAdapter({ baseModelNameOrPath: data.modelId });
+  if (transformer.adapter !== null) adapters.set(0, await transformer.exportAdapter({ baseModelNameOrPath: data.modelId }));
   post({ kind: 'ready', contextLength: transformer.shape.maxPositionEmbeddings, vocabularySize: transformer.shape.vocabSize });
 } catch (error) {
   post({ kind: 'fatal', error: wireError(error) });

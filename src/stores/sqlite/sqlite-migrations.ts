@@ -75,6 +75,77 @@ export const sqliteMigrations: readonly string[] = [
   CREATE INDEX turns_by_reply_key ON turns (reply_key) WHERE reply_key IS NOT NULL;
   CREATE INDEX turns_by_prompt_base ON turns (prompt_base_ordinal) WHERE prompt_base_ordinal IS NOT NULL;
   `,
+  // 2: the judge queue, judgements, feedback and samples. Turns linked before this migration are
+  // queued, so upgrading never leaves a turn unjudged.
+  `
+  CREATE TABLE judge_queue (
+    turn_ordinal INTEGER PRIMARY KEY REFERENCES turns (ordinal),
+    generation INTEGER NOT NULL DEFAULT 1,
+    queued_at INTEGER NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    retry_at INTEGER NOT NULL DEFAULT 0,
+    lease_owner TEXT,
+    lease_expires_at INTEGER,
+    last_error TEXT
+  );
+  CREATE INDEX judge_queue_by_due ON judge_queue (retry_at, queued_at);
+
+  CREATE TABLE judgements (
+    id INTEGER PRIMARY KEY,
+    turn_ordinal INTEGER NOT NULL REFERENCES turns (ordinal),
+    judge TEXT NOT NULL,
+    judge_model TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    score INTEGER CHECK (score IN (-1, 0, 1)),
+    votes TEXT NOT NULL,
+    hint TEXT,
+    hint_candidates TEXT NOT NULL,
+    hint_selection TEXT CHECK (hint_selection IN ('overlap', 'longest')),
+    wanted_hint INTEGER NOT NULL CHECK (wanted_hint IN (0, 1)),
+    readable_votes INTEGER NOT NULL,
+    agreeing_votes INTEGER NOT NULL,
+    latency_ms REAL NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  CREATE UNIQUE INDEX judgements_by_identity ON judgements (turn_ordinal, judge, judge_model, prompt_version);
+
+  CREATE TABLE feedback (
+    id INTEGER PRIMARY KEY,
+    turn_ordinal INTEGER NOT NULL REFERENCES turns (ordinal),
+    score REAL CHECK (score BETWEEN -1 AND 1),
+    text TEXT,
+    hint TEXT,
+    tenant TEXT,
+    created_at INTEGER NOT NULL
+  );
+  CREATE INDEX feedback_by_turn ON feedback (turn_ordinal, id);
+
+  CREATE TABLE samples (
+    ordinal INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    turn_ordinal INTEGER NOT NULL REFERENCES turns (ordinal),
+    method TEXT NOT NULL CHECK (method IN ('rl', 'opd', 'combine')),
+    status TEXT NOT NULL CHECK (status IN ('ready', 'trained', 'dropped')),
+    drop_reason TEXT,
+    policy_version INTEGER NOT NULL,
+    judgement_id INTEGER,
+    feedback_id INTEGER,
+    score REAL,
+    hint TEXT,
+    loss_mask BLOB NOT NULL,
+    advantages BLOB NOT NULL,
+    teacher_logprobs BLOB,
+    support TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX samples_by_status ON samples (status, ordinal);
+  CREATE INDEX samples_by_turn ON samples (turn_ordinal, ordinal);
+
+  INSERT INTO judge_queue (turn_ordinal, queued_at)
+    SELECT ordinal, next_state_at FROM turns
+    WHERE type = 'main' AND trainable = 1 AND next_state IS NOT NULL;
+  `,
 ];
 
 /**

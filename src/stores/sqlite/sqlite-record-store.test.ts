@@ -133,10 +133,31 @@ describe('createSqliteRecordStore on a file', () => {
 
     const database = new Database(path, { readonly: true });
     expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }]);
+    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }, { version: 2 }]);
     const prefixes = database.prepare('SELECT prompt_prefix_length FROM turns ORDER BY ordinal').pluck().all();
     database.close();
     expect(prefixes).toEqual([0, turn0.promptTokenIds.length + 25, turn1.promptTokenIds.length + 25]);
+  });
+
+  it('queues the turns linked before the judging migration when it runs', async () => {
+    const first = createSqliteRecordStore({ path });
+    await first.upsertSession({ id: 's1', tenant: null, at: 10 });
+    const turn0 = turnOf('s1', 0, undefined);
+    const turn1 = turnOf('s1', 1, turn0);
+    await first.recordTurn(turn0);
+    await first.recordTurn(turn1);
+    await first.linkNextState(turn0.id, [{ role: 'user', content: 'next' }], 20);
+    await first.close();
+    // Roll the file back to schema 1, as a database written before migration 2 would be.
+    const database = new Database(path);
+    database.exec(`DROP TABLE judge_queue; DROP TABLE judgements; DROP TABLE feedback; DROP TABLE samples;
+      DELETE FROM schema_migrations WHERE version = 2;`);
+    database.close();
+
+    const upgraded = createSqliteRecordStore({ path });
+    const claims = await upgraded.claimTurnsForJudging({ limit: 10, leaseMs: 1_000, now: 100, workerId: 'w' });
+    expect(claims.map((claim) => claim.turn.id)).toEqual([turn0.id]);
+    await upgraded.close();
   });
 
   it('refuses a database written by a newer schema', async () => {

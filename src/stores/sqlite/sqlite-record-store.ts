@@ -7,9 +7,24 @@
 import type Database from 'better-sqlite3';
 import type { ChatMessage } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
-import type { ListSessionsOptions, RecordStore, TurnReference } from '../../spec/record-store.js';
 import type {
+  ClaimTurnsOptions,
+  ListSamplesOptions,
+  ListSessionsOptions,
+  ListTurnIdsOptions,
+  RecordStore,
+  ReleaseTurnOptions,
+  TurnReference,
+} from '../../spec/record-store.js';
+import type {
+  FeedbackRecord,
+  JudgeClaim,
+  JudgementRecord,
+  NewFeedback,
+  NewJudgement,
+  NewSample,
   NewTurn,
+  SampleRecord,
   SessionCloseReason,
   SessionRecord,
   StoreCounts,
@@ -19,6 +34,7 @@ import type {
 import { canonicalJson } from './canonical-json.js';
 import { createMessageChain, type MessageChain } from './message-chain.js';
 import { createPromptSequenceCache, type PromptSequenceCache } from './prompt-sequence-cache.js';
+import { SqliteJudgingRecords } from './sqlite-judging-records.js';
 import { sqliteStatements, type SessionRow, type SqliteStatements, type TurnRow } from './sqlite-statements.js';
 import {
   commonPrefixLength,
@@ -42,6 +58,8 @@ export class SqliteRecordStore implements RecordStore {
   readonly #sequences: PromptSequenceCache = createPromptSequenceCache(32);
   readonly #upsertSession: Database.Transaction<(input: SessionUpsert) => void>;
   readonly #insertTurnTransaction: Database.Transaction<(turn: NewTurn) => { ordinal: number; index: number }>;
+  readonly #linkNextState: Database.Transaction<(turnId: string, nextState: string, at: number) => boolean>;
+  readonly #judging: SqliteJudgingRecords;
   #closed = false;
 
   constructor(database: Database.Database) {
@@ -52,6 +70,18 @@ export class SqliteRecordStore implements RecordStore {
       this.#statements.upsertSession.run(input);
     });
     this.#insertTurnTransaction = database.transaction((turn) => this.#insertTurn(turn));
+    this.#judging = new SqliteJudgingRecords(database, {
+      turn: (id) => {
+        const row = this.#statements.selectTurn.get(id);
+        return row === undefined ? null : this.#toTurnRecord(row);
+      },
+      tokens: (ordinal) => this.#storedTokens(ordinal),
+    });
+    this.#linkNextState = database.transaction((turnId, nextState, at) => {
+      if (this.#statements.linkNextState.run(nextState, at, turnId).changes === 0) return false;
+      this.#judging.queueLinkedTurn(turnId, at);
+      return true;
+    });
   }
 
   async upsertSession(input: { id: string; tenant: string | null; at: number }): Promise<void> {
@@ -121,10 +151,7 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async linkNextState(turnId: string, nextState: ChatMessage[], at: number): Promise<boolean> {
-    return this.#run(
-      'linkNextState',
-      () => this.#statements.linkNextState.run(canonicalJson(nextState), at, turnId).changes > 0,
-    );
+    return this.#run('linkNextState', () => this.#linkNextState.immediate(turnId, canonicalJson(nextState), at));
   }
 
   async findByReplyKey(replyKey: string): Promise<{ sessionId: string; turnId: string } | null> {
@@ -132,6 +159,51 @@ export class SqliteRecordStore implements RecordStore {
       const row = this.#statements.findByReplyKey.get(replyKey);
       return row === undefined ? null : { sessionId: row.session_id, turnId: row.id };
     });
+  }
+
+  async listTurnIds(options: ListTurnIdsOptions = {}): Promise<string[]> {
+    return this.#run('listTurnIds', () => this.#judging.listTurnIds(options));
+  }
+
+  async claimTurnsForJudging(options: ClaimTurnsOptions): Promise<JudgeClaim[]> {
+    return this.#run('claimTurnsForJudging', () => this.#judging.claimTurns(options));
+  }
+
+  async releaseTurn(options: ReleaseTurnOptions): Promise<boolean> {
+    return this.#run('releaseTurn', () => this.#judging.releaseTurn(options));
+  }
+
+  async recordJudgement(judgement: NewJudgement): Promise<JudgementRecord> {
+    return this.#run('recordJudgement', () => this.#judging.recordJudgement(judgement));
+  }
+
+  async listJudgements(turnId: string): Promise<JudgementRecord[]> {
+    return this.#run('listJudgements', () => this.#judging.listJudgements(turnId));
+  }
+
+  async recordFeedback(feedback: NewFeedback): Promise<FeedbackRecord | null> {
+    return this.#run('recordFeedback', () => this.#judging.recordFeedback(feedback));
+  }
+
+  async getFeedback(turnId: string): Promise<FeedbackRecord | null> {
+    return this.#run('getFeedback', () => this.#judging.getFeedback(turnId));
+  }
+
+  async recordSample(sample: NewSample): Promise<SampleRecord> {
+    return this.#run('recordSample', () => this.#judging.recordSample(sample));
+  }
+
+  async listSamples(options: ListSamplesOptions = {}): Promise<SampleRecord[]> {
+    return this.#run('listSamples', () => this.#judging.listSamples(options));
+  }
+
+  async updateSampleStatus(input: {
+    ids: string[];
+    status: 'trained' | 'dropped';
+    reason?: string;
+    at: number;
+  }): Promise<number> {
+    return this.#run('updateSampleStatus', () => this.#judging.updateSampleStatus(input));
   }
 
   async counts(): Promise<StoreCounts> {
@@ -148,6 +220,7 @@ export class SqliteRecordStore implements RecordStore {
           trainable: row.trainable_turns,
         },
         linked: row.linked_turns,
+        judging: this.#judging.counts(),
       };
     });
   }

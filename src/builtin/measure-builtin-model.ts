@@ -1,0 +1,312 @@
+/**
+ * Measures the built-in model against the acceptance figures of its issue, on held-out prompts
+ * (names and next-state phrasings the training split never uses):
+ * - hint following: share of replies whose classified style has the hinted value, per dimension;
+ * - without a hint: how often each value of each dimension appears;
+ * - well-formed: a non-empty reply that ends with the end-of-turn token within the token budget;
+ * - as a judge: verdict accuracy (`\boxed{}` equal to the right score) and, on complaints, how often
+ *   the extracted hint names every violated dimension (and with the wanted value);
+ * - arithmetic: the stated final answer of `solve` replies equals the problem's answer.
+ *
+ * Style replies are sampled at temperature 1 (the distribution the RL sampler explores and the
+ * one the no-hint frequencies are about); judge answers at 0.6, the judge's vote temperature.
+ */
+import { performance } from 'node:perf_hooks';
+import { createSeededRandom, deriveSeed } from '../core/seeded-random.js';
+import { parseStyleHint } from '../core/hint.js';
+import { parseHintResponse, parseVote } from '../core/judge-votes.js';
+import { classifyStyle, styleDimensions, styleValues, type StyleDimension } from '../core/style.js';
+import { userTaskValues } from '../core/user-preference.js';
+import { loadChatRenderer } from '../model/create-chat-renderer.js';
+import { loadTransformerFromFolder, type Transformer } from '../model/transformer.js';
+import type { ChatRenderer } from '../spec/chat-renderer.js';
+import { generateExample, type StyleExample } from './corpus/corpus-generator.js';
+import { generateJudgeExample, type JudgeExample } from './corpus/judge-task.js';
+
+export interface MeasureBuiltinModelOptions {
+  modelDirectory: string;
+  /** Held-out prompts per style measurement (with hints, without hints). */
+  prompts: number;
+  /** Replies sampled per style prompt (batched, so cheaper than more prompts). */
+  samplesPerPrompt: number;
+  /** Judge examples per prompt kind (verdict, hint extraction on complaints). */
+  judgeExamples: number;
+  seed: number | string;
+  styleTemperature: number;
+  judgeTemperature: number;
+  maxTokens: number;
+  log?: (line: string) => void;
+}
+
+export const defaultMeasureOptions: Omit<MeasureBuiltinModelOptions, 'modelDirectory'> = {
+  prompts: 100,
+  samplesPerPrompt: 2,
+  judgeExamples: 100,
+  seed: 'measure',
+  styleTemperature: 1,
+  judgeTemperature: 0.6,
+  maxTokens: 320,
+};
+
+interface Rate {
+  rate: number;
+  count: number;
+}
+
+export interface BuiltinModelMeasurement {
+  modelDirectory: string;
+  settings: Omit<MeasureBuiltinModelOptions, 'modelDirectory' | 'log'>;
+  timings: { loadSeconds: number; firstTokenSeconds: number; sampleTokensPerSecond: number };
+  hintFollowing: Record<StyleDimension, Rate> & { all: Rate };
+  noHintFrequencies: { [D in StyleDimension]: Record<string, number> } & { replies: number };
+  wellFormed: Rate & { endsWithEndOfTurn: number };
+  judge: {
+    verdictAccuracy: Rate;
+    verdictByKind: Record<string, Rate>;
+    hintNamesDimension: Rate;
+    hintNamesWantedValue: Rate;
+    hintAccepted: Rate;
+  };
+  arithmetic: Rate;
+  acceptance: {
+    hintFollowingAtLeast90: boolean;
+    noHintValuesWithin20To80: boolean;
+    wellFormedAtLeast98: boolean;
+    judgeVerdictAtLeast90: boolean;
+    judgeHintNamesDimensionAtLeast80: boolean;
+  };
+}
+
+interface Counter {
+  hits: number;
+  count: number;
+}
+
+const rateOf = (counter: Counter): Rate => ({ rate: counter.count === 0 ? 0 : counter.hits / counter.count, count: counter.count });
+const round = (value: number): number => Math.round(value * 1000) / 1000;
+
+interface Reply {
+  text: string;
+  endedWithEndOfTurn: boolean;
+}
+
+async function sampleReplies(
+  transformer: Transformer,
+  renderer: ChatRenderer,
+  messages: StyleExample['messages'],
+  count: number,
+  temperature: number,
+  maxTokens: number,
+  seed: number,
+): Promise<{ replies: Reply[]; tokens: number }> {
+  const promptTokenIds = renderer.renderPrompt(messages, []);
+  const room = transformer.shape.maxPositionEmbeddings - promptTokenIds.length;
+  const { sequences } = await transformer.sample({
+    promptTokenIds,
+    n: count,
+    maxTokens: Math.max(1, Math.min(maxTokens, room)),
+    temperature,
+    seed,
+    stopTokenIds: [...renderer.stopTokenIds],
+  });
+  let tokens = 0;
+  const replies = sequences.map((sequence) => {
+    tokens += sequence.tokenIds.length;
+    const last = sequence.tokenIds.at(-1);
+    const endedWithEndOfTurn = sequence.finishReason === 'stop' && last !== undefined && renderer.stopTokenIds.includes(last);
+    return { text: renderer.decode(sequence.tokenIds), endedWithEndOfTurn };
+  });
+  return { replies, tokens };
+}
+
+/** The final answer a reply states: the boxed value, else the `Answer:` line, else its last number. */
+export function statedAnswer(text: string): number | null {
+  const plain = text.replace(/\*\*/g, '').replace(/,(?=\d{3})/g, '');
+  const boxed = [...plain.matchAll(/\\boxed\{\s*\$?(-?\d+(?:\.\d+)?)\s*\}/g)].at(-1);
+  if (boxed !== undefined) return Number(boxed[1]);
+  const line = [...plain.matchAll(/^[ \t]*Answer:[ \t]*\$?(-?\d+(?:\.\d+)?)/gim)].at(-1);
+  if (line !== undefined) return Number(line[1]);
+  const numbers = [...plain.matchAll(/-?\d+(?:\.\d+)?/g)].at(-1);
+  return numbers === undefined ? null : Number(numbers[0]);
+}
+
+function styleExample(seed: number | string, kind: string, index: number, withHint: boolean): StyleExample {
+  const random = createSeededRandom(deriveSeed(seed, kind, index));
+  const task = userTaskValues[index % userTaskValues.length] ?? 'solve';
+  return generateExample(random, { split: 'heldout', task, hintProbability: withHint ? 1 : 0 }) as StyleExample;
+}
+
+export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): Promise<BuiltinModelMeasurement> {
+  const log = options.log ?? (() => undefined);
+  const loadStarted = performance.now();
+  const renderer = await loadChatRenderer(options.modelDirectory);
+  const transformer = await loadTransformerFromFolder(options.modelDirectory, { trainParams: 'full' });
+  const loadSeconds = (performance.now() - loadStarted) / 1000;
+  try {
+    const firstStarted = performance.now();
+    await transformer.sample({
+      promptTokenIds: renderer.renderPrompt([{ role: 'user', content: 'Tom has 3 boxes with 4 pens each. How many pens does Tom have?' }], []),
+      maxTokens: 1,
+      temperature: 1,
+      seed: 1,
+    });
+    const firstTokenSeconds = (performance.now() - firstStarted) / 1000;
+
+    let sampledTokens = 0;
+    let samplingSeconds = 0;
+    const wellFormed: Counter = { hits: 0, count: 0 };
+    let endedWithEndOfTurn = 0;
+    const arithmetic: Counter = { hits: 0, count: 0 };
+    const record = (example: StyleExample, reply: Reply): void => {
+      wellFormed.count += 1;
+      if (reply.endedWithEndOfTurn) endedWithEndOfTurn += 1;
+      if (reply.endedWithEndOfTurn && reply.text.trim() !== '' && !reply.text.includes('<|im_start|>')) wellFormed.hits += 1;
+      if (example.task === 'solve') {
+        arithmetic.count += 1;
+        if (statedAnswer(reply.text) === example.answer) arithmetic.hits += 1;
+      }
+    };
+    const styleReplies = async (example: StyleExample, index: number): Promise<Reply[]> => {
+      const started = performance.now();
+      const result = await sampleReplies(
+        transformer,
+        renderer,
+        example.messages.slice(0, -1),
+        options.samplesPerPrompt,
+        options.styleTemperature,
+        options.maxTokens,
+        deriveSeed(options.seed, 'sample', index) % 2_147_483_647,
+      );
+      samplingSeconds += (performance.now() - started) / 1000;
+      sampledTokens += result.tokens;
+      for (const reply of result.replies) record(example, reply);
+      return result.replies;
+    };
+
+    const following = Object.fromEntries(styleDimensions.map((dimension) => [dimension, { hits: 0, count: 0 }])) as Record<StyleDimension, Counter>;
+    const allHinted: Counter = { hits: 0, count: 0 };
+    for (let index = 0; index < options.prompts; index += 1) {
+      const example = styleExample(options.seed, 'hinted', index, true);
+      for (const reply of await styleReplies(example, index)) {
+        const actual = classifyStyle(reply.text);
+        for (const dimension of styleDimensions) {
+          const wanted = example.hinted[dimension];
+          if (wanted === undefined) continue;
+          const counter = following[dimension];
+          counter.count += 1;
+          allHinted.count += 1;
+          if (actual[dimension] === wanted) {
+            counter.hits += 1;
+            allHinted.hits += 1;
+          }
+        }
+      }
+      if ((index + 1) % 20 === 0) log(`hinted prompts: ${index + 1}/${options.prompts}`);
+    }
+
+    const valueCounts = Object.fromEntries(styleDimensions.map((dimension) => [dimension, {} as Record<string, number>])) as Record<StyleDimension, Record<string, number>>;
+    let noHintReplies = 0;
+    for (let index = 0; index < options.prompts; index += 1) {
+      const example = styleExample(options.seed, 'plain', index, false);
+      for (const reply of await styleReplies(example, options.prompts + index)) {
+        noHintReplies += 1;
+        const actual = classifyStyle(reply.text);
+        for (const dimension of styleDimensions) {
+          const counts = valueCounts[dimension];
+          counts[actual[dimension]] = (counts[actual[dimension]] ?? 0) + 1;
+        }
+      }
+      if ((index + 1) % 20 === 0) log(`plain prompts: ${index + 1}/${options.prompts}`);
+    }
+    const noHintFrequencies = Object.fromEntries(
+      styleDimensions.map((dimension) => {
+        const values = [...(styleValues[dimension] as readonly string[]), ...(dimension === 'length' ? ['medium'] : [])];
+        return [dimension, Object.fromEntries(values.map((value) => [value, round((valueCounts[dimension][value] ?? 0) / Math.max(1, noHintReplies))]))];
+      }),
+    ) as { [D in StyleDimension]: Record<string, number> };
+
+    const judgeAnswer = async (example: JudgeExample, index: number): Promise<string> => {
+      const [reply] = (
+        await sampleReplies(transformer, renderer, example.messages.slice(0, -1), 1, options.judgeTemperature, 96, deriveSeed(options.seed, 'judge', index) % 2_147_483_647)
+      ).replies;
+      return reply?.text ?? '';
+    };
+    const verdict: Counter = { hits: 0, count: 0 };
+    const verdictByKind: Record<string, Counter> = {};
+    for (let index = 0; index < options.judgeExamples; index += 1) {
+      const example = generateJudgeExample(createSeededRandom(deriveSeed(options.seed, 'verdict', index)), { split: 'heldout', prompt: 'verdict' });
+      const vote = parseVote(await judgeAnswer(example, index));
+      const right = vote.score === example.expectedScore;
+      const kind = (verdictByKind[example.nextKind] ??= { hits: 0, count: 0 });
+      kind.count += 1;
+      verdict.count += 1;
+      if (right) {
+        kind.hits += 1;
+        verdict.hits += 1;
+      }
+      if ((index + 1) % 25 === 0) log(`judge verdicts: ${index + 1}/${options.judgeExamples}`);
+    }
+    const namesDimension: Counter = { hits: 0, count: 0 };
+    const namesValue: Counter = { hits: 0, count: 0 };
+    const accepted: Counter = { hits: 0, count: 0 };
+    for (let index = 0; index < options.judgeExamples; index += 1) {
+      const example = generateJudgeExample(createSeededRandom(deriveSeed(options.seed, 'hint', index)), {
+        split: 'heldout',
+        prompt: 'hint',
+        nextKind: 'complaint',
+      });
+      const parsed = parseHintResponse(await judgeAnswer(example, options.judgeExamples + index));
+      const named = parsed.accepted ? parseStyleHint(parsed.hint) : {};
+      const wantedDimensions = styleDimensions.filter((dimension) => example.wanted[dimension] !== undefined);
+      accepted.count += 1;
+      namesDimension.count += 1;
+      namesValue.count += 1;
+      if (parsed.accepted) accepted.hits += 1;
+      if (wantedDimensions.every((dimension) => named[dimension] !== undefined)) namesDimension.hits += 1;
+      if (wantedDimensions.every((dimension) => named[dimension] === example.wanted[dimension])) namesValue.hits += 1;
+      if ((index + 1) % 25 === 0) log(`judge hints: ${index + 1}/${options.judgeExamples}`);
+    }
+
+    const hintFollowing = {
+      ...(Object.fromEntries(styleDimensions.map((dimension) => [dimension, rateOf(following[dimension])])) as Record<StyleDimension, Rate>),
+      all: rateOf(allHinted),
+    };
+    const wellFormedRate = rateOf(wellFormed);
+    const judge = {
+      verdictAccuracy: rateOf(verdict),
+      verdictByKind: Object.fromEntries(Object.entries(verdictByKind).map(([kind, counter]) => [kind, rateOf(counter)])),
+      hintNamesDimension: rateOf(namesDimension),
+      hintNamesWantedValue: rateOf(namesValue),
+      hintAccepted: rateOf(accepted),
+    };
+    const { modelDirectory: _directory, log: _log, ...settings } = options;
+    return {
+      modelDirectory: options.modelDirectory,
+      settings,
+      timings: {
+        loadSeconds: round(loadSeconds),
+        firstTokenSeconds: round(firstTokenSeconds),
+        sampleTokensPerSecond: Math.round(sampledTokens / Math.max(samplingSeconds, 1e-9)),
+      },
+      hintFollowing,
+      noHintFrequencies: { ...noHintFrequencies, replies: noHintReplies },
+      wellFormed: { ...wellFormedRate, endsWithEndOfTurn: round(endedWithEndOfTurn / Math.max(1, wellFormed.count)) },
+      judge,
+      arithmetic: rateOf(arithmetic),
+      acceptance: {
+        hintFollowingAtLeast90: styleDimensions.every((dimension) => hintFollowing[dimension].rate >= 0.9),
+        noHintValuesWithin20To80: styleDimensions.every((dimension) =>
+          (styleValues[dimension] as readonly string[]).every((value) => {
+            const share = noHintFrequencies[dimension][value] ?? 0;
+            return share >= 0.2 && share <= 0.8;
+          }),
+        ),
+        wellFormedAtLeast98: wellFormedRate.rate >= 0.98,
+        judgeVerdictAtLeast90: judge.verdictAccuracy.rate >= 0.9,
+        judgeHintNamesDimensionAtLeast80: judge.hintNamesDimension.rate >= 0.8,
+      },
+    };
+  } finally {
+    transformer.dispose();
+  }
+}

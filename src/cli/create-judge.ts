@@ -1,0 +1,59 @@
+/**
+ * Picks and builds the judge named by `--judge`: `rules` (the default predicates), `policy` (the
+ * served engine judges itself) or `openai` (`--judge-url`, `--judge-model`; the API key comes from
+ * `CLAWRL_JUDGE_API_KEY`, else `OPENAI_API_KEY`, and is never a flag so it stays out of process
+ * listings and shell history).
+ */
+import { createOpenAIJudgeModel } from '../judge/create-openai-judge-model.js';
+import { createPolicyJudgeModel } from '../judge/create-policy-judge-model.js';
+import { createPrmJudge } from '../judge/create-prm-judge.js';
+import { createRulesJudge, defaultRulesJudgeSpec } from '../judge/create-rules-judge.js';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import type { InferenceEngine } from '../spec/inference-engine.js';
+import type { Judge } from '../spec/judge.js';
+
+export interface JudgeConfiguration {
+  judge: 'rules' | 'policy' | 'openai';
+  judgeUrl: string | undefined;
+  judgeModel: string | undefined;
+}
+
+export function judgeApiKeyOf(environment: Record<string, string | undefined>): string | undefined {
+  return environment.CLAWRL_JUDGE_API_KEY ?? environment.OPENAI_API_KEY;
+}
+
+/** `engine` is only used by `--judge policy`. */
+export function createJudge(
+  configuration: JudgeConfiguration,
+  engine: InferenceEngine | undefined,
+  environment: Record<string, string | undefined> = process.env,
+): Judge {
+  switch (configuration.judge) {
+    case 'rules':
+      return createRulesJudge(defaultRulesJudgeSpec);
+    case 'policy':
+      if (engine === undefined) {
+        throw new ClawrlError('configuration_error', '--judge policy needs the served engine; use --judge openai or rules here.', {
+          param: 'judge',
+        });
+      }
+      return createPrmJudge({ judgeId: 'policy', modelName: engine.modelId, model: createPolicyJudgeModel(engine) });
+    case 'openai': {
+      if (configuration.judgeUrl === undefined || configuration.judgeModel === undefined) {
+        throw new ClawrlError('configuration_error', '--judge openai needs --judge-url <url> and --judge-model <name> (CLAWRL_JUDGE_URL, CLAWRL_JUDGE_MODEL).', {
+          param: configuration.judgeUrl === undefined ? 'judgeUrl' : 'judgeModel',
+        });
+      }
+      const apiKey = judgeApiKeyOf(environment);
+      return createPrmJudge({
+        judgeId: 'openai',
+        modelName: configuration.judgeModel,
+        model: createOpenAIJudgeModel({
+          baseUrl: configuration.judgeUrl,
+          model: configuration.judgeModel,
+          ...(apiKey === undefined ? {} : { apiKey }),
+        }),
+      });
+    }
+  }
+}

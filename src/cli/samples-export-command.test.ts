@@ -1,0 +1,72 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openRecordStore } from './open-record-store.js';
+import { runSamplesExportCommand } from './samples-export-command.js';
+
+describe('runSamplesExportCommand', () => {
+  let directory: string;
+
+  beforeEach(() => {
+    directory = mkdtempSync(path.join(tmpdir(), 'clawrl-export-'));
+  });
+
+  afterEach(() => {
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('writes every sample as a JSON line with the turn tokens, optionally one status only', async () => {
+    const configuration = { data: path.join(directory, 'data'), store: 'sqlite' as const, storeUrl: undefined };
+    const store = openRecordStore(configuration);
+    await store.upsertSession({ id: 's1', tenant: null, at: 0 });
+    await store.recordTurn({
+      id: 't1',
+      sessionId: 's1',
+      type: 'main',
+      status: 'completed',
+      trainable: true,
+      tenant: null,
+      model: 'policy',
+      policyVersion: 4,
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [],
+      sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0 },
+      promptTokenIds: [1, 2],
+      responseTokenIds: [3, 4],
+      logprobs: [-0.5, -1.5],
+      response: { role: 'assistant', content: 'hello' },
+      finishReason: 'stop',
+      timings: { startedAt: 1, firstTokenAt: null, endedAt: 2 },
+      error: null,
+      replyKey: null,
+    });
+    const sample = {
+      turnId: 't1',
+      method: 'rl' as const,
+      policyVersion: 4,
+      judgementId: null,
+      feedbackId: null,
+      score: 1,
+      hint: null,
+      teacherLogprobs: null,
+      support: null,
+    };
+    await store.recordSample({ ...sample, id: 'a', status: 'ready', dropReason: null, lossMask: [1, 1], advantages: [1, 1], createdAt: 10 });
+    await store.recordSample({ ...sample, id: 'b', status: 'ready', dropReason: null, lossMask: [1, 1], advantages: [-1, -1], createdAt: 20 });
+    await store.close();
+
+    const out = path.join(directory, 'samples.jsonl');
+    expect(await runSamplesExportCommand({ ...configuration, out, status: undefined })).toBe(2);
+    const lines = readFileSync(out, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines).toMatchObject([
+      { id: 'a', status: 'dropped', dropReason: 'superseded' },
+      { id: 'b', status: 'ready', promptTokenIds: [1, 2], responseTokenIds: [3, 4], rolloutLogprobs: [-0.5, -1.5], advantages: [-1, -1], policyVersion: 4 },
+    ]);
+    expect(await runSamplesExportCommand({ ...configuration, out, status: 'ready' })).toBe(1);
+    expect(readFileSync(out, 'utf8').trimEnd().split('\n')).toHaveLength(1);
+    await expect(
+      runSamplesExportCommand({ ...configuration, out: path.join(directory, 'missing', 'x.jsonl'), status: undefined }),
+    ).rejects.toMatchObject({ code: 'configuration_error' });
+  });
+});

@@ -1,0 +1,53 @@
+/**
+ * `clawrl samples export --out <file.jsonl>`: every sample (or those of one status), oldest
+ * first, one JSON object per line with the turn's exact prompt and response token ids, the
+ * rollout log-probs, the loss mask, the advantages and, for OPD, the teacher's log-probs.
+ */
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import type { RecordStore } from '../spec/record-store.js';
+import type { SampleStatus } from '../spec/records.js';
+import { openRecordStore, type StoreConfiguration } from './open-record-store.js';
+
+export interface SamplesExportConfiguration extends StoreConfiguration {
+  out: string;
+  status: SampleStatus | undefined;
+}
+
+const pageSize = 500;
+
+/** Writes the samples as JSON lines; returns how many. */
+export async function exportSamples(store: RecordStore, out: string, status: SampleStatus | undefined): Promise<number> {
+  const file = createWriteStream(out, { encoding: 'utf8' });
+  let written = 0;
+  try {
+    // `once` rejects when the stream emits 'error' while it waits, so write failures surface here.
+    await once(file, 'open');
+    for (let offset = 0; ; offset += pageSize) {
+      const samples = await store.listSamples({ limit: pageSize, offset, ...(status === undefined ? {} : { status }) });
+      for (const sample of samples) {
+        if (!file.write(`${JSON.stringify(sample)}\n`)) await once(file, 'drain');
+        written += 1;
+      }
+      if (samples.length < pageSize) break;
+    }
+    file.end();
+    await once(file, 'finish');
+    return written;
+  } catch (error) {
+    if (ClawrlError.isInstance(error)) throw error;
+    throw new ClawrlError('configuration_error', `cannot write the samples to ${out}: ${String(error)}`, { cause: error });
+  } finally {
+    file.destroy();
+  }
+}
+
+export async function runSamplesExportCommand(configuration: SamplesExportConfiguration): Promise<number> {
+  const store = openRecordStore(configuration);
+  try {
+    return await exportSamples(store, configuration.out, configuration.status);
+  } finally {
+    await store.close();
+  }
+}

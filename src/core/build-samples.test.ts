@@ -1,0 +1,169 @@
+import { describe, expect, it } from 'vitest';
+import {
+  buildCombineSample,
+  buildOpdSample,
+  buildRlSample,
+  buildSupportSet,
+  opdAdvantages,
+  sampleBuilders,
+  topKOverlap,
+  type SampleInput,
+} from './build-samples.js';
+
+const base: SampleInput = {
+  responseTokenIds: [10, 11, 12],
+  rolloutLogprobs: [-0.5, -2, -0.25],
+  score: -1,
+  hint: 'Keep the answer under forty words.',
+  // Gaps teacher − rollout: 0.25, 1.5 (clipped to 1), −3.75 (clipped to −1).
+  teacher: { logprobs: [-0.25, -0.5, -4] },
+};
+
+describe('opdAdvantages', () => {
+  it('clips teacher − rollout to [−C, C]', () => {
+    expect(opdAdvantages([-0.25, -0.5, -4], [-0.5, -2, -0.25], 1)).toEqual([0.25, 1, -1]);
+    expect(opdAdvantages([-0.25, -0.5, -4], [-0.5, -2, -0.25], 2)).toEqual([0.25, 1.5, -2]);
+    expect(opdAdvantages([-Infinity], [-1], 1)).toEqual([-1]);
+  });
+});
+
+describe('buildRlSample', () => {
+  it('puts the score on every response token with a full loss mask', () => {
+    expect(buildRlSample(base)).toEqual({
+      status: 'ready',
+      lossMask: [1, 1, 1],
+      advantages: [-1, -1, -1],
+      teacherLogprobs: null,
+      support: null,
+    });
+    expect(buildRlSample({ ...base, score: 0.5 })).toMatchObject({ advantages: [0.5, 0.5, 0.5] });
+  });
+
+  it('drops turns without a score, with score 0, without a response or with misaligned log-probs', () => {
+    expect(buildRlSample({ ...base, score: null })).toEqual({ status: 'dropped', reason: 'no-score' });
+    expect(buildRlSample({ ...base, score: 0 })).toEqual({ status: 'dropped', reason: 'zero-score' });
+    expect(buildRlSample({ ...base, responseTokenIds: [], rolloutLogprobs: [] })).toEqual({
+      status: 'dropped',
+      reason: 'empty-response',
+    });
+    expect(buildRlSample({ ...base, rolloutLogprobs: [-1] })).toEqual({ status: 'dropped', reason: 'logprobs-length-mismatch' });
+  });
+});
+
+describe('buildOpdSample', () => {
+  it('uses the clipped teacher − rollout gap as the advantage and ignores the score', () => {
+    expect(buildOpdSample(base)).toEqual({
+      status: 'ready',
+      lossMask: [1, 1, 1],
+      advantages: [0.25, 1, -1],
+      teacherLogprobs: [-0.25, -0.5, -4],
+      support: null,
+    });
+    expect(buildOpdSample(base, { clip: 0.5, rlWeight: 1, opdWeight: 1 })).toMatchObject({ advantages: [0.25, 0.5, -0.5] });
+  });
+
+  it('drops turns without a hint or a usable teacher, with the reason', () => {
+    expect(buildOpdSample({ ...base, hint: null })).toEqual({ status: 'dropped', reason: 'no-hint' });
+    expect(buildOpdSample({ ...base, teacher: { unavailable: 'engine-cannot-score' } })).toEqual({
+      status: 'dropped',
+      reason: 'engine-cannot-score',
+    });
+    expect(buildOpdSample({ ...base, teacher: { logprobs: [-1, -1] } })).toEqual({
+      status: 'dropped',
+      reason: 'teacher-length-mismatch',
+    });
+    expect(buildOpdSample({ ...base, teacher: { logprobs: [-1, Number.NaN, -1] } })).toEqual({
+      status: 'dropped',
+      reason: 'teacher-not-a-number',
+    });
+  });
+
+  it('adds the student top-k support set when asked and both top lists are present', () => {
+    const studentTop = [
+      [{ id: 10, text: 'a', logprob: -0.5 }, { id: 20, text: 'b', logprob: -1 }, { id: 30, text: 'c', logprob: -3 }],
+      [{ id: 11, text: 'd', logprob: -2 }],
+      [{ id: 12, text: 'e', logprob: -0.25 }],
+    ];
+    const teacherTop = [[{ id: 20, text: 'b', logprob: -0.25 }, { id: 10, text: 'a', logprob: -0.75 }], [], []];
+    const sample = buildOpdSample({ ...base, studentTop, supportTopK: 2, teacher: { logprobs: [-0.25, -0.5, -4], top: teacherTop } });
+    expect(sample).toMatchObject({
+      status: 'ready',
+      support: [
+        [
+          { id: 10, studentLogprob: -0.5, teacherLogprob: -0.75, advantage: -0.25 },
+          { id: 20, studentLogprob: -1, teacherLogprob: -0.25, advantage: 0.75 },
+        ],
+        [{ id: 11, studentLogprob: -2, teacherLogprob: null, advantage: null }],
+        [{ id: 12, studentLogprob: -0.25, teacherLogprob: null, advantage: null }],
+      ],
+    });
+    expect(buildOpdSample({ ...base, studentTop, supportTopK: 0, teacher: { logprobs: [-0.25, -0.5, -4], top: teacherTop } })).toMatchObject({
+      support: null,
+    });
+  });
+});
+
+describe('buildCombineSample', () => {
+  it('adds w_rl·r and w_opd·clipped gap per token', () => {
+    // r = −1: [−1 + 0.25, −1 + 1, −1 − 1].
+    expect(buildCombineSample(base)).toMatchObject({ status: 'ready', advantages: [-0.75, 0, -2], teacherLogprobs: [-0.25, -0.5, -4] });
+    // w_rl = 0.5, w_opd = 2: [−0.5 + 0.5, −0.5 + 2, −0.5 − 2].
+    expect(buildCombineSample(base, { clip: 1, rlWeight: 0.5, opdWeight: 2 })).toMatchObject({ advantages: [0, 1.5, -2.5] });
+  });
+
+  it('falls back to the RL term without a hint and to the OPD term without a score', () => {
+    expect(buildCombineSample({ ...base, hint: null })).toEqual({
+      status: 'ready',
+      lossMask: [1, 1, 1],
+      advantages: [-1, -1, -1],
+      teacherLogprobs: null,
+      support: null,
+    });
+    expect(buildCombineSample({ ...base, teacher: { unavailable: 'engine-cannot-score' } })).toMatchObject({ advantages: [-1, -1, -1] });
+    expect(buildCombineSample({ ...base, score: null })).toMatchObject({ advantages: [0.25, 1, -1] });
+    expect(buildCombineSample({ ...base, score: 0 })).toMatchObject({ advantages: [0.25, 1, -1] });
+  });
+
+  it('drops a turn with neither a hint nor a non-zero score', () => {
+    expect(buildCombineSample({ ...base, hint: null, score: 0 })).toEqual({ status: 'dropped', reason: 'no-signal (no-hint, score 0)' });
+    expect(buildCombineSample({ ...base, teacher: { unavailable: 'engine-cannot-score' }, score: null })).toEqual({
+      status: 'dropped',
+      reason: 'no-signal (engine-cannot-score, score none)',
+    });
+  });
+
+  it('is the builder sampleBuilders picks for combine', () => {
+    expect(sampleBuilders.combine).toBe(buildCombineSample);
+    expect(sampleBuilders.rl).toBe(buildRlSample);
+    expect(sampleBuilders.opd).toBe(buildOpdSample);
+  });
+});
+
+describe('topKOverlap', () => {
+  const token = (id: number, logprob: number) => ({ id, text: String(id), logprob });
+
+  it('sums the size of the top-k intersections over positions', () => {
+    const student = [
+      [token(1, -0.1), token(2, -0.2), token(3, -0.3), token(4, -0.4), token(5, -5)],
+      [token(7, -0.1), token(8, -0.2)],
+    ];
+    const teacher = [
+      // Top-4 by log-prob is 5, 1, 9, 2 whatever the order given: overlap {1, 2, 5 ∉ student top-4} = 2.
+      [token(9, -0.3), token(1, -0.2), token(5, -0.1), token(2, -0.25), token(3, -9)],
+      [token(8, -1)],
+    ];
+    expect(topKOverlap(student, teacher, 4)).toBe(3);
+    expect(topKOverlap(student, teacher, 1)).toBe(0);
+    expect(topKOverlap(student, teacher.slice(0, 1), 4)).toBe(2);
+  });
+
+  it('keeps only the k most likely student tokens in the support set', () => {
+    const support = buildSupportSet([[token(1, -3), token(2, -0.5), token(3, -1)]], [[token(3, -0.5)]], 2, 1);
+    expect(support).toEqual([
+      [
+        { id: 2, studentLogprob: -0.5, teacherLogprob: null, advantage: null },
+        { id: 3, studentLogprob: -1, teacherLogprob: -0.5, advantage: 0.5 },
+      ],
+    ]);
+  });
+});

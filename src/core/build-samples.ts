@@ -1,0 +1,199 @@
+/**
+ * Training samples from judged turns, one builder per method (`--method rl|opd|combine`). Tokens
+ * are never touched here: a sample trains on the turn's prompt and response ids exactly as
+ * sampled, and these functions compute what goes with them, one value per response token.
+ *
+ * - Binary RL: advantage A_t = r (the turn's score) on every response token.
+ * - OPD: A_t = clip(teacher_t − rollout_t, −C, C), where teacher_t is the log-prob of the same
+ *   response token under the hint-augmented prompt (C = 1 by default).
+ * - Combine: A_t = w_rl·r + w_opd·clip(teacher_t − rollout_t, −C, C) (weights 1 and 1); without a
+ *   usable hint the OPD term is 0, without a non-zero score the RL term is 0.
+ *
+ * A turn that gives no training signal comes back `dropped` with a reason, never as an exception.
+ */
+import type { TokenLogprob } from '../spec/inference-engine.js';
+import type { SampleMethod, SupportToken } from '../spec/records.js';
+
+export interface SampleOptions {
+  /** C of the OPD advantage clip. */
+  clip: number;
+  rlWeight: number;
+  opdWeight: number;
+}
+
+export const defaultSampleOptions: SampleOptions = { clip: 1, rlWeight: 1, opdWeight: 1 };
+
+/** The teacher's view of the response under the hint-augmented prompt. */
+export type TeacherScores =
+  | { logprobs: readonly number[]; top?: readonly (readonly TokenLogprob[])[] }
+  /** The teacher could not be asked (no engine with scoring); the reason becomes the drop reason. */
+  | { unavailable: string };
+
+export interface SampleInput {
+  responseTokenIds: readonly number[];
+  rolloutLogprobs: readonly number[];
+  /** The reward r in −1..1 (feedback, else the judge's score); null when there is none. */
+  score: number | null;
+  hint: string | null;
+  /** Null when no teacher was asked (no hint, or the method does not use one). */
+  teacher: TeacherScores | null;
+  /** The student's top-k at each response position, for the optional support set. */
+  studentTop?: readonly (readonly TokenLogprob[])[];
+  /** Size of the support set; 0 or absent builds none. */
+  supportTopK?: number;
+}
+
+export type BuiltSample =
+  | {
+      status: 'ready';
+      lossMask: number[];
+      advantages: number[];
+      teacherLogprobs: number[] | null;
+      support: SupportToken[][] | null;
+    }
+  | { status: 'dropped'; reason: string };
+
+export type SampleBuilder = (input: SampleInput, options?: SampleOptions) => BuiltSample;
+
+export function clipValue(value: number, bound: number): number {
+  return Math.min(bound, Math.max(-bound, value));
+}
+
+/** clip(teacher − rollout, −C, C) per token. */
+export function opdAdvantages(teacher: readonly number[], rollout: readonly number[], clip: number): number[] {
+  return teacher.map((value, index) => clipValue(value - (rollout[index] as number), clip));
+}
+
+function topIds(top: readonly TokenLogprob[], k: number): TokenLogprob[] {
+  return [...top].sort((left, right) => right.logprob - left.logprob).slice(0, k);
+}
+
+/**
+ * The student's top-k tokens at each position with the teacher's log-prob of each (null when the
+ * teacher did not report that token) and the clipped gap, as in OpenClaw-RL v2's support set.
+ */
+export function buildSupportSet(
+  studentTop: readonly (readonly TokenLogprob[])[],
+  teacherTop: readonly (readonly TokenLogprob[])[],
+  k: number,
+  clip: number,
+): SupportToken[][] {
+  return studentTop.map((position, index) => {
+    const teacher = new Map((teacherTop[index] ?? []).map((token) => [token.id, token.logprob]));
+    return topIds(position, k).map((token) => {
+      const teacherLogprob = teacher.get(token.id) ?? null;
+      return {
+        id: token.id,
+        studentLogprob: token.logprob,
+        teacherLogprob,
+        advantage: teacherLogprob === null ? null : clipValue(teacherLogprob - token.logprob, clip),
+      };
+    });
+  });
+}
+
+/**
+ * Σ_i |top-k student(i) ∩ top-k teacher(i)|: how much the hint-conditioned teacher agrees with the
+ * student on what is likely, the score of OpenClaw-RL v2's overlap-guided hint selection.
+ */
+export function topKOverlap(
+  studentTop: readonly (readonly TokenLogprob[])[],
+  teacherTop: readonly (readonly TokenLogprob[])[],
+  k: number,
+): number {
+  let overlap = 0;
+  const positions = Math.min(studentTop.length, teacherTop.length);
+  for (let index = 0; index < positions; index += 1) {
+    const student = new Set(topIds(studentTop[index] as TokenLogprob[], k).map((token) => token.id));
+    for (const token of topIds(teacherTop[index] as TokenLogprob[], k)) if (student.has(token.id)) overlap += 1;
+  }
+  return overlap;
+}
+
+/** Problems that make any sample of the turn meaningless. */
+function responseProblem(input: SampleInput): string | null {
+  if (input.responseTokenIds.length === 0) return 'empty-response';
+  if (input.rolloutLogprobs.length !== input.responseTokenIds.length) return 'logprobs-length-mismatch';
+  return null;
+}
+
+/** The teacher's log-probs when usable, else why not. */
+function teacherOf(input: SampleInput): { logprobs: readonly number[] } | { problem: string } {
+  if (input.hint === null) return { problem: 'no-hint' };
+  if (input.teacher === null) return { problem: 'no-teacher' };
+  if ('unavailable' in input.teacher) return { problem: input.teacher.unavailable };
+  if (input.teacher.logprobs.length !== input.responseTokenIds.length) return { problem: 'teacher-length-mismatch' };
+  if (input.teacher.logprobs.some((value) => Number.isNaN(value))) return { problem: 'teacher-not-a-number' };
+  return input.teacher;
+}
+
+function supportOf(input: SampleInput, clip: number): SupportToken[][] | null {
+  const k = input.supportTopK ?? 0;
+  if (k <= 0 || input.studentTop === undefined || input.teacher === null || 'unavailable' in input.teacher) return null;
+  const teacherTop = input.teacher.top;
+  if (teacherTop === undefined || input.studentTop.length !== input.responseTokenIds.length) return null;
+  return buildSupportSet(input.studentTop, teacherTop, k, clip);
+}
+
+function ones(length: number): number[] {
+  return new Array<number>(length).fill(1);
+}
+
+export const buildRlSample: SampleBuilder = (input) => {
+  const problem = responseProblem(input);
+  if (problem !== null) return { status: 'dropped', reason: problem };
+  if (input.score === null) return { status: 'dropped', reason: 'no-score' };
+  // A zero reward gives no policy gradient; training on it would only dilute the batch.
+  if (input.score === 0) return { status: 'dropped', reason: 'zero-score' };
+  const length = input.responseTokenIds.length;
+  return {
+    status: 'ready',
+    lossMask: ones(length),
+    advantages: new Array<number>(length).fill(input.score),
+    teacherLogprobs: null,
+    support: null,
+  };
+};
+
+export const buildOpdSample: SampleBuilder = (input, options = defaultSampleOptions) => {
+  const problem = responseProblem(input);
+  if (problem !== null) return { status: 'dropped', reason: problem };
+  const teacher = teacherOf(input);
+  if ('problem' in teacher) return { status: 'dropped', reason: teacher.problem };
+  return {
+    status: 'ready',
+    lossMask: ones(input.responseTokenIds.length),
+    advantages: opdAdvantages(teacher.logprobs, input.rolloutLogprobs, options.clip),
+    teacherLogprobs: [...teacher.logprobs],
+    support: supportOf(input, options.clip),
+  };
+};
+
+export const buildCombineSample: SampleBuilder = (input, options = defaultSampleOptions) => {
+  const problem = responseProblem(input);
+  if (problem !== null) return { status: 'dropped', reason: problem };
+  const teacher = teacherOf(input);
+  const reward = input.score ?? 0;
+  const hasTeacher = !('problem' in teacher);
+  if (!hasTeacher && reward === 0) return { status: 'dropped', reason: `no-signal (${teacher.problem}, score ${input.score ?? 'none'})` };
+  const length = input.responseTokenIds.length;
+  const distillation = hasTeacher ? opdAdvantages(teacher.logprobs, input.rolloutLogprobs, options.clip) : new Array<number>(length).fill(0);
+  return {
+    status: 'ready',
+    lossMask: ones(length),
+    advantages: distillation.map((delta) => options.rlWeight * reward + options.opdWeight * delta),
+    teacherLogprobs: hasTeacher ? [...teacher.logprobs] : null,
+    support: hasTeacher ? supportOf(input, options.clip) : null,
+  };
+};
+
+export const sampleBuilders: { readonly [M in SampleMethod]: SampleBuilder } = {
+  rl: buildRlSample,
+  opd: buildOpdSample,
+  combine: buildCombineSample,
+};
+
+/** Whether a method uses hints and teacher log-probs. */
+export function methodUsesHints(method: SampleMethod): boolean {
+  return method !== 'rl';
+}

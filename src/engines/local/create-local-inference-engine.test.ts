@@ -1,0 +1,48 @@
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runInferenceEngineContract } from '../inference-engine.contract.js';
+import { createLocalInferenceEngine } from './create-local-inference-engine.js';
+import { createTinyAdapterFiles, createTinyModelFolder } from './testing/create-tiny-model-folder.js';
+
+// Worker threads run compiled JavaScript: the suite builds dist/ before the tests.
+const workerUrl = new URL(path.join('..', '..', '..', 'dist', 'engines', 'local', 'sampler-worker.js'), import.meta.url);
+const folder = createTinyModelFolder();
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+runInferenceEngineContract({
+  name: 'local (worker thread, wasm)',
+  createEngine: async () => {
+    const engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl });
+    return { engine, close: () => engine.close() };
+  },
+  capabilities: { tokenIds: true, scoring: true, policyLoading: true, toolCalls: false },
+  createPolicyArtifact: (version) => ({ version, kind: 'adapter', files: createTinyAdapterFiles(folder, version) }),
+});
+
+describe('local engine', () => {
+  it('refuses prompts longer than the context with context_length_exceeded', async () => {
+    const engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl });
+    try {
+      const request = {
+        messages: [{ role: 'user' as const, content: 'word '.repeat(2000) }],
+        tools: [],
+        toolChoice: 'auto' as const,
+        sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0, maxTokens: 8 },
+      };
+      await expect(async () => {
+        for await (const _event of engine.generate(request, new AbortController().signal)) {
+          // drain
+        }
+      }).rejects.toMatchObject({ code: 'context_length_exceeded' });
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('reports a clear error for a missing model folder', async () => {
+    await expect(createLocalInferenceEngine({ modelDirectory: '/nonexistent/model', modelId: 'x', workerUrl })).rejects.toMatchObject({
+      code: 'configuration_error',
+    });
+  });
+});

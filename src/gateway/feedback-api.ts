@@ -1,0 +1,25 @@
+/** The wire shape of `POST /v1/feedback` (snake_case, as the OpenAI-style API around it). */
+import { z } from 'zod';
+
+export const feedbackRequestSchema = z.object({
+  turn_id: z.string().min(1).optional(),
+  session_id: z.string().min(1).optional(),
+  score: z.number().min(-1).max(1).optional(),
+  thumbs: z.enum(['up', 'down']).optional(),
+  text: z.string().max(8_000).optional(),
+  hint: z.string().optional(),
+});
+
+export type FeedbackRequest = z.infer<typeof feedbackRequestSchema>;
+
+export interface FeedbackResponse {
+  object: 'feedback';
+  id: number;
+  turn_id: string;
+  session_id: string;
+  score: number | null;
+  text: string | null;
+  hint: string | null;
+  /** Whether the turn is queued to have its sample rebuilt (trainable main turns only). */
+  queued: boolean;
+}

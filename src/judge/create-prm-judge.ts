@@ -1,0 +1,109 @@
+/**
+ * The PRM judge: m verdict votes (default 3, temperature 0.6) on the prompt of
+ * `src/core/judge-prompts.ts`, each read by its last `\boxed{}`; unreadable votes are dropped and
+ * the majority wins, ties giving 0. With `wantHint` it also asks the hint-extraction prompt
+ * (default m times) and keeps every accepted hint as a candidate; the longest is the provisional
+ * choice. All calls run concurrently. If any call fails the whole judgement throws, so the worker
+ * retries the turn rather than record a judgement made of fewer votes than asked for.
+ */
+import { aggregateVotes, parseHintResponse, parseVote, selectHint } from '../core/judge-votes.js';
+import {
+  buildHintPrompt,
+  buildJudgePrompt,
+  judgePromptVersion,
+  type JudgePromptBudgets,
+} from '../core/judge-prompts.js';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import type { Judge, JudgeInput, JudgeResult } from '../spec/judge.js';
+import type { JudgeVote } from '../spec/records.js';
+import type { JudgeModel } from './judge-model.js';
+
+export interface PrmJudgeOptions {
+  /** The backend name recorded with each judgement: `policy` or `openai`. */
+  judgeId: string;
+  modelName: string;
+  model: JudgeModel;
+  /** Verdict votes per turn; default 3. */
+  votes?: number;
+  /** Hint-extraction answers per turn when hints are wanted; default `votes`. */
+  hintVotes?: number;
+  temperature?: number;
+  maxTokens?: number;
+  budgets?: Partial<JudgePromptBudgets>;
+  /** Milliseconds clock for latency; default `performance.now`. */
+  clock?: () => number;
+}
+
+function asJudgeFailure(error: unknown): ClawrlError {
+  if (ClawrlError.isInstance(error)) return error;
+  return new ClawrlError('upstream_error', `the judge model failed: ${String(error)}`, { cause: error, retryable: true });
+}
+
+export function createPrmJudge(options: PrmJudgeOptions): Judge {
+  const votes = options.votes ?? 3;
+  const hintVotes = options.hintVotes ?? votes;
+  const temperature = options.temperature ?? 0.6;
+  const maxTokens = options.maxTokens ?? 512;
+  const clock = options.clock ?? (() => performance.now());
+  if (!Number.isInteger(votes) || votes < 1 || !Number.isInteger(hintVotes) || hintVotes < 1) {
+    throw new ClawrlError('configuration_error', `the judge needs at least one vote, got ${votes} votes and ${hintVotes} hint votes`);
+  }
+
+  async function ask(messages: JudgeModelMessages, signal: AbortSignal): Promise<string> {
+    try {
+      return await options.model({ messages, temperature, maxTokens }, signal);
+    } catch (error) {
+      throw asJudgeFailure(error);
+    }
+  }
+
+  return {
+    judgeId: options.judgeId,
+    judgeModel: options.modelName,
+    promptVersion: judgePromptVersion,
+    async judge(input: JudgeInput, signal: AbortSignal): Promise<JudgeResult> {
+      const started = clock();
+      const promptInput = {
+        context: input.context,
+        response: input.response,
+        nextState: input.nextState,
+        ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
+      };
+      const verdictPrompt = buildJudgePrompt(promptInput);
+      const hintPrompt = input.wantHint ? buildHintPrompt(promptInput) : null;
+      const [verdictTexts, hintTexts] = await Promise.all([
+        Promise.all(Array.from({ length: votes }, () => ask(verdictPrompt, signal))),
+        hintPrompt === null ? [] : Promise.all(Array.from({ length: hintVotes }, () => ask(hintPrompt, signal))),
+      ]);
+      const verdicts: JudgeVote[] = verdictTexts.map((text) => ({
+        kind: 'verdict',
+        text,
+        score: parseVote(text).score,
+        hint: null,
+        rejection: null,
+      }));
+      const hints: JudgeVote[] = hintTexts.map((text) => {
+        const parsed = parseHintResponse(text);
+        return {
+          kind: 'hint',
+          text,
+          score: parsed.accepted ? 1 : parsed.reason === 'negative-vote' ? -1 : null,
+          hint: parsed.hint,
+          rejection: parsed.accepted ? null : parsed.reason,
+        };
+      });
+      const hintCandidates = hints.flatMap((vote) => (vote.hint === null ? [] : [vote.hint]));
+      return {
+        score: aggregateVotes(verdicts.map((vote) => (vote.score === null ? { score: null, reason: 'unparseable' } : { score: vote.score }))).score,
+        votes: [...verdicts, ...hints],
+        hint: selectHint(hintCandidates)?.hint ?? null,
+        hintCandidates,
+        judgeModel: options.modelName,
+        promptVersion: judgePromptVersion,
+        latencyMs: clock() - started,
+      };
+    },
+  };
+}
+
+type JudgeModelMessages = Parameters<JudgeModel>[0]['messages'];

@@ -1,0 +1,185 @@
+/**
+ * What the judge worker does with one claimed turn: judge it (unless this judge already did),
+ * choose the hint, ask the engine for the teacher's log-probs, build the sample for the method
+ * and record both. Expected outcomes (no next state, no hint, an engine without scoring) end in a
+ * dropped sample with a reason; infrastructure failures throw, and the worker retries the turn.
+ *
+ * Score: the latest feedback's score overrides the judge's. Hint: the feedback's hint wins; else
+ * the judge's candidates are ranked by top-k overlap between the student and the hint-conditioned
+ * teacher when the engine reports top-k, else the longest wins. Feedback text joins the judge's
+ * next state (it is what the user said about the reply), and a turn without a next state is judged
+ * from feedback alone.
+ */
+import { appendHint } from '../core/hint.js';
+import { selectHint, type SelectedHint } from '../core/judge-votes.js';
+import {
+  methodUsesHints,
+  sampleBuilders,
+  topKOverlap,
+  type SampleOptions,
+  type TeacherScores,
+} from '../core/build-samples.js';
+import type { ChatMessage } from '../spec/chat.js';
+import type { InferenceEngine, ScoreResult, TokenLogprob } from '../spec/inference-engine.js';
+import type { Judge } from '../spec/judge.js';
+import type { RecordStore } from '../spec/record-store.js';
+import type { FeedbackRecord, JudgeClaim, JudgementRecord, SampleMethod, TurnRecord } from '../spec/records.js';
+
+export interface JudgeTurnDependencies {
+  store: RecordStore;
+  judge: Judge;
+  method: SampleMethod;
+  engine: InferenceEngine | undefined;
+  sampleOptions: SampleOptions;
+  /** k of the overlap-guided hint selection (4). */
+  overlapTopK: number;
+  /** k of the optional support set; 0 builds none. */
+  supportTopK: number;
+  now: () => number;
+  createId: (prefix: string) => string;
+}
+
+/** The next state the judge sees: what followed the reply, then the feedback's text. */
+export function judgedNextState(turn: TurnRecord, feedback: FeedbackRecord | null): ChatMessage[] {
+  const text = feedback?.text ?? null;
+  return [...(turn.nextState ?? []), ...(text === null || text.trim() === '' ? [] : [{ role: 'user' as const, content: text }])];
+}
+
+/** This judge's earlier judgement of the turn, unless feedback text arrived after it. */
+function reusableJudgement(claim: JudgeClaim, judge: Judge): JudgementRecord | null {
+  const earlier = claim.judgements.findLast(
+    (judgement) =>
+      judgement.judge === judge.judgeId && judgement.judgeModel === judge.judgeModel && judgement.promptVersion === judge.promptVersion,
+  );
+  if (earlier === undefined) return null;
+  const feedback = claim.feedback;
+  if (feedback?.text != null && feedback.createdAt > earlier.createdAt) return null;
+  return earlier;
+}
+
+class TeacherScorer {
+  readonly #cache = new Map<string, ScoreResult>();
+  #student: ScoreResult | undefined;
+
+  constructor(
+    private readonly engine: InferenceEngine | undefined,
+    private readonly turn: TurnRecord,
+    private readonly topK: number,
+    private readonly signal: AbortSignal,
+  ) {}
+
+  get available(): boolean {
+    return this.engine !== undefined && this.engine.capabilities.scoring;
+  }
+
+  async teacher(hint: string): Promise<ScoreResult> {
+    const cached = this.#cache.get(hint);
+    if (cached !== undefined) return cached;
+    const result = await this.#score({ messages: appendHint(this.turn.messages, hint), tools: this.turn.tools });
+    this.#cache.set(hint, result);
+    return result;
+  }
+
+  /** The student's view: the turn's own prompt ids, scored by the served policy. */
+  async student(): Promise<ScoreResult> {
+    this.#student ??= await this.#score({ tokenIds: this.turn.promptTokenIds });
+    return this.#student;
+  }
+
+  async #score(prompt: { messages: ChatMessage[]; tools: TurnRecord['tools'] } | { tokenIds: number[] }): Promise<ScoreResult> {
+    if (this.engine === undefined) throw new RangeError('no engine to score with');
+    return this.engine.score(
+      { prompt, responseTokenIds: this.turn.responseTokenIds, ...(this.topK > 0 ? { topK: this.topK } : {}) },
+      this.signal,
+    );
+  }
+}
+
+async function chooseHint(candidates: string[], scorer: TeacherScorer, k: number): Promise<SelectedHint | null> {
+  if (candidates.length < 2 || !scorer.available || k <= 0) return selectHint(candidates);
+  const studentTop = (await scorer.student()).top;
+  if (studentTop === undefined) return selectHint(candidates);
+  const overlaps: number[] = [];
+  for (const candidate of candidates) {
+    const teacherTop = (await scorer.teacher(candidate)).top;
+    overlaps.push(teacherTop === undefined ? Number.NaN : topKOverlap(studentTop, teacherTop, k));
+  }
+  return selectHint(candidates, overlaps);
+}
+
+export async function judgeTurn(claim: JudgeClaim, dependencies: JudgeTurnDependencies, signal: AbortSignal): Promise<void> {
+  const { store, judge, method } = dependencies;
+  const { turn, feedback } = claim;
+  const wantHint = methodUsesHints(method);
+  const scorer = new TeacherScorer(
+    dependencies.engine,
+    turn,
+    Math.max(dependencies.overlapTopK, dependencies.supportTopK),
+    signal,
+  );
+
+  let judgement = reusableJudgement(claim, judge);
+  const nextState = judgedNextState(turn, feedback);
+  if (judgement === null && nextState.length > 0) {
+    const result = await judge.judge({ context: turn.messages, response: turn.response, nextState, wantHint }, signal);
+    const selected = wantHint && feedback?.hint == null ? await chooseHint(result.hintCandidates, scorer, dependencies.overlapTopK) : null;
+    judgement = await store.recordJudgement({
+      turnId: turn.id,
+      judge: judge.judgeId,
+      judgeModel: result.judgeModel,
+      promptVersion: result.promptVersion,
+      score: result.score,
+      votes: result.votes,
+      hint: selected?.hint ?? result.hint,
+      hintCandidates: result.hintCandidates,
+      hintSelection: selected?.method ?? (result.hint === null ? null : 'longest'),
+      latencyMs: result.latencyMs,
+      createdAt: dependencies.now(),
+    });
+  }
+
+  const score = feedback?.score ?? judgement?.score ?? null;
+  const hint = wantHint ? (feedback?.hint ?? judgement?.hint ?? null) : null;
+  let teacher: TeacherScores | null = null;
+  let studentTop: readonly (readonly TokenLogprob[])[] | undefined;
+  if (hint !== null) {
+    if (!scorer.available) {
+      teacher = { unavailable: 'engine-cannot-score' };
+    } else {
+      const scored = await scorer.teacher(hint);
+      teacher = { logprobs: scored.logprobs, ...(scored.top === undefined ? {} : { top: scored.top }) };
+      if (dependencies.supportTopK > 0) studentTop = (await scorer.student()).top;
+    }
+  }
+
+  const built = sampleBuilders[method](
+    {
+      responseTokenIds: turn.responseTokenIds,
+      rolloutLogprobs: turn.logprobs,
+      score,
+      hint,
+      teacher,
+      ...(studentTop === undefined ? {} : { studentTop }),
+      supportTopK: dependencies.supportTopK,
+    },
+    dependencies.sampleOptions,
+  );
+  const ready = built.status === 'ready';
+  await store.recordSample({
+    id: dependencies.createId('sample'),
+    turnId: turn.id,
+    method,
+    status: built.status,
+    dropReason: ready ? null : built.reason,
+    policyVersion: turn.policyVersion,
+    judgementId: judgement?.id ?? null,
+    feedbackId: feedback?.id ?? null,
+    score,
+    hint,
+    lossMask: ready ? built.lossMask : [],
+    advantages: ready ? built.advantages : [],
+    teacherLogprobs: ready ? built.teacherLogprobs : null,
+    support: ready ? built.support : null,
+    createdAt: dependencies.now(),
+  });
+}

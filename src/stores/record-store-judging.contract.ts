@@ -1,0 +1,300 @@
+/**
+ * The judging half of the `RecordStore` contract: judge queue with leases, judgements, feedback,
+ * samples and their counts. `runRecordStoreContract` runs it, so every store implementation does.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import type { RecordStore } from '../spec/record-store.js';
+import type { JudgeVote, NewJudgement, NewSample, NewTurn } from '../spec/records.js';
+
+function turn(id: string, overrides: Partial<NewTurn> = {}): NewTurn {
+  return {
+    id,
+    sessionId: 's1',
+    type: 'main',
+    status: 'completed',
+    trainable: true,
+    tenant: null,
+    model: 'builtin:tiny',
+    policyVersion: 3,
+    messages: [{ role: 'user', content: `question of ${id}` }],
+    tools: [],
+    sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0 },
+    promptTokenIds: [1, 2, 3],
+    responseTokenIds: [4, 5],
+    logprobs: [-0.5, -0.25],
+    response: { role: 'assistant', content: 'answer' },
+    finishReason: 'stop',
+    timings: { startedAt: 1_000, firstTokenAt: 1_010, endedAt: 1_020 },
+    error: null,
+    replyKey: null,
+    ...overrides,
+  };
+}
+
+const verdict = (score: 1 | -1 | 0 | null, text = `\\boxed{${score ?? '?'}}`): JudgeVote => ({
+  kind: 'verdict',
+  text,
+  score,
+  hint: null,
+  rejection: null,
+});
+
+function judgement(turnId: string, overrides: Partial<NewJudgement> = {}): NewJudgement {
+  return {
+    turnId,
+    judge: 'openai',
+    judgeModel: 'judge-model',
+    promptVersion: 'clawrl-prm-1',
+    score: 1,
+    votes: [verdict(1), verdict(1), verdict(-1), verdict(null, 'rambling')],
+    hint: null,
+    hintCandidates: [],
+    hintSelection: null,
+    latencyMs: 120,
+    createdAt: 2_000,
+    ...overrides,
+  };
+}
+
+function sample(id: string, turnId: string, overrides: Partial<NewSample> = {}): NewSample {
+  return {
+    id,
+    turnId,
+    method: 'combine',
+    status: 'ready',
+    dropReason: null,
+    policyVersion: 3,
+    judgementId: null,
+    feedbackId: null,
+    score: 1,
+    hint: 'Keep it short and friendly.',
+    lossMask: [1, 1],
+    advantages: [1.25, 0.5],
+    teacherLogprobs: [-0.25, -0.75],
+    support: [[{ id: 4, studentLogprob: -0.5, teacherLogprob: -0.25, advantage: 0.25 }], [{ id: 9, studentLogprob: -1, teacherLogprob: null, advantage: null }]],
+    createdAt: 3_000,
+    ...overrides,
+  };
+}
+
+async function expectStoreError(promise: Promise<unknown>): Promise<void> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (rejection: unknown) => rejection,
+  );
+  expect(ClawrlError.isInstance(error), `expected a ClawrlError, got ${String(error)}`).toBe(true);
+  expect((error as ClawrlError).code).toBe('store_error');
+}
+
+export function runRecordStoreJudgingContract(currentStore: () => RecordStore): void {
+  describe('judging', () => {
+    let store: RecordStore;
+    const claim = (workerId: string, now: number, limit = 10, leaseMs = 1_000) =>
+      store.claimTurnsForJudging({ limit, leaseMs, now, workerId });
+    const ids = async (claims: Promise<{ turn: { id: string } }[]>) => (await claims).map((claimed) => claimed.turn.id);
+
+    beforeEach(async () => {
+      store = currentStore();
+      await store.upsertSession({ id: 's1', tenant: null, at: 100 });
+    });
+
+    it('queues exactly the trainable main turns whose next state is linked, oldest link first', async () => {
+      await store.recordTurn(turn('a'));
+      await store.recordTurn(turn('b'));
+      await store.recordTurn(turn('untrainable', { trainable: false }));
+      await store.recordTurn(turn('unlinked'));
+      expect(await claim('w1', 10_000)).toEqual([]);
+      await store.linkNextState('b', [{ role: 'user', content: 'thanks' }], 500);
+      await store.linkNextState('a', [{ role: 'user', content: 'redo' }], 600);
+      await store.linkNextState('untrainable', [{ role: 'user', content: 'ok' }], 700);
+      const claims = await claim('w1', 10_000);
+      expect(claims.map((claimed) => claimed.turn.id)).toEqual(['b', 'a']);
+      expect(claims[0]).toEqual({
+        turn: await store.getTurn('b'),
+        generation: 1,
+        attempts: 0,
+        feedback: null,
+        judgements: [],
+      });
+    });
+
+    it('leases claimed turns: claimable again only when the lease expires', async () => {
+      await store.recordTurn(turn('a'));
+      await store.recordTurn(turn('b'));
+      await store.linkNextState('a', [{ role: 'user', content: 'ok' }], 500);
+      await store.linkNextState('b', [{ role: 'user', content: 'ok' }], 600);
+      expect(await ids(claim('w1', 1_000, 1))).toEqual(['a']);
+      expect(await ids(claim('w2', 1_500))).toEqual(['b']);
+      expect(await claim('w3', 1_999)).toEqual([]);
+      const reclaimed = await claim('w3', 2_000, 1);
+      expect(reclaimed.map((claimed) => claimed.turn.id)).toEqual(['a']);
+      // The crashed worker's late release changes nothing.
+      expect(await store.releaseTurn({ turnId: 'a', workerId: 'w1', generation: 1, outcome: { kind: 'done' } })).toBe(false);
+      expect(await claim('w4', 2_100)).toEqual([]);
+      expect(await store.releaseTurn({ turnId: 'a', workerId: 'w3', generation: 1, outcome: { kind: 'done' } })).toBe(true);
+      expect(await ids(claim('w4', 10_000))).toEqual(['b']);
+    });
+
+    it('keeps failed turns queued with an attempt count until their retry time', async () => {
+      await store.recordTurn(turn('a'));
+      await store.linkNextState('a', [{ role: 'user', content: 'ok' }], 500);
+      await claim('w1', 1_000);
+      const failed = { kind: 'failed', error: 'judge unreachable', retryAt: 5_000 } as const;
+      expect(await store.releaseTurn({ turnId: 'a', workerId: 'w1', generation: 1, outcome: failed })).toBe(true);
+      expect((await store.counts()).judging).toMatchObject({ pending: 1, retrying: 1 });
+      expect(await claim('w1', 4_999)).toEqual([]);
+      const [again] = await claim('w1', 5_000);
+      expect(again).toMatchObject({ generation: 1, attempts: 1 });
+      expect(await store.releaseTurn({ turnId: 'a', workerId: 'w1', generation: 1, outcome: { kind: 'done' } })).toBe(true);
+      expect((await store.counts()).judging).toMatchObject({ pending: 0, retrying: 0 });
+      expect(await store.releaseTurn({ turnId: 'missing', workerId: 'w1', generation: 1, outcome: { kind: 'done' } })).toBe(false);
+    });
+
+    it('re-queues a turn that gets feedback while claimed: releasing the old generation keeps it queued', async () => {
+      await store.recordTurn(turn('a'));
+      await store.linkNextState('a', [{ role: 'user', content: 'ok' }], 500);
+      await claim('w1', 1_000);
+      const feedback = await store.recordFeedback({ turnId: 'a', score: -1, text: 'too long', hint: null, tenant: 't', createdAt: 1_100 });
+      expect(feedback).toEqual({ id: expect.any(Number), turnId: 'a', score: -1, text: 'too long', hint: null, tenant: 't', createdAt: 1_100 });
+      expect(await store.releaseTurn({ turnId: 'a', workerId: 'w1', generation: 1, outcome: { kind: 'done' } })).toBe(true);
+      const [again] = await claim('w2', 1_200);
+      expect(again).toMatchObject({ generation: 2, attempts: 0, feedback });
+    });
+
+    it('queues feedback on a trainable main turn without a next state, and stores feedback on any turn', async () => {
+      await store.recordTurn(turn('last'));
+      await store.recordTurn(turn('side', { type: 'side', trainable: false }));
+      expect(await store.recordFeedback({ turnId: 'missing', score: 1, text: null, hint: null, tenant: null, createdAt: 1 })).toBeNull();
+      await store.recordFeedback({ turnId: 'side', score: 1, text: null, hint: null, tenant: null, createdAt: 10 });
+      expect(await store.getFeedback('side')).toMatchObject({ turnId: 'side', score: 1 });
+      expect(await claim('w1', 1_000)).toEqual([]);
+      await store.recordFeedback({ turnId: 'last', score: 0.5, text: null, hint: null, tenant: null, createdAt: 20 });
+      const latest = await store.recordFeedback({ turnId: 'last', score: null, text: 'be brief', hint: 'Answer in one sentence.', tenant: null, createdAt: 30 });
+      expect(await store.getFeedback('last')).toEqual(latest);
+      expect(await store.getFeedback('missing')).toBeNull();
+      const [claimed] = await claim('w1', 1_000);
+      expect(claimed).toMatchObject({ turn: { id: 'last', nextState: null }, feedback: latest });
+    });
+
+    it('keeps one judgement per judge identity, the latest last', async () => {
+      await store.recordTurn(turn('a'));
+      const first = await store.recordJudgement(judgement('a'));
+      const other = await store.recordJudgement(judgement('a', { promptVersion: 'clawrl-prm-2', score: -1, createdAt: 2_100 }));
+      const replaced = await store.recordJudgement(
+        judgement('a', {
+          score: 0,
+          hint: 'Say it in one line.',
+          hintCandidates: ['Say it in one line.', 'Shorter.'],
+          hintSelection: 'longest',
+          createdAt: 2_200,
+        }),
+      );
+      expect(other.id).toBeGreaterThan(first.id);
+      expect(replaced.id).toBeGreaterThan(other.id);
+      expect(await store.listJudgements('a')).toEqual([other, replaced]);
+      expect(await store.listJudgements('missing')).toEqual([]);
+      await expectStoreError(store.recordJudgement(judgement('missing')));
+    });
+
+    it('records samples with the turn tokens; a new sample supersedes the ready one', async () => {
+      await store.recordTurn(turn('a'));
+      await store.recordTurn(turn('b', { responseTokenIds: [7], logprobs: [-2] }));
+      const first = await store.recordSample(sample('x1', 'a'));
+      expect(first).toEqual({
+        ...sample('x1', 'a'),
+        sessionId: 's1',
+        promptTokenIds: [1, 2, 3],
+        responseTokenIds: [4, 5],
+        rolloutLogprobs: [-0.5, -0.25],
+        updatedAt: 3_000,
+      });
+      const dropped = sample('y1', 'b', { status: 'dropped', dropReason: 'no-hint', lossMask: [], advantages: [], teacherLogprobs: null, support: null });
+      await store.recordSample(dropped);
+      await store.recordSample(sample('x2', 'a', { method: 'rl', teacherLogprobs: null, support: null, createdAt: 4_000 }));
+      expect(await store.listSamples({ turnId: 'a' })).toMatchObject([
+        { id: 'x1', status: 'dropped', dropReason: 'superseded', updatedAt: 4_000 },
+        { id: 'x2', status: 'ready', dropReason: null },
+      ]);
+      expect((await store.listSamples({ status: 'ready' })).map((record) => record.id)).toEqual(['x2']);
+      expect((await store.listSamples({ status: 'dropped' })).map((record) => record.id)).toEqual(['x1', 'y1']);
+      expect((await store.listSamples({ limit: 2, offset: 1 })).map((record) => record.id)).toEqual(['y1', 'x2']);
+      expect(await store.listSamples({ turnId: 'missing' })).toEqual([]);
+    });
+
+    it('rejects samples of unknown turns, duplicate ids and per-token arrays that do not fit the response', async () => {
+      await store.recordTurn(turn('a'));
+      await expectStoreError(store.recordSample(sample('x', 'missing')));
+      await expectStoreError(store.recordSample(sample('x', 'a', { advantages: [1] })));
+      await expectStoreError(store.recordSample(sample('x', 'a', { teacherLogprobs: [1, 2, 3] })));
+      await store.recordSample(sample('x', 'a'));
+      await expectStoreError(store.recordSample(sample('x', 'a')));
+      expect((await store.listSamples()).map((record) => [record.id, record.status])).toEqual([['x', 'ready']]);
+    });
+
+    it('moves only ready samples to trained or dropped', async () => {
+      await store.recordTurn(turn('a'));
+      await store.recordTurn(turn('b'));
+      await store.recordSample(sample('x', 'a'));
+      await store.recordSample(sample('y', 'b'));
+      expect(await store.updateSampleStatus({ ids: ['x', 'missing'], status: 'trained', at: 5_000 })).toBe(1);
+      expect(await store.updateSampleStatus({ ids: ['x', 'y'], status: 'dropped', reason: 'stale', at: 6_000 })).toBe(1);
+      expect(await store.listSamples()).toMatchObject([
+        { id: 'x', status: 'trained', dropReason: null, updatedAt: 5_000 },
+        { id: 'y', status: 'dropped', dropReason: 'stale', updatedAt: 6_000 },
+      ]);
+    });
+
+    it('lists turn ids oldest first, since a start time, optionally only linked main turns', async () => {
+      await store.recordTurn(turn('early', { timings: { startedAt: 100, firstTokenAt: null, endedAt: 110 } }));
+      await store.recordTurn(turn('late', { timings: { startedAt: 900, firstTokenAt: null, endedAt: 910 } }));
+      await store.recordTurn(turn('side', { type: 'side', timings: { startedAt: 950, firstTokenAt: null, endedAt: 960 } }));
+      await store.linkNextState('early', [{ role: 'user', content: 'ok' }], 200);
+      expect(await store.listTurnIds()).toEqual(['early', 'late', 'side']);
+      expect(await store.listTurnIds({ since: 900 })).toEqual(['late', 'side']);
+      expect(await store.listTurnIds({ linkedOnly: true })).toEqual(['early']);
+      expect(await store.listTurnIds({ limit: 1, offset: 1 })).toEqual(['late']);
+    });
+
+    it('counts judged and pending turns, hints, latency, vote agreement, samples and turns left without a next state', async () => {
+      const empty = (await store.counts()).judging;
+      expect(empty).toEqual({
+        judged: 0,
+        pending: 0,
+        retrying: 0,
+        withoutNextState: 0,
+        hintsAccepted: 0,
+        hintsRejected: 0,
+        averageLatencyMs: null,
+        voteAgreement: null,
+        samples: { ready: 0, trained: 0, dropped: 0 },
+      });
+      for (const id of ['a', 'b', 'c', 'last']) await store.recordTurn(turn(id));
+      for (const id of ['a', 'b', 'c']) await store.linkNextState(id, [{ role: 'user', content: 'ok' }], 500);
+      const hintVote: JudgeVote = { kind: 'hint', text: '\\boxed{-1}', score: -1, hint: null, rejection: 'negative-vote' };
+      await store.recordJudgement(judgement('a', { latencyMs: 100 }));
+      await store.recordJudgement(judgement('b', { votes: [verdict(-1), hintVote], score: -1, latencyMs: 300 }));
+      await store.recordJudgement(
+        judgement('b', { judge: 'rules', votes: [hintVote], score: 1, hint: 'Be brief, please.', latencyMs: 200 }),
+      );
+      await store.recordFeedback({ turnId: 'c', score: 1, text: null, hint: null, tenant: null, createdAt: 600 });
+      await store.recordSample(sample('x', 'a'));
+      await store.recordSample(sample('y', 'b', { status: 'dropped', dropReason: 'no-hint', lossMask: [], advantages: [], teacherLogprobs: null, support: null }));
+      await store.closeSession('s1', 'done', 700);
+      expect((await store.counts()).judging).toEqual({
+        judged: 3,
+        pending: 3,
+        retrying: 0,
+        withoutNextState: 1,
+        hintsAccepted: 1,
+        hintsRejected: 1,
+        averageLatencyMs: 200,
+        // Readable verdicts: a has 1, 1, −1 (two agree with +1); b has −1 (agrees).
+        voteAgreement: 3 / 4,
+        samples: { ready: 1, trained: 0, dropped: 1 },
+      });
+      await store.recordFeedback({ turnId: 'last', score: -1, text: null, hint: null, tenant: null, createdAt: 800 });
+      expect((await store.counts()).judging).toMatchObject({ judged: 4, pending: 4, withoutNextState: 0 });
+    });
+  });
+}
