@@ -4,26 +4,22 @@
  * stop accepting, drain in-flight requests, close the engine, flush and close the store.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { createApiKeyAuthenticator, parseApiKeyEntry } from '../gateway/api-key-authenticator.js';
 import { createGatewayApp } from '../gateway/create-gateway-app.js';
 import { createGatewayMetrics } from '../gateway/gateway-metrics.js';
 import { createSessionReaper } from '../gateway/session-reaper.js';
-import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
-import { ClawrlError } from '../spec/clawrl-error.js';
+import { createJudgeWorker } from '../judge/create-judge-worker.js';
 import type { Logger } from '../spec/logger.js';
-import type { RecordStore } from '../spec/record-store.js';
 import { createInferenceEngine, servedModelNameOf, type EngineConfiguration } from './create-inference-engine.js';
+import { createJudge, type JudgeConfiguration } from './create-judge.js';
+import { openRecordStore, type StoreConfiguration } from './open-record-store.js';
 
-export interface ServeConfiguration extends EngineConfiguration {
+export interface ServeConfiguration extends EngineConfiguration, JudgeConfiguration, StoreConfiguration {
   host: string;
   port: number;
-  data: string;
-  store: 'sqlite' | 'postgres';
-  storeUrl: string | undefined;
+  method: 'rl' | 'opd' | 'combine';
   apiKey: string[];
   adminKey: string | undefined;
   bodyLimit: number;
@@ -37,16 +33,6 @@ const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
 /** Sortable, unique, readable ids: prefix, time, randomness. */
 export function createId(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}${randomBytes(8).toString('hex')}`;
-}
-
-async function createRecordStore(configuration: ServeConfiguration): Promise<RecordStore> {
-  if (configuration.store === 'postgres') {
-    throw new ClawrlError('configuration_error', '--store postgres is not available in this version of clawrl yet; use --store sqlite.', {
-      param: 'store',
-    });
-  }
-  mkdirSync(configuration.data, { recursive: true });
-  return createSqliteRecordStore({ path: path.join(configuration.data, 'clawrl.db') });
 }
 
 export interface RunningServer {
@@ -64,11 +50,14 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
     logger.warn(`no API key configured: binding 127.0.0.1 instead of ${host}; pass --api-key to serve other machines`);
     host = '127.0.0.1';
   }
-  const store = await createRecordStore(configuration);
+  const store = openRecordStore(configuration);
   let engine;
+  let judge;
   try {
     engine = await createInferenceEngine(configuration);
+    judge = createJudge(configuration, engine);
   } catch (error) {
+    await engine?.close();
     await store.close();
     throw error;
   }
@@ -96,11 +85,23 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
     logger,
   });
 
+  const judgeWorker = createJudgeWorker({
+    store,
+    engine,
+    logger,
+    judge,
+    method: configuration.method,
+    now: context.now,
+    createId,
+    workerId: createId('judge'),
+  });
+
   const server: ServerType = await new Promise((resolve, reject) => {
     const started = serve({ fetch: app.fetch, hostname: host, port: configuration.port }, () => resolve(started));
     started.once('error', reject);
   });
   reaper.start();
+  judgeWorker.start();
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   logger.info(`clawrl listening on ${url}/v1`, { model: engine.modelId, engine: engine.engineId, store: configuration.store });
@@ -117,6 +118,8 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
         const drainTimeout = new Promise<void>((resolve) => setTimeout(resolve, 30_000).unref());
         await Promise.race([drained, drainTimeout]);
         await reaper.close();
+        // In-flight judgements are aborted; their turns stay queued for the next start.
+        await judgeWorker.close();
         await engine.close();
         await store.close();
       })();
