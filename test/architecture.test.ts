@@ -23,7 +23,7 @@ export const allowedImports: Record<string, readonly string[]> = {
   gateway: ['spec', 'core'],
   trainer: ['spec', 'core'],
   builtin: ['spec', 'core', 'tensor', 'model'],
-  eval: ['spec', 'core', 'builtin'],
+  eval: ['spec', 'core', 'tensor', 'model', 'builtin'],
   dashboard: ['spec'],
   cli: ['spec', 'core', 'tensor', 'model', 'engines', 'stores', 'buses', 'judge', 'gateway', 'trainer', 'builtin', 'eval', 'dashboard'],
 };

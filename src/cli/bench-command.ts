@@ -1,5 +1,6 @@
 /** `clawrl bench <gateway|engine|store>`: benchmarks that compare clawrl with a peer in the same run. */
 import { ClawrlError } from '../spec/clawrl-error.js';
+import { runEngineBench, type EngineBenchResult } from '../eval/bench/engine-bench.js';
 import { defaultGatewayBenchOptions, runGatewayBench, type GatewayBenchResult } from '../eval/bench/gateway-bench.js';
 
 export function formatGatewayBench(result: GatewayBenchResult): string {
@@ -27,7 +28,39 @@ export function formatGatewayBench(result: GatewayBenchResult): string {
   return lines.join('\n');
 }
 
+export function formatEngineBench(result: EngineBenchResult): string {
+  const lines = [
+    `clawrl: two wasm instances at once (one per core); in brackets one instance. ${result.pytorchNote}.`,
+    'config               params      train tok/s        score tok/s        sample b1          sample b8          RSS MiB  torch train/b1/b8      ratio train/b1/b8',
+  ];
+  for (const entry of result.configs) {
+    const single = entry.singleInstance;
+    lines.push(
+      [
+        entry.name.padEnd(20),
+        String(entry.params).padEnd(11),
+        `${entry.trainTokPerS} (${single.trainTokPerS})`.padEnd(18),
+        `${entry.scoreTokPerS} (${single.scoreTokPerS})`.padEnd(18),
+        `${entry.sampleTokPerS.b1} (${single.sampleTokPerS.b1})`.padEnd(18),
+        `${entry.sampleTokPerS.b8} (${single.sampleTokPerS.b8})`.padEnd(18),
+        String(entry.peakRssMiB).padEnd(8),
+        (entry.pytorch === null ? '-' : `${entry.pytorch.trainTokPerS}/${entry.pytorch.sampleTokPerS.b1}/${entry.pytorch.sampleTokPerS.b8}`).padEnd(22),
+        entry.ratio === null ? '-' : `${entry.ratio.train}/${entry.ratio.sampleB1}/${entry.ratio.sampleB8}`,
+      ].join(' '),
+    );
+  }
+  return lines.join('\n');
+}
+
 export async function runBenchCommand(target: string, options: { json: boolean; quick: boolean }): Promise<void> {
+  if (target === 'engine') {
+    const result = await runEngineBench({
+      ...(options.quick ? { configNames: ['test-100k'] } : {}),
+      onProgress: (message) => process.stderr.write(`bench: ${message}\n`),
+    });
+    process.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatEngineBench(result)}\n`);
+    return;
+  }
   if (target !== 'gateway') {
     throw new ClawrlError('configuration_error', `clawrl bench ${target} is not available in this version of clawrl yet; 'clawrl bench gateway' is.`);
   }
