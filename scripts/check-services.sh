@@ -2,11 +2,13 @@
 # Checks that the services the test suite talks to are reachable, starting them with this
 # machine's own commands when they are installed but stopped. Each entry: name, host, port,
 # start command. SQLite is embedded; NATS (with JetStream) backs the distributed event bus and
-# artifact store tests.
+# artifact store tests; PostgreSQL backs the Postgres record store tests (database `test`, trust
+# authentication on 127.0.0.1, see src/stores/postgres/testing/test-postgres.ts).
 set -uo pipefail
 
 required_services=(
   'NATS JetStream|127.0.0.1|4222|start-stop-daemon --start --oknodo --background --exec /usr/sbin/nats-server -- -a 127.0.0.1 -p 4222 -js -sd /var/lib/nats-server -l /var/log/nats-server.log'
+  'PostgreSQL|127.0.0.1|5432|pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start'
 )
 
 reachable() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }

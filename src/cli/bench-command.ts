@@ -1,7 +1,23 @@
 /** `clawrl bench <gateway|engine|store>`: benchmarks that compare clawrl with a peer in the same run. */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { ClawrlError } from '../spec/clawrl-error.js';
+import { runTrainingBenchCommand } from './bench-training-command.js';
 import { runEngineBench, type EngineBenchResult } from '../eval/bench/engine-bench.js';
 import { defaultGatewayBenchOptions, runGatewayBench, type GatewayBenchResult } from '../eval/bench/gateway-bench.js';
+import {
+  defaultStoreBenchWorkload,
+  quickStoreBenchWorkload,
+  runStoreBench,
+  type StoreBenchResult,
+  type StoreBenchTarget,
+} from '../eval/bench/store-bench.js';
+import { createPostgresRecordStore } from '../stores/postgres/create-postgres-record-store.js';
+import { dropPostgresSchema } from '../stores/postgres/drop-postgres-schema.js';
+import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
+import { parsePostgresStoreUrl } from './open-record-store.js';
 
 export function formatGatewayBench(result: GatewayBenchResult): string {
   const lines = [
@@ -52,7 +68,70 @@ export function formatEngineBench(result: EngineBenchResult): string {
   return lines.join('\n');
 }
 
-export async function runBenchCommand(target: string, options: { json: boolean; quick: boolean }): Promise<void> {
+export function formatStoreBench(result: StoreBenchResult): string {
+  const { workload } = result;
+  const lines = [
+    `${workload.sessions} sessions × ${workload.turnsPerSession} turns, ${workload.concurrency} at a time, ` +
+      `~${workload.systemPromptTokens}-token shared system prompt; trainer claims in batches of ${workload.claimBatch}`,
+    'store     turns/s    turn write p50/p99 ms   samples claimed/s',
+  ];
+  for (const [name, figures] of [['sqlite', result.sqlite], ['postgres', result.postgres]] as const) {
+    if (figures === null) {
+      lines.push(`${name.padEnd(9)} unavailable: ${result.postgresUnavailable ?? 'unknown reason'}`);
+      continue;
+    }
+    lines.push(
+      [
+        name.padEnd(9),
+        String(figures.turnsPerSecond).padEnd(10),
+        `${figures.turnWriteMs.p50}/${figures.turnWriteMs.p99}`.padEnd(23),
+        String(figures.samplesClaimedPerSecond),
+      ].join(' '),
+    );
+  }
+  if (result.ratio !== null) {
+    lines.push(`postgres / sqlite: turns ${result.ratio.turnsPerSecond}×, samples claimed ${result.ratio.samplesClaimedPerSecond}×`);
+  }
+  return lines.join('\n');
+}
+
+// The local server of the development machines and CI; CLAWRL_STORE_URL points elsewhere.
+const defaultBenchPostgresUrl = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** SQLite in a temporary directory and Postgres in a throw-away schema, both removed afterwards. */
+function storeBenchTargets(storeUrl: string): { sqlite: StoreBenchTarget; postgres: StoreBenchTarget } {
+  const directory = mkdtempSync(path.join(tmpdir(), 'clawrl-store-bench-'));
+  const { connectionString } = parsePostgresStoreUrl(storeUrl);
+  const schema = `clawrl_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
+  return {
+    sqlite: {
+      name: 'sqlite',
+      open: async () => createSqliteRecordStore({ path: path.join(directory, 'clawrl.db') }),
+      cleanup: async () => rmSync(directory, { recursive: true, force: true }),
+    },
+    postgres: {
+      name: 'postgres',
+      open: () => createPostgresRecordStore({ connectionString, schema }),
+      cleanup: () => dropPostgresSchema({ connectionString, schema }),
+    },
+  };
+}
+
+export async function runBenchCommand(target: string, options: { json: boolean; quick: boolean; model?: string; trainParams?: string }): Promise<void> {
+  if (target === 'training') {
+    await runTrainingBenchCommand(options);
+    return;
+  }
+  if (target === 'store') {
+    const targets = storeBenchTargets(process.env.CLAWRL_STORE_URL ?? defaultBenchPostgresUrl);
+    const result = await runStoreBench({
+      workload: options.quick ? quickStoreBenchWorkload : defaultStoreBenchWorkload,
+      ...targets,
+      onProgress: (message) => process.stderr.write(`bench: ${message}\n`),
+    });
+    process.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatStoreBench(result)}\n`);
+    return;
+  }
   if (target === 'engine') {
     const result = await runEngineBench({
       ...(options.quick ? { configNames: ['test-100k'] } : {}),
@@ -62,7 +141,7 @@ export async function runBenchCommand(target: string, options: { json: boolean; 
     return;
   }
   if (target !== 'gateway') {
-    throw new ClawrlError('configuration_error', `clawrl bench ${target} is not available in this version of clawrl yet; 'clawrl bench gateway' is.`);
+    throw new ClawrlError('configuration_error', `clawrl bench ${target} is not available in this version of clawrl yet; 'clawrl bench gateway', 'engine' and 'store' are.`);
   }
   const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
   const result = await runGatewayBench({

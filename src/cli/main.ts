@@ -13,19 +13,23 @@ import { fetchStatus, formatStatus } from './status-command.js';
 import { runBenchCommand } from './bench-command.js';
 import { runRejudgeCommand, type RejudgeConfiguration } from './rejudge-command.js';
 import { runSamplesExportCommand } from './samples-export-command.js';
+import { activatePolicy, formatPolicies, listPolicies } from './policy-command.js';
+import { defaultPersonalizeSessions, formatPersonalizeResult, personalizeHelp, personalizeKeys, runPersonalizeCommand, type PersonalizeCommandOptions } from './eval-command.js';
 
 const serveKeys = [
   'config', 'host', 'port', 'data', 'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey',
   'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'method', 'store', 'storeUrl', 'bus', 'busUrl', 'trainEvery',
   'noTrain', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout',
+  'trainParams', 'maxStaleness', 'learningRate', 'adamBeta1', 'adamBeta2', 'weightDecay', 'loraRank', 'loraAlpha', 'klCoefficient', 'pinSessions',
 ] as const satisfies readonly OptionKey[];
 
-function addOptions(command: Command, keys: readonly OptionKey[]): Command {
+/** `help` replaces an option's description and default where a command uses it differently. */
+function addOptions(command: Command, keys: readonly OptionKey[], help: Partial<Record<OptionKey, string>> = {}): Command {
   for (const key of keys) {
     const specification = optionSpecification(key);
     const shownDefault =
       specification.defaultValue === undefined || specification.kind === 'boolean' ? '' : ` (default: ${JSON.stringify(specification.defaultValue)})`;
-    const option = new Option(specification.flag, `${specification.description}${shownDefault} [${environmentVariableOf(key)}]`);
+    const option = new Option(specification.flag, `${help[key] ?? `${specification.description}${shownDefault}`} [${environmentVariableOf(key)}]`);
     if (specification.kind === 'list') option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     command.addOption(option);
   }
@@ -106,9 +110,16 @@ program
   .argument('<target>', 'gateway | engine | store')
   .option('--json', 'print JSON')
   .option('--quick', 'a short run (smoke test), not for reporting figures')
-  .action(async (target: string, options: { json?: boolean; quick?: boolean }) => {
+  .option('--model <model>', 'training: builtin:tiny or a Hugging Face model folder (default builtin:tiny)')
+  .option('--train-params <params>', 'training: lora | full (default lora)')
+  .action(async (target: string, options: { json?: boolean; quick?: boolean; model?: string; trainParams?: string }) => {
     try {
-      await runBenchCommand(target, { json: options.json === true, quick: options.quick === true });
+      await runBenchCommand(target, {
+        json: options.json === true,
+        quick: options.quick === true,
+        ...(options.model === undefined ? {} : { model: options.model }),
+        ...(options.trainParams === undefined ? {} : { trainParams: options.trainParams }),
+      });
     } catch (error) {
       fail(error);
     }
@@ -154,5 +165,59 @@ addOptions(program.command('samples').description('training samples').command('e
       fail(error);
     }
   });
+
+addOptions(
+  program.command('eval').description('experiments against a clawrl server').command('personalize').description(
+    'the personalization experiment: a simulated user with a hidden preference talks to clawrl while it trains (docs/personalization.md)',
+  ),
+  personalizeKeys,
+  personalizeHelp,
+)
+  .requiredOption('--user <user>', 'student | ta | teacher | path to a simulated-user JSON file')
+  .requiredOption('--method <method>', 'rl | opd | combine (the method of the server it starts)')
+  .option('--sessions <n>', 'sessions to run', String(defaultPersonalizeSessions))
+  .option('--seed <n>', 'seed of the messages and replies', '1')
+  .option('--out <dir>', 'write the result JSON and satisfaction.svg (charting every result file in the folder)')
+  .addOption(new Option('--probe-size <n>', 'held-out probe messages (default 50; fewer only for smoke tests)').hideHelp())
+  .action(async (options: PersonalizeCommandOptions, command: Command) => {
+    try {
+      const flags = typedFlags(command, personalizeKeys);
+      const configFile = (flags.config as string | undefined) ?? process.env.CLAWRL_CONFIG;
+      const file = readConfigFile(configFile);
+      const explicitKeys = new Set(
+        personalizeKeys.filter((key) => flags[key] !== undefined || file[key] !== undefined || process.env[environmentVariableOf(key)] !== undefined),
+      );
+      const configuration = resolveConfiguration(personalizeKeys, { flags, file, environment: process.env });
+      const result = await runPersonalizeCommand({ options, configuration, explicitKeys, configFile, environment: process.env });
+      process.stdout.write(`${configuration.json === true ? JSON.stringify(result, null, 2) : formatPersonalizeResult(result)}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+const policyKeys = ['config', 'url', 'adminKey', 'json'] as const satisfies readonly OptionKey[];
+const policy = program.command('policy').description('policy versions of a running server');
+addOptions(policy.command('list').description('list versions, the base first; * marks the one served'), policyKeys).action(
+  async (_options: unknown, command: Command) => {
+    try {
+      const configuration = configurationOf(command, policyKeys);
+      const policies = await listPolicies(configuration.url as string, configuration.adminKey as string | undefined);
+      process.stdout.write(`${configuration.json === true ? JSON.stringify(policies, null, 2) : formatPolicies(policies)}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  },
+);
+addOptions(policy.command('activate').description('serve this version from now on (roll back or forward)').argument('<version>'), policyKeys).action(
+  async (version: string, _options: unknown, command: Command) => {
+    try {
+      const configuration = configurationOf(command, policyKeys);
+      const result = await activatePolicy(configuration.url as string, configuration.adminKey as string | undefined, version);
+      process.stdout.write(configuration.json === true ? `${JSON.stringify(result)}\n` : `serving policy version ${version}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  },
+);
 
 await program.parseAsync(process.argv);

@@ -33,7 +33,7 @@ export function parseSince(text: string | undefined): number | undefined {
 export async function runRejudgeCommand(configuration: RejudgeConfiguration, logger: Logger): Promise<RejudgeTurnsResult> {
   const since = parseSince(configuration.since);
   const engine: InferenceEngine | undefined = configuration.judge === 'policy' ? await createInferenceEngine(configuration) : undefined;
-  const store = openRecordStore(configuration);
+  const store = await openRecordStore(configuration);
   try {
     const judge = createJudge(configuration, engine);
     logger.info('re-judging stored turns', { judge: judge.judgeId, judgeModel: judge.judgeModel, promptVersion: judge.promptVersion });

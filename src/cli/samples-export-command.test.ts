@@ -18,7 +18,7 @@ describe('runSamplesExportCommand', () => {
 
   it('writes every sample as a JSON line with the turn tokens, optionally one status only', async () => {
     const configuration = { data: path.join(directory, 'data'), store: 'sqlite' as const, storeUrl: undefined };
-    const store = openRecordStore(configuration);
+    const store = await openRecordStore(configuration);
     await store.upsertSession({ id: 's1', tenant: null, at: 0 });
     await store.recordTurn({
       id: 't1',

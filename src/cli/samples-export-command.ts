@@ -44,7 +44,7 @@ export async function exportSamples(store: RecordStore, out: string, status: Sam
 }
 
 export async function runSamplesExportCommand(configuration: SamplesExportConfiguration): Promise<number> {
-  const store = openRecordStore(configuration);
+  const store = await openRecordStore(configuration);
   try {
     return await exportSamples(store, configuration.out, configuration.status);
   } finally {

@@ -15,8 +15,10 @@ import type { Logger } from '../spec/logger.js';
 import { createInferenceEngine, servedModelNameOf, type EngineConfiguration } from './create-inference-engine.js';
 import { createJudge, type JudgeConfiguration } from './create-judge.js';
 import { openRecordStore, type StoreConfiguration } from './open-record-store.js';
+import { startTraining, type RunningTraining, type TrainingConfiguration } from './start-training.js';
 
-export interface ServeConfiguration extends EngineConfiguration, JudgeConfiguration, StoreConfiguration {
+export interface ServeConfiguration extends EngineConfiguration, JudgeConfiguration, StoreConfiguration, TrainingConfiguration {
+  pinSessions: boolean;
   host: string;
   port: number;
   method: 'rl' | 'opd' | 'combine';
@@ -50,12 +52,15 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
     logger.warn(`no API key configured: binding 127.0.0.1 instead of ${host}; pass --api-key to serve other machines`);
     host = '127.0.0.1';
   }
-  const store = openRecordStore(configuration);
+  const store = await openRecordStore(configuration);
   let engine;
   let judge;
+  let training: RunningTraining;
   try {
     engine = await createInferenceEngine(configuration);
     judge = createJudge(configuration, engine);
+    // Before listening: the first request is served on the active policy version.
+    training = await startTraining(configuration, { store, engine, logger, now: () => Date.now() });
   } catch (error) {
     await engine?.close();
     await store.close();
@@ -75,6 +80,8 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
     modelAliases: [servedModelNameOf(configuration), configuration.model].filter((name, index, all) => name !== engine.modelId && all.indexOf(name) === index),
     now: () => Date.now(),
     createId,
+    policies: training.policies,
+    pinSessions: configuration.pinSessions,
   };
   const app = createGatewayApp(context);
   const reaper = createSessionReaper({
@@ -120,6 +127,8 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
         await reaper.close();
         // In-flight judgements are aborted; their turns stay queued for the next start.
         await judgeWorker.close();
+        // A running step finishes (or fails and leaves its samples ready) before the engines go.
+        await training.close();
         await engine.close();
         await store.close();
       })();

@@ -81,7 +81,7 @@ export function wireTurn(turn: TurnRecord, judging: TurnJudging = { judgements: 
 }
 
 export async function statusOf(context: GatewayContext): Promise<Record<string, unknown>> {
-  const counts = await context.store.counts();
+  const [counts, training] = await Promise.all([context.store.counts(), context.store.trainingSummary()]);
   return {
     sessions: counts.sessions.open + counts.sessions.closed,
     sessionsOpen: counts.sessions.open,
@@ -98,8 +98,14 @@ export async function statusOf(context: GatewayContext): Promise<Record<string, 
       voteAgreement: counts.judging.voteAgreement,
       averageLatencyMs: counts.judging.averageLatencyMs,
     },
-    trainSteps: 0,
-    policyVersion: 0,
+    trainSteps: training.steps,
+    policyVersion: training.activeVersion ?? 0,
+    training: {
+      enabled: (context.policies?.training ?? null) !== null,
+      ...context.policies?.training?.status(),
+      latestVersion: training.latestVersion ?? 0,
+      lastStep: training.lastStep,
+    },
     model: context.engine.modelId,
     engine: context.engine.engineId,
   };

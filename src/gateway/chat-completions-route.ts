@@ -121,10 +121,17 @@ export function createChatCompletionsHandler(context: GatewayContext) {
       const onClientGone = () => abort.abort(new ClawrlError('invalid_request', 'client disconnected'));
       clientSignal.addEventListener('abort', onClientGone, { once: true });
       // Start generating first: the session bookkeeping below then overlaps the engine's work
-      // instead of adding to the time to first token.
-      const events = context.engine.generate(parsed.request, abort.signal)[Symbol.asyncIterator]();
-      const firstEvent = events.next();
-      firstEvent.catch(() => undefined);
+      // instead of adding to the time to first token. Pinned sessions must know their session's
+      // version first, so they start after it.
+      let events!: AsyncIterator<GenerateEvent>;
+      let firstEvent!: Promise<IteratorResult<GenerateEvent>>;
+      const startGeneration = (request: GenerateRequest) => {
+        events = context.engine.generate(request, abort.signal)[Symbol.asyncIterator]();
+        firstEvent = events.next();
+        firstEvent.catch(() => undefined);
+      };
+      if (context.pinSessions !== true) startGeneration(parsed.request);
+      let pinnedVersion: number | null = null;
       let draft: TurnDraft;
       try {
         const session = await resolveSession({
@@ -149,13 +156,23 @@ export function createChatCompletionsHandler(context: GatewayContext) {
           startedAt,
           closeSessionAfter: isTruthyFlag(c.req.header('x-session-done') ?? parsed.bodySessionDone),
         };
+        if (context.pinSessions === true) {
+          pinnedVersion = await context.store.getSessionPolicyVersion(session.sessionId);
+          startGeneration(pinnedVersion === null ? parsed.request : { ...parsed.request, policyVersion: pinnedVersion });
+        }
       } catch (error) {
         abort.abort(error);
         clientSignal.removeEventListener('abort', onClientGone);
         throw error;
       }
       const capture = new TurnCapture(parsed.request.sampling.n);
-      const first = await firstEvent;
+      const first = await firstEvent.catch(async (error: unknown) => {
+        // A pinned version the engine no longer holds (a restart, or evicted): serve the active one.
+        if (pinnedVersion === null || !ClawrlError.isInstance(error) || error.code !== 'not_found') throw error;
+        context.logger.warn('pinned policy version unavailable; serving the active version', { sessionId: draft.sessionId, version: pinnedVersion });
+        startGeneration(parsed.request);
+        return firstEvent;
+      });
       if (first.done === true || first.value.type !== 'start') {
         throw new ClawrlError('upstream_error', 'The inference engine ended without starting a generation.');
       }

@@ -11,6 +11,7 @@ import { createChatCompletionsHandler } from './chat-completions-route.js';
 import { asClawrlError, errorResponse } from './error-response.js';
 import { registerFeedbackRoute } from './feedback-route.js';
 import type { GatewayContext } from './gateway-context.js';
+import { registerPolicyRoutes } from './policy-routes.js';
 
 type Variables = { principal: Principal };
 
@@ -55,6 +56,7 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
     const counts = await context.store.counts();
     context.metrics.queueDepth.set({ queue: 'awaiting-next-state' }, Math.max(0, counts.turns.trainable - counts.linked));
     context.metrics.queueDepth.set({ queue: 'awaiting-judgement' }, counts.judging.pending);
+    context.metrics.recordTraining(await context.store.trainingSummary(), counts.judging.samples);
     return new Response(await context.metrics.registry.metrics(), {
       headers: { 'content-type': context.metrics.registry.contentType },
     });
@@ -82,5 +84,6 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
 
   app.use('/admin/*', authenticate, requireAdmin);
   registerAdminRoutes(app, context);
+  registerPolicyRoutes(app, context);
   return app;
 }

@@ -4,6 +4,7 @@ import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
 import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
+import type { PolicyControl } from './policy-routes.js';
 
 export interface GatewayLimits {
   /** Largest accepted request body, in bytes. */
@@ -27,4 +28,8 @@ export interface GatewayContext {
   now: () => number;
   /** Unique ids with a readable prefix (`turn`, `session`, ...). */
   createId: (prefix: string) => string;
+  /** Policy versions and training; without it the policy admin routes answer `unsupported`. */
+  policies?: PolicyControl;
+  /** Sessions keep the policy version they started with (`--pin-sessions`). */
+  pinSessions?: boolean;
 }

@@ -3,6 +3,8 @@
  * several servers in one process, as in tests, do not collide).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { TrainingSummary } from '../spec/record-store.js';
+import type { JudgingCounts } from '../spec/records.js';
 
 export interface GatewayMetrics {
   readonly registry: Registry;
@@ -14,6 +16,10 @@ export interface GatewayMetrics {
   inFlight: Gauge<'route'>;
   /** Set at scrape time from the record store. */
   queueDepth: Gauge<'queue'>;
+  /** Training state and the last step's metrics, set at scrape time from the record store. */
+  training: Gauge<'metric'>;
+  samples: Gauge<'status'>;
+  recordTraining(summary: TrainingSummary, samples: JudgingCounts['samples']): void;
 }
 
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -21,7 +27,40 @@ const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
 export function createGatewayMetrics(options: { collectProcessMetrics: boolean }): GatewayMetrics {
   const registry = new Registry();
   if (options.collectProcessMetrics) collectDefaultMetrics({ register: registry, prefix: 'clawrl_' });
+  const training = new Gauge({
+    name: 'clawrl_training',
+    help: 'Training: steps, active and latest policy version, and the last step\'s loss, pg_loss, clip_fraction, kl, importance ratios, samples and time',
+    labelNames: ['metric'],
+    registers: [registry],
+  });
+  const samples = new Gauge({ name: 'clawrl_samples', help: 'Training samples by status', labelNames: ['status'], registers: [registry] });
   return {
+    training,
+    samples,
+    recordTraining(summary, counts) {
+      for (const [status, count] of Object.entries(counts)) samples.set({ status }, count);
+      training.set({ metric: 'steps' }, summary.steps);
+      training.set({ metric: 'policy_version_active' }, summary.activeVersion ?? 0);
+      training.set({ metric: 'policy_version_latest' }, summary.latestVersion ?? 0);
+      const metrics = summary.lastStep?.metrics;
+      if (metrics === undefined) return;
+      const values: Record<string, number | null> = {
+        loss: metrics.loss,
+        pg_loss: metrics.policyGradientLoss,
+        clip_fraction: metrics.clipFraction,
+        kl: metrics.kl,
+        importance_ratio_mean: metrics.importanceRatio.mean,
+        importance_ratio_min: metrics.importanceRatio.min,
+        importance_ratio_max: metrics.importanceRatio.max,
+        importance_ratio_truncated_fraction: metrics.importanceRatio.truncatedFraction,
+        rollout_logprob_abs_diff: metrics.rolloutLogprobAbsoluteDifference,
+        samples_used: metrics.samplesUsed,
+        samples_dropped_stale: metrics.samplesDropped,
+        gradient_norm: metrics.gradientNorm,
+        step_seconds: metrics.stepMs / 1000,
+      };
+      for (const [metric, value] of Object.entries(values)) if (value !== null) training.set({ metric: `last_step_${metric}` }, value);
+    },
     registry,
     requests: new Counter({
       name: 'clawrl_http_requests_total',

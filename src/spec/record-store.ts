@@ -12,6 +12,12 @@
  * crashed worker's turns become claimable again when the lease expires. Nothing ever drops a
  * queued turn. A session's last turn never gets a next state: it is judged only from feedback.
  *
+ * Training: the trainer claims ready samples under a lease (a crashed trainer's samples become
+ * claimable again when the lease expires, or when it releases its own leases on restart) and
+ * commits a step in one write: the new policy version with its artifact, the step record, the
+ * used samples marked `trained`, and the version activated. Policy versions are immutable; which
+ * one serving uses is the latest activation, so a rollback is just another activation.
+ *
  * Storage contract: a session's shared message prefix and shared token prefix are stored once,
  * so a session's storage grows linearly with its length, not quadratically.
  */
@@ -22,7 +28,11 @@ import type {
   JudgementRecord,
   NewFeedback,
   NewJudgement,
+  NewPolicyVersion,
   NewSample,
+  NewTrainingStep,
+  PolicyArtifactKind,
+  PolicyVersionRecord,
   NewTurn,
   SampleRecord,
   SampleStatus,
@@ -30,8 +40,11 @@ import type {
   SessionRecord,
   SessionStatus,
   StoreCounts,
+  TrainingSample,
+  TrainingStepRecord,
   TurnRecord,
 } from './records.js';
+import type { PolicyVersion } from './inference-engine.js';
 
 /** Enough of a turn to decide whether a request continues it. */
 export interface TurnReference {
@@ -86,6 +99,30 @@ export interface ListTurnIdsOptions {
   /** Oldest first; default 100. */
   limit?: number;
   offset?: number;
+}
+
+export interface ClaimSamplesOptions {
+  limit: number;
+  leaseMs: number;
+  now: number;
+  workerId: string;
+}
+
+export interface CommitTrainingStepOptions {
+  step: NewTrainingStep;
+  version: NewPolicyVersion;
+  /** The trainer holding the samples' leases. */
+  workerId: string;
+}
+
+/** Where training stands, for `/admin/status` and a trainer resuming after a restart. */
+export interface TrainingSummary {
+  steps: number;
+  lastStep: TrainingStepRecord | null;
+  /** The version serving should use; null before any version is recorded. */
+  activeVersion: PolicyVersion | null;
+  /** The highest recorded version; null before any. */
+  latestVersion: PolicyVersion | null;
 }
 
 export interface RecordStore {
@@ -168,6 +205,39 @@ export interface RecordStore {
     reason?: string;
     at: number;
   }): Promise<number>;
+
+  /**
+   * Leases up to `limit` ready samples that are not under a live lease, oldest first, to
+   * `workerId` until `now + leaseMs`. Their status stays `ready` until a step commits them.
+   */
+  claimSamplesForTraining(options: ClaimSamplesOptions): Promise<TrainingSample[]>;
+  /**
+   * Ends `workerId`'s leases on the given samples (all of its leases when `ids` is omitted)
+   * without changing their status; returns how many were released.
+   */
+  releaseTrainingSamples(input: { workerId: string; ids?: string[] }): Promise<number>;
+  /**
+   * Records a policy version that no step produced (the base, version 0) and, with `activate`,
+   * activates it. Fails with `store_error` for an existing version.
+   */
+  recordPolicyVersion(version: NewPolicyVersion, options: { activate: boolean }): Promise<PolicyVersionRecord>;
+  /**
+   * In one write: records the version and the step, marks the step's samples `trained` (those
+   * still `ready`), ends their leases and activates the version. Fails with `store_error`, writing
+   * nothing, when the version or the step number exists already.
+   */
+  commitTrainingStep(options: CommitTrainingStepOptions): Promise<TrainingStepRecord>;
+  /** Makes `version` the one serving uses; false, changing nothing, for an unknown version. */
+  activatePolicyVersion(version: PolicyVersion, at: number): Promise<boolean>;
+  /** Every version, ascending (the base first). */
+  listPolicyVersions(): Promise<PolicyVersionRecord[]>;
+  /** A version's artifact; null for an unknown version. */
+  getPolicyArtifact(version: PolicyVersion): Promise<{ kind: PolicyArtifactKind; files: Record<string, Uint8Array> } | null>;
+  /** Steps, newest first; default 100. */
+  listTrainingSteps(options?: { limit?: number; offset?: number }): Promise<TrainingStepRecord[]>;
+  trainingSummary(): Promise<TrainingSummary>;
+  /** The version that served the session's first turn (what a pinned session keeps); null when none. */
+  getSessionPolicyVersion(sessionId: string): Promise<PolicyVersion | null>;
 
   counts(): Promise<StoreCounts>;
   /** Flushes and closes. Idempotent. */

@@ -237,3 +237,81 @@ export interface JudgingCounts {
   voteAgreement: number | null;
   samples: { ready: number; trained: number; dropped: number };
 }
+
+/** A ready sample handed to the trainer under a lease, with what its loss needs of the turn. */
+export interface TrainingSample extends SampleRecord {
+  /**
+   * The temperature the response was sampled at: rollout log-probs are log_softmax(logits / T),
+   * so the trainer must take its own log-probs under the same T (0, greedy, means 1).
+   */
+  samplingTemperature: number;
+}
+
+/** Statistics of one training step, as `/metrics`, `clawrl status` and the policy list show them. */
+export interface TrainingStepMetrics {
+  /** The total loss the optimizer stepped on. */
+  loss: number;
+  /** Its clipped-surrogate part. */
+  policyGradientLoss: number;
+  /** Share of loss tokens whose PPO ratio was clipped. */
+  clipFraction: number;
+  /** Mean k3 KL estimate to the base model over loss tokens; null when the KL coefficient is 0. */
+  kl: number | null;
+  /** exp(trainer − rollout) log-prob ratio over loss tokens, before truncation. */
+  importanceRatio: { mean: number; min: number; max: number; truncatedFraction: number };
+  /** Mean |trainer − rollout| log-prob over loss tokens (sampler/trainer mismatch). */
+  rolloutLogprobAbsoluteDifference: number;
+  samplesUsed: number;
+  /** Claimed samples dropped as too stale. */
+  samplesDropped: number;
+  lossTokens: number;
+  gradientNorm: number;
+  learningRate: number;
+  stepMs: number;
+}
+
+export type PolicyArtifactKind = 'base' | 'adapter' | 'full';
+
+/** A published policy version as the trainer hands it to the store (with its artifact files). */
+export interface NewPolicyVersion {
+  version: PolicyVersion;
+  /** The version it was trained from; null for the base. */
+  parent: PolicyVersion | null;
+  kind: PolicyArtifactKind;
+  /** PEFT adapter files, a full-weights safetensors file, or none for the base. */
+  files: Record<string, Uint8Array>;
+  /** The training step that produced it; null for the base. */
+  step: number | null;
+  /** Samples it was trained on. */
+  samples: number;
+  metrics: TrainingStepMetrics | null;
+  createdAt: number;
+}
+
+/** A stored policy version without its files (`getPolicyArtifact` reads those). */
+export interface PolicyVersionRecord extends Omit<NewPolicyVersion, 'files'> {
+  /** Whether serving is meant to use it now (the latest activation). */
+  active: boolean;
+  /** Total bytes of its artifact files. */
+  bytes: number;
+}
+
+/**
+ * One committed training step: the version it published, the samples it used and dropped, and
+ * the opaque reference of the trainer state saved after it (what a restart resumes from).
+ */
+export interface NewTrainingStep {
+  step: number;
+  policyVersion: PolicyVersion;
+  /** Samples used (become `trained`). */
+  trainedSampleIds: string[];
+  metrics: TrainingStepMetrics;
+  /** The training engine's saved-state reference; null when it saved none. */
+  checkpoint: string | null;
+  startedAt: number;
+  endedAt: number;
+}
+
+export interface TrainingStepRecord extends Omit<NewTrainingStep, 'trainedSampleIds'> {
+  samplesUsed: number;
+}

@@ -8,6 +8,7 @@ import { ClawrlError } from '../spec/clawrl-error.js';
 import type { RecordStore } from '../spec/record-store.js';
 import type { NewTurn } from '../spec/records.js';
 import { runRecordStoreJudgingContract } from './record-store-judging.contract.js';
+import { runRecordStoreTrainingContract } from './record-store-training.contract.js';
 
 export interface RecordStoreContractOptions {
   name: string;
@@ -432,6 +433,7 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
     });
 
     runRecordStoreJudgingContract(() => store);
+    runRecordStoreTrainingContract(() => store);
 
     it('closes idempotently', async () => {
       await openSession('s1');

@@ -5,7 +5,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadChatRenderer } from '../../model/create-chat-renderer.js';
-import { loadTransformerFromFolder, type Transformer } from '../../model/transformer.js';
+import { readSafetensors } from '../../model/safetensors.js';
+import { loadTransformer, loadTransformerFromFolder, type Transformer } from '../../model/transformer.js';
 import { initializeTensorBackend } from '../../tensor/initialize-tensor-backend.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { ChatRenderer } from '../../spec/chat-renderer.js';
@@ -29,22 +30,44 @@ function wireError(error: unknown): WireError {
 let transformer: Transformer;
 let renderer: ChatRenderer;
 let policyVersion = 0;
-/** Adapters of the versions that can still be served (pinned sessions), newest last. */
-const adapters = new Map<number, Record<string, Uint8Array>>();
+/** Artifacts of the versions that can still be served (pinned sessions), newest last. */
+const versions = new Map<number, PolicyArtifact>();
 const retainedVersions = 8;
+/** The full-weights version the transformer holds; 0 when it holds the base weights. */
+let weightsVersion = 0;
 
-async function loadPolicy(artifact: PolicyArtifact): Promise<void> {
+/** Puts `artifact`'s weights in place: full weights replace the model, adapters go on the base weights. */
+async function applyWeights(artifact: PolicyArtifact): Promise<void> {
   if (artifact.kind === 'full') {
-    throw new ClawrlError('unsupported', 'the local sampler loads LoRA adapters; full-weight versions are not supported yet');
+    if (weightsVersion === artifact.version) return;
+    const bytes = artifact.files['model.safetensors'];
+    if (bytes === undefined) throw new ClawrlError('invalid_request', 'a full-weights policy needs model.safetensors');
+    const next = loadTransformer({ shape: transformer.shape, weights: readSafetensors(bytes).tensors });
+    transformer.dispose();
+    transformer = next;
+    weightsVersion = artifact.version;
+    return;
   }
-  const files = artifact.kind === 'adapter' ? artifact.files : adapters.get(0);
+  if (weightsVersion !== 0) {
+    const next = await loadTransformerFromFolder(data.modelDirectory);
+    transformer.dispose();
+    transformer = next;
+    weightsVersion = 0;
+  }
+  const files = artifact.kind === 'adapter' ? artifact.files : versions.get(0)?.files;
   if (files === undefined) throw new ClawrlError('internal_error', 'the base adapter is missing');
   transformer.importAdapter(files);
-  adapters.delete(artifact.version);
-  adapters.set(artifact.version, files);
-  for (const version of adapters.keys()) {
-    if (adapters.size <= retainedVersions) break;
-    if (version !== 0 && version !== artifact.version) adapters.delete(version);
+}
+
+async function loadPolicy(artifact: PolicyArtifact): Promise<void> {
+  await applyWeights(artifact);
+  if (artifact.version !== 0) {
+    versions.delete(artifact.version);
+    versions.set(artifact.version, artifact);
+  }
+  for (const version of versions.keys()) {
+    if (versions.size <= retainedVersions) break;
+    if (version !== 0 && version !== artifact.version) versions.delete(version);
   }
   policyVersion = artifact.version;
 }
@@ -52,14 +75,14 @@ async function loadPolicy(artifact: PolicyArtifact): Promise<void> {
 /** Runs `work` on an older version for a pinned request, then restores the active one. */
 async function onVersion<Result>(version: number | undefined, work: (version: number) => Promise<Result>): Promise<Result> {
   if (version === undefined || version === policyVersion) return work(policyVersion);
-  const files = adapters.get(version);
-  if (files === undefined) throw new ClawrlError('not_found', `policy version ${version} is not loaded in the local engine`);
-  const active = adapters.get(policyVersion);
-  transformer.importAdapter(files);
+  const pinned = versions.get(version);
+  if (pinned === undefined) throw new ClawrlError('not_found', `policy version ${version} is not loaded in the local engine`);
+  const active = versions.get(policyVersion);
+  await applyWeights(pinned);
   try {
     return await work(version);
   } finally {
-    if (active !== undefined) transformer.importAdapter(active);
+    if (active !== undefined) await applyWeights(active);
   }
 }
 
@@ -115,7 +138,7 @@ async function handle(request: Exclude<WorkerRequest, { kind: 'close' }>): Promi
 try {
   await initializeTensorBackend({ backend: data.backend });
   [transformer, renderer] = await Promise.all([loadTransformerFromFolder(data.modelDirectory), loadChatRenderer(data.modelDirectory)]);
-  if (transformer.adapter !== null) adapters.set(0, await transformer.exportAdapter({ baseModelNameOrPath: data.modelId }));
+  if (transformer.adapter !== null) versions.set(0, { version: 0, kind: 'adapter', files: await transformer.exportAdapter({ baseModelNameOrPath: data.modelId }) });
   post({ kind: 'ready', contextLength: transformer.shape.maxPositionEmbeddings, vocabularySize: transformer.shape.vocabSize });
 } catch (error) {
   post({ kind: 'fatal', error: wireError(error) });

@@ -146,6 +146,47 @@ export const sqliteMigrations: readonly string[] = [
     SELECT ordinal, next_state_at FROM turns
     WHERE type = 'main' AND trainable = 1 AND next_state IS NOT NULL;
   `,
+  // 3: training. Samples gain a training lease and the step that used them; policy versions keep
+  // their artifact files; activations are a history whose latest row is what serving uses.
+  `
+  ALTER TABLE samples ADD COLUMN lease_owner TEXT;
+  ALTER TABLE samples ADD COLUMN lease_expires_at INTEGER;
+  ALTER TABLE samples ADD COLUMN training_step INTEGER;
+
+  CREATE TABLE policy_versions (
+    version INTEGER PRIMARY KEY,
+    parent INTEGER,
+    kind TEXT NOT NULL CHECK (kind IN ('base', 'adapter', 'full')),
+    step INTEGER,
+    samples INTEGER NOT NULL,
+    metrics TEXT,
+    bytes INTEGER NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE policy_files (
+    version INTEGER NOT NULL REFERENCES policy_versions (version),
+    name TEXT NOT NULL,
+    bytes BLOB NOT NULL,
+    PRIMARY KEY (version, name)
+  );
+
+  CREATE TABLE policy_activations (
+    id INTEGER PRIMARY KEY,
+    version INTEGER NOT NULL REFERENCES policy_versions (version),
+    activated_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE training_steps (
+    step INTEGER PRIMARY KEY,
+    policy_version INTEGER NOT NULL UNIQUE REFERENCES policy_versions (version),
+    samples_used INTEGER NOT NULL,
+    metrics TEXT NOT NULL,
+    checkpoint TEXT,
+    started_at INTEGER NOT NULL,
+    ended_at INTEGER NOT NULL
+  );
+  `,
 ];
 
 /**

@@ -133,7 +133,7 @@ describe('createSqliteRecordStore on a file', () => {
 
     const database = new Database(path, { readonly: true });
     expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }, { version: 2 }]);
+    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
     const prefixes = database.prepare('SELECT prompt_prefix_length FROM turns ORDER BY ordinal').pluck().all();
     database.close();
     expect(prefixes).toEqual([0, turn0.promptTokenIds.length + 25, turn1.promptTokenIds.length + 25]);
@@ -150,8 +150,9 @@ describe('createSqliteRecordStore on a file', () => {
     await first.close();
     // Roll the file back to schema 1, as a database written before migration 2 would be.
     const database = new Database(path);
-    database.exec(`DROP TABLE judge_queue; DROP TABLE judgements; DROP TABLE feedback; DROP TABLE samples;
-      DELETE FROM schema_migrations WHERE version = 2;`);
+    database.exec(`DROP TABLE training_steps; DROP TABLE policy_activations; DROP TABLE policy_files; DROP TABLE policy_versions;
+      DROP TABLE judge_queue; DROP TABLE judgements; DROP TABLE feedback; DROP TABLE samples;
+      DELETE FROM schema_migrations WHERE version >= 2;`);
     database.close();
 
     const upgraded = createSqliteRecordStore({ path });

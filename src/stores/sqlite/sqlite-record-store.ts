@@ -8,26 +8,35 @@ import type Database from 'better-sqlite3';
 import type { ChatMessage } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type {
+  ClaimSamplesOptions,
   ClaimTurnsOptions,
+  CommitTrainingStepOptions,
   ListSamplesOptions,
   ListSessionsOptions,
   ListTurnIdsOptions,
   RecordStore,
   ReleaseTurnOptions,
+  TrainingSummary,
   TurnReference,
 } from '../../spec/record-store.js';
+import type { PolicyVersion } from '../../spec/inference-engine.js';
 import type {
   FeedbackRecord,
   JudgeClaim,
   JudgementRecord,
   NewFeedback,
   NewJudgement,
+  NewPolicyVersion,
   NewSample,
   NewTurn,
+  PolicyArtifactKind,
+  PolicyVersionRecord,
   SampleRecord,
   SessionCloseReason,
   SessionRecord,
   StoreCounts,
+  TrainingSample,
+  TrainingStepRecord,
   TurnRecord,
   TurnType,
 } from '../../spec/records.js';
@@ -35,6 +44,7 @@ import { canonicalJson } from './canonical-json.js';
 import { createMessageChain, type MessageChain } from './message-chain.js';
 import { createPromptSequenceCache, type PromptSequenceCache } from './prompt-sequence-cache.js';
 import { SqliteJudgingRecords } from './sqlite-judging-records.js';
+import { SqliteTrainingRecords } from './sqlite-training-records.js';
 import { sqliteStatements, type SessionRow, type SqliteStatements, type TurnRow } from './sqlite-statements.js';
 import {
   commonPrefixLength,
@@ -60,6 +70,7 @@ export class SqliteRecordStore implements RecordStore {
   readonly #insertTurnTransaction: Database.Transaction<(turn: NewTurn) => { ordinal: number; index: number }>;
   readonly #linkNextState: Database.Transaction<(turnId: string, nextState: string, at: number) => boolean>;
   readonly #judging: SqliteJudgingRecords;
+  readonly #training: SqliteTrainingRecords;
   #closed = false;
 
   constructor(database: Database.Database) {
@@ -77,6 +88,10 @@ export class SqliteRecordStore implements RecordStore {
       },
       tokens: (ordinal) => this.#storedTokens(ordinal),
     });
+    this.#training = new SqliteTrainingRecords(
+      database,
+      (turnId) => this.#judging.listSamples({ turnId, status: 'ready', limit: 1 })[0] ?? null,
+    );
     this.#linkNextState = database.transaction((turnId, nextState, at) => {
       if (this.#statements.linkNextState.run(nextState, at, turnId).changes === 0) return false;
       this.#judging.queueLinkedTurn(turnId, at);
@@ -204,6 +219,38 @@ export class SqliteRecordStore implements RecordStore {
     at: number;
   }): Promise<number> {
     return this.#run('updateSampleStatus', () => this.#judging.updateSampleStatus(input));
+  }
+
+  // Training (migration 3), delegated like judging.
+  async claimSamplesForTraining(options: ClaimSamplesOptions): Promise<TrainingSample[]> {
+    return this.#run('claimSamplesForTraining', () => this.#training.claimSamples(options));
+  }
+  async releaseTrainingSamples(input: { workerId: string; ids?: string[] }): Promise<number> {
+    return this.#run('releaseTrainingSamples', () => this.#training.releaseSamples(input));
+  }
+  async recordPolicyVersion(version: NewPolicyVersion, options: { activate: boolean }): Promise<PolicyVersionRecord> {
+    return this.#run('recordPolicyVersion', () => this.#training.recordVersion(version, options.activate));
+  }
+  async commitTrainingStep(options: CommitTrainingStepOptions): Promise<TrainingStepRecord> {
+    return this.#run('commitTrainingStep', () => this.#training.commitStep(options));
+  }
+  async activatePolicyVersion(version: PolicyVersion, at: number): Promise<boolean> {
+    return this.#run('activatePolicyVersion', () => this.#training.activate(version, at));
+  }
+  async listPolicyVersions(): Promise<PolicyVersionRecord[]> {
+    return this.#run('listPolicyVersions', () => this.#training.listVersions());
+  }
+  async getPolicyArtifact(version: PolicyVersion): Promise<{ kind: PolicyArtifactKind; files: Record<string, Uint8Array> } | null> {
+    return this.#run('getPolicyArtifact', () => this.#training.artifact(version));
+  }
+  async listTrainingSteps(options: { limit?: number; offset?: number } = {}): Promise<TrainingStepRecord[]> {
+    return this.#run('listTrainingSteps', () => this.#training.listSteps(options));
+  }
+  async trainingSummary(): Promise<TrainingSummary> {
+    return this.#run('trainingSummary', () => this.#training.summary());
+  }
+  async getSessionPolicyVersion(sessionId: string): Promise<PolicyVersion | null> {
+    return this.#run('getSessionPolicyVersion', () => this.#training.sessionVersion(sessionId));
   }
 
   async counts(): Promise<StoreCounts> {

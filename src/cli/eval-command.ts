@@ -1,0 +1,236 @@
+/**
+ * `clawrl eval personalize`: the personalization experiment (docs/personalization.md). Without
+ * `--url` it starts its own `clawrl serve` child on a free loopback port with a fresh data folder,
+ * so every run starts from the base model; with `--url` it drives that server as it is.
+ *
+ * Defaults for the server it starts, and why:
+ * - `--judge policy` (serve's own default): the served model judges its own turns from the
+ *   simulated user's replies, as in the paper. The `rules` judge's default predicates recognise
+ *   only 2 of the 10 built-in complaints and give no hints, so `opd` and `combine` would learn
+ *   nothing from it; it is for smoke tests.
+ * - `--train-every 4`: the step size the tiny-model spike measured (4 samples per step), unless
+ *   set by flag, config file or `CLAWRL_TRAIN_EVERY`. At serve's 16 a step would come only every
+ *   ten or so sessions.
+ * - `--train-params full` for builtin:tiny: the spike learned the preference in 8–16 sessions with
+ *   full-parameter updates and needed 40+ with LoRA.
+ * Other `CLAWRL_*` variables reach the child unchanged, so any serve option can be set that way.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import { loadSimulatedUser } from '../eval/personalize/load-simulated-user.js';
+import { createPersonalizeClient } from '../eval/personalize/personalize-client.js';
+import { minimumProbeSize, personalizeMethods, type PersonalizeMethod, type PersonalizeResult } from '../eval/personalize/personalize-result.js';
+import { runPersonalizeExperiment, type PersonalizeProgress } from '../eval/personalize/run-personalize-experiment.js';
+import { startExperimentServer, type ExperimentServer } from '../eval/personalize/start-experiment-server.js';
+import { writePersonalizeOutput } from '../eval/personalize/write-personalize-output.js';
+import type { OptionKey } from './configuration.js';
+
+/** Options of the server the command starts, with serve's flags, file keys and variables. */
+export const personalizeServerKeys = [
+  'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout', 'judge', 'judgeUrl',
+  'judgeModel', 'trainEvery', 'trainParams', 'learningRate', 'maxStaleness', 'maxTokens', 'data',
+] as const satisfies readonly OptionKey[];
+export const personalizeKeys = ['config', 'url', 'apiKey', 'adminKey', 'json', ...personalizeServerKeys] as const satisfies readonly OptionKey[];
+
+export const defaultPersonalizeSessions = 64;
+export const defaultExperimentTrainEvery = 4;
+
+/** Help where the experiment's meaning or default differs from serve's. */
+export const personalizeHelp: Partial<Record<OptionKey, string>> = {
+  url: 'drive this running clawrl server (default: start a fresh one as a child process)',
+  data: "data folder of the server it starts, kept afterwards (default: a temporary folder, removed after a successful run)",
+  trainEvery: `ready samples per training step of the server it starts (default: ${defaultExperimentTrainEvery})`,
+  trainParams: 'lora | full, for the server it starts (default: full for builtin:tiny, else lora)',
+  judge: 'judge of the server it starts: rules | policy | openai (default: "policy")',
+  apiKey: 'API key the experiment sends (the first one), also given to the server it starts',
+  adminKey: 'admin key, for GET /admin/policies and /admin/turns (also given to the server it starts)',
+};
+
+export interface PersonalizeCommandOptions {
+  user: string;
+  method: string;
+  sessions: string;
+  seed: string;
+  out?: string;
+  probeSize?: string;
+}
+
+export interface PersonalizeCommandInput {
+  options: PersonalizeCommandOptions;
+  /** The resolved `personalizeKeys` (flag > config file > environment > default). */
+  configuration: Record<(typeof personalizeKeys)[number], unknown>;
+  /** Keys set by flag, config file or environment rather than left at their default. */
+  explicitKeys: ReadonlySet<OptionKey>;
+  configFile: string | undefined;
+  environment: Record<string, string | undefined>;
+}
+
+function integerOption(name: string, text: string, minimum: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < minimum) {
+    throw new ClawrlError('configuration_error', `--${name} must be an integer of at least ${minimum}, got ${JSON.stringify(text)}.`, { param: name });
+  }
+  return value;
+}
+
+function methodOf(text: string): PersonalizeMethod {
+  const method = personalizeMethods.find((candidate) => candidate === text);
+  if (method === undefined) throw new ClawrlError('configuration_error', `--method must be rl, opd or combine, got ${JSON.stringify(text)}.`, { param: 'method' });
+  return method;
+}
+
+/** Full-parameter updates for the built-in model, as the spike measured; serve's default elsewhere. */
+function experimentTrainParamsOf(model: string): 'full' | undefined {
+  return model === 'builtin:tiny' ? 'full' : undefined;
+}
+
+function serveArgumentsOf(input: PersonalizeCommandInput, method: PersonalizeMethod): string[] {
+  const configuration = input.configuration;
+  const flags: Array<[string, unknown]> = [
+    ['--method', method],
+    ['--model', configuration.model],
+    ['--served-model', configuration.servedModel],
+    ['--engine', configuration.engine],
+    ['--upstream', configuration.upstream],
+    ['--upstream-model', configuration.upstreamModel],
+    ['--upstream-timeout', configuration.upstreamTimeout],
+    ['--judge', configuration.judge],
+    ['--judge-url', configuration.judgeUrl],
+    ['--judge-model', configuration.judgeModel],
+    ['--train-every', input.explicitKeys.has('trainEvery') ? configuration.trainEvery : defaultExperimentTrainEvery],
+    ['--train-params', input.explicitKeys.has('trainParams') ? configuration.trainParams : experimentTrainParamsOf(configuration.model as string)],
+    ['--learning-rate', configuration.learningRate],
+    ['--max-staleness', input.explicitKeys.has('maxStaleness') ? configuration.maxStaleness : undefined],
+    ['--max-tokens', configuration.maxTokens],
+    ['--config', input.configFile],
+  ];
+  return flags.flatMap(([flag, value]) => (value === undefined ? [] : [flag, String(value)]));
+}
+
+/** Keys travel in the environment, where process listings do not show them. */
+function serverEnvironmentOf(input: PersonalizeCommandInput): Record<string, string | undefined> {
+  const configuration = input.configuration;
+  const apiKeys = configuration.apiKey as string[];
+  return {
+    ...input.environment,
+    ...(apiKeys.length === 0 ? {} : { CLAWRL_API_KEY: apiKeys.join(',') }),
+    ...(configuration.adminKey === undefined ? {} : { CLAWRL_ADMIN_KEY: String(configuration.adminKey) }),
+    ...(configuration.upstreamApiKey === undefined ? {} : { CLAWRL_UPSTREAM_API_KEY: String(configuration.upstreamApiKey) }),
+  };
+}
+
+/** The bare key a client sends: `tenant=key` entries carry the key after the `=`. */
+function clientKeyOf(entries: string[]): string | undefined {
+  const entry = entries[0];
+  if (entry === undefined) return undefined;
+  const separator = entry.indexOf('=');
+  return separator < 0 ? entry : entry.slice(separator + 1);
+}
+
+export function formatProgress(progress: PersonalizeProgress): string {
+  switch (progress.kind) {
+    case 'probe-started':
+      return `probe after session ${progress.afterSession}: ${progress.size} held-out first messages${progress.attempt > 1 ? ` (attempt ${progress.attempt}: the version changed during the last one)` : ''}`;
+    case 'probe': {
+      const probe = progress.probe;
+      return `probe after session ${probe.afterSession}: policy v${probe.policyVersion} satisfies ${probe.satisfied}/${probe.size} (${probe.satisfactionRate.toFixed(2)})${probe.mixedVersions ? ', versions still mixed' : ''}`;
+    }
+    case 'session': {
+      const session = progress.session;
+      return [
+        `session ${session.index}/${progress.total}`,
+        `first response (policy v${session.policyVersion}) ${session.firstResponseSatisfied ? 'satisfied' : 'complained about'}`,
+        `satisfied so far ${progress.satisfiedSoFar}/${session.index}`,
+        `serving v${progress.servedVersion}, probe rate ${progress.servedProbeRate.toFixed(2)}`,
+      ].join('  ');
+    }
+  }
+}
+
+export function formatPersonalizeResult(result: PersonalizeResult): string {
+  const judge = result.judge === null ? 'unknown (no admin view)' : `${result.judge.judge}${result.judge.judgeModel === null ? '' : ` (${result.judge.judgeModel})`}`;
+  return [
+    `user ${result.user}, method ${result.method}, seed ${result.seed}, model ${result.model}, judge ${judge}`,
+    `base probe rate          ${result.baseProbeRate.toFixed(2)} (${result.probeSize} held-out first messages)`,
+    `sessions to success      ${result.sessionsToSuccess ?? `never in ${result.sessions.length} sessions`} (probe rate ≥ ${result.successThreshold} and staying)`,
+    `paper's criterion        ${result.consecutiveCriterion ?? 'never'} (3 consecutive satisfied first responses)`,
+    `probe                    ${result.probe.map((probe) => `v${probe.policyVersion}@${probe.afterSession}: ${probe.satisfactionRate.toFixed(2)}`).join(', ')}`,
+  ].join('\n');
+}
+
+export async function runPersonalizeCommand(input: PersonalizeCommandInput): Promise<PersonalizeResult> {
+  const { options, configuration } = input;
+  const user = loadSimulatedUser(options.user);
+  const method = methodOf(options.method);
+  const sessions = integerOption('sessions', options.sessions, 1);
+  const seed = integerOption('seed', options.seed, 0);
+  const probeSize = options.probeSize === undefined ? minimumProbeSize : integerOption('probe-size', options.probeSize, 1);
+  const progress = (line: string) => process.stderr.write(`clawrl eval: ${line}\n`);
+  if (probeSize < minimumProbeSize) progress(`warning: a probe of ${probeSize} < ${minimumProbeSize} messages is for smoke tests; its sessionsToSuccess is not the measure`);
+
+  let server: ExperimentServer | undefined;
+  let temporaryData: string | undefined;
+  let url = configuration.url as string;
+  let stage = 'Starting clawrl serve failed';
+  const stopOnSignal = () => {
+    progress('interrupted: stopping');
+    void (server?.stop(10_000) ?? Promise.resolve()).finally(() => process.exit(130));
+  };
+  process.once('SIGINT', stopOnSignal);
+  process.once('SIGTERM', stopOnSignal);
+  try {
+    if (!input.explicitKeys.has('url')) {
+      const data = input.explicitKeys.has('data') ? (configuration.data as string) : (temporaryData = mkdtempSync(path.join(tmpdir(), 'clawrl-personalize-')));
+      progress(`starting clawrl serve (data and server.log in ${data})`);
+      if (existsSync(path.join(data, 'clawrl.db'))) progress(`warning: ${data} already holds a store; its earlier training counts, so this run does not start from the base model`);
+      server = await startExperimentServer({
+        cliScript: fileURLToPath(new URL('./main.js', import.meta.url)),
+        serveArguments: serveArgumentsOf(input, method),
+        data,
+        environment: serverEnvironmentOf(input),
+      });
+      url = server.url;
+      progress(`server ready at ${url}`);
+      const trainingOff = /training is off: [^\n]*/.exec(server.logTail());
+      if (trainingOff !== null) progress(`warning: ${trainingOff[0]}; this run measures the base model only`);
+    }
+    stage = `The experiment against ${url} failed`;
+    const apiKey = clientKeyOf(configuration.apiKey as string[]);
+    const result = await runPersonalizeExperiment({
+      client: createPersonalizeClient({ url, apiKey, adminKey: configuration.adminKey as string | undefined }),
+      user,
+      method,
+      seed,
+      sessions,
+      probeSize,
+      runId: `personalize-${Date.now().toString(36)}-${user.name}-${method}-${seed}`,
+      onProgress: (event) => progress(formatProgress(event)),
+    });
+    if (result.serverMethod !== null && result.serverMethod !== method) {
+      progress(`warning: the server built ${result.serverMethod} samples, not ${method}; start it with --method ${method}`);
+    }
+    await server?.stop();
+    if (temporaryData !== undefined) rmSync(temporaryData, { recursive: true, force: true });
+    if (options.out !== undefined) {
+      const written = writePersonalizeOutput(options.out, result);
+      progress(`wrote ${written.resultFile} and ${written.chartFile} (${written.charted} result(s) charted)`);
+    }
+    return result;
+  } catch (error) {
+    const tail = server?.logTail() ?? '';
+    await server?.stop(10_000);
+    const kept = temporaryData === undefined ? '' : ` The server's data and log are kept in ${temporaryData}.`;
+    const message = ClawrlError.isInstance(error) || error instanceof Error ? error.message : String(error);
+    throw new ClawrlError(
+      ClawrlError.isInstance(error) ? error.code : 'upstream_error',
+      `${stage}: ${message}${kept}${tail === '' ? '' : `\nEnd of the server log:\n${tail.slice(-3000)}`}`,
+      { cause: error },
+    );
+  } finally {
+    process.off('SIGINT', stopOnSignal);
+    process.off('SIGTERM', stopOnSignal);
+  }
+}

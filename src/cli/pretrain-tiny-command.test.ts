@@ -1,0 +1,61 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadChatRenderer } from '../model/create-chat-renderer.js';
+import { loadTransformerFromFolder } from '../model/transformer.js';
+import { initializeTensorBackend } from '../tensor/index.js';
+import { runPretrainTinyCommand } from './pretrain-tiny-command.js';
+
+// Worker threads run compiled JavaScript: the suite builds dist/ before the tests.
+const workerUrl = new URL(path.join('..', '..', 'dist', 'builtin', 'pretrain', 'pretrain-worker.js'), import.meta.url);
+const quiet = (): void => undefined;
+let root: string;
+
+beforeAll(async () => {
+  root = await mkdtemp(path.join(tmpdir(), 'clawrl-pretrain-'));
+  await initializeTensorBackend({ backend: 'wasm' });
+});
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('runPretrainTinyCommand --tiny', () => {
+  it('writes a model folder that loads, with a decreasing loss', async () => {
+    const out = path.join(root, 'full');
+    const summary = await runPretrainTinyCommand({ out, resume: false, tiny: true, steps: 20, workerUrl, log: quiet });
+    expect(summary.steps).toBe(20);
+    const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
+    expect(mean(summary.losses.slice(-5))).toBeLessThan(mean(summary.losses.slice(0, 5)) - 0.5);
+    const config = JSON.parse(await readFile(path.join(out, 'config.json'), 'utf8')) as Record<string, unknown>;
+    expect(config).toMatchObject({ model_type: 'llama', tie_word_embeddings: true, max_position_embeddings: 1024 });
+    const renderer = await loadChatRenderer(out);
+    const transformer = await loadTransformerFromFolder(out);
+    try {
+      const prompt = renderer.renderPrompt([{ role: 'user', content: 'Mia has 3 apples.' }], []);
+      const { sequences } = await transformer.sample({ promptTokenIds: prompt, maxTokens: 8, temperature: 1, seed: 1, stopTokenIds: [...renderer.stopTokenIds] });
+      expect(sequences[0]?.tokenIds.length).toBeGreaterThan(0);
+      expect(renderer.stopTokenIds).toContain(config.eos_token_id);
+    } finally {
+      transformer.dispose();
+    }
+  });
+
+  it('resumes from its checkpoint to exactly the weights of an uninterrupted run', async () => {
+    const straight = path.join(root, 'straight');
+    const split = path.join(root, 'split');
+    await runPretrainTinyCommand({ out: straight, resume: false, tiny: true, steps: 8, workerUrl, log: quiet });
+    const firstPart = await runPretrainTinyCommand({ out: split, resume: false, tiny: true, steps: 8, stopAtStep: 3, workerUrl, log: quiet });
+    expect(firstPart.steps).toBe(3);
+    const secondPart = await runPretrainTinyCommand({ out: split, resume: true, tiny: true, workerUrl, log: quiet });
+    expect(secondPart.steps).toBe(8);
+    expect(secondPart.losses).toHaveLength(5);
+    const straightWeights = await readFile(path.join(straight, 'model.safetensors'));
+    const splitWeights = await readFile(path.join(split, 'model.safetensors'));
+    expect(Buffer.compare(straightWeights, splitWeights)).toBe(0);
+  });
+
+  it('rejects a non-positive step count', () => {
+    expect(() => runPretrainTinyCommand({ out: path.join(root, 'bad'), resume: false, tiny: true, steps: 0, workerUrl, log: quiet })).toThrow(/--steps/);
+  });
+});

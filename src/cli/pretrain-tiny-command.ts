@@ -1,0 +1,84 @@
+/**
+ * `clawrl pretrain-tiny [--out dir] [--resume] [--tiny] [--steps n] ...`: trains the built-in model
+ * from scratch on the project's corpus and writes a Hugging Face model folder. The defaults are
+ * the recipe of the shipped `models/builtin-tiny` (docs/builtin-model.md); `--tiny` is a
+ * seconds-long run of a toy shape, for tests and smoke checks.
+ */
+import { availableParallelism } from 'node:os';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import { builtinArchitecture, tinyTestArchitecture } from '../builtin/pretrain/builtin-model-shape.js';
+import { runPretraining, type PretrainingOptions, type PretrainingSummary } from '../builtin/pretrain/run-pretraining.js';
+
+export interface PretrainTinyCommandOptions {
+  out: string;
+  resume: boolean;
+  /** Toy shape and recipe (seconds), for tests. */
+  tiny?: boolean;
+  steps?: number;
+  batchSize?: number;
+  learningRate?: number;
+  /** Worker threads; default min(2, cores). */
+  workers?: number;
+  seed?: number;
+  /** Stop after this many minutes of training and write the folder anyway. */
+  maxMinutes?: number;
+  checkpointMinutes?: number;
+  /** Stop at this step with a checkpoint (resume later with `resume`). */
+  stopAtStep?: number;
+  /** Where the compiled worker is; by default next to this module's compiled twin. */
+  workerUrl?: URL;
+  log?: (line: string) => void;
+}
+
+export const defaultPretrainRecipe = {
+  steps: 1600,
+  batchSize: 12,
+  learningRate: 2e-3,
+  warmupSteps: 60,
+  weightDecay: 0.01,
+  tokenizerExamples: 6000,
+  checkpointMinutes: 5,
+} as const;
+
+const tinyRecipe = {
+  steps: 20,
+  batchSize: 4,
+  learningRate: 1e-2,
+  warmupSteps: 2,
+  weightDecay: 0,
+  tokenizerExamples: 200,
+  checkpointMinutes: 60,
+} as const;
+
+function positive(name: string, value: number | undefined): void {
+  if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
+    throw new ClawrlError('configuration_error', `--${name} must be a positive number, got ${value}`);
+  }
+}
+
+export function runPretrainTinyCommand(options: PretrainTinyCommandOptions): Promise<PretrainingSummary> {
+  for (const [name, value] of Object.entries({ steps: options.steps, 'batch-size': options.batchSize, 'learning-rate': options.learningRate, workers: options.workers, 'max-minutes': options.maxMinutes, 'checkpoint-minutes': options.checkpointMinutes })) {
+    positive(name, value);
+  }
+  const recipe = options.tiny === true ? tinyRecipe : defaultPretrainRecipe;
+  const pretraining: PretrainingOptions = {
+    out: options.out,
+    resume: options.resume,
+    architecture: options.tiny === true ? tinyTestArchitecture : builtinArchitecture,
+    seed: options.seed ?? 1,
+    steps: options.steps ?? recipe.steps,
+    batchSize: options.batchSize ?? recipe.batchSize,
+    peakLearningRate: options.learningRate ?? recipe.learningRate,
+    warmupSteps: Math.min(recipe.warmupSteps, Math.ceil((options.steps ?? recipe.steps) / 10)),
+    weightDecay: recipe.weightDecay,
+    workers: options.workers ?? Math.min(2, availableParallelism()),
+    tokenizerExamples: recipe.tokenizerExamples,
+    checkpointEverySeconds: (options.checkpointMinutes ?? recipe.checkpointMinutes) * 60,
+    progressEverySteps: options.tiny === true ? 5 : 10,
+    workerUrl: options.workerUrl ?? new URL('../builtin/pretrain/pretrain-worker.js', import.meta.url),
+    log: options.log ?? ((line) => process.stderr.write(`pretrain-tiny: ${line}\n`)),
+    ...(options.maxMinutes === undefined ? {} : { maxSeconds: options.maxMinutes * 60 }),
+    ...(options.stopAtStep === undefined ? {} : { stopAtStep: options.stopAtStep }),
+  };
+  return runPretraining(pretraining);
+}

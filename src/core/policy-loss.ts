@@ -1,0 +1,174 @@
+/**
+ * The trainer's objective, as plain numbers: the reference the tensor implementation
+ * (`src/model/policy-gradient-loss.ts`) is checked against, and what step metrics are computed
+ * with. Per loss token t of a sample, with ℓ the trainer's log-prob under the weights being
+ * trained, ℓ_old the trainer's own log-prob before the update (a constant), μ the rollout
+ * log-prob the sampler recorded and A the token's advantage:
+ *
+ *   ρ_t = exp(ℓ_t − ℓ_old,t)                                PPO ratio
+ *   w_t = min(exp(ℓ_old,t − μ_t), C)                       truncated importance weight (TIS)
+ *   pg_t = w_t · max(−ρ_t·A_t, −clip(ρ_t, 1 − ε_lo, 1 + ε_hi)·A_t)
+ *   kl_t = exp(ℓ_ref,t − ℓ_t) − (ℓ_ref,t − ℓ_t) − 1         k3 estimate of KL(π ‖ π_base)
+ *   L = Σ_t m_t·(pg_t + β·kl_t) / Σ_t m_t                   over every token of the batch
+ *
+ * The weight w corrects for the sampler and the trainer being different engines or versions (a
+ * sample may be up to `maxStaleness` versions old); truncating it at C bounds the variance a
+ * very unlikely rollout token could add. Token-level aggregation (one denominator for the whole
+ * batch) gives long and short responses the same weight per token, unlike OpenClaw-RL's mean of
+ * per-sample means. With one optimizer step per batch ρ is 1 where the loss is evaluated, so the
+ * clip fraction is 0 unless the proximal log-probs come from an earlier update.
+ */
+import type { PolicyVersion } from '../spec/inference-engine.js';
+
+export interface PolicyLossOptions {
+  /** ε_lo: the ratio is clipped below at 1 − ε_lo. Default 0.2. */
+  clipLow: number;
+  /** ε_hi: the ratio is clipped above at 1 + ε_hi. Default 0.28. */
+  clipHigh: number;
+  /** C: importance weights above it are truncated to it. Default 2. */
+  importanceSamplingCap: number;
+  /** β: weight of the KL to the base model. Default 0 (no reference pass at all). */
+  klCoefficient: number;
+}
+
+export const defaultPolicyLossOptions: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0 };
+
+/** One sample's per-response-token inputs; every array has one entry per response token. */
+export interface PolicyLossSequence {
+  /** ℓ: the trainer's log-probs under the weights being trained. */
+  logprobs: readonly number[];
+  /** ℓ_old; defaults to `logprobs` (one optimizer step per batch). */
+  proximalLogprobs?: readonly number[];
+  /** μ: the log-probs the response was sampled with. */
+  rolloutLogprobs: readonly number[];
+  advantages: readonly number[];
+  /** m: 1 for tokens the loss sees, 0 for the rest (fractional weights are allowed). */
+  lossMask: readonly number[];
+  /** ℓ_ref: the base model's log-probs; needed only when β > 0. */
+  referenceLogprobs?: readonly number[];
+}
+
+export interface PolicyLossResult {
+  loss: number;
+  policyGradientLoss: number;
+  /** Σ m·kl / Σ m; null when β = 0. */
+  kl: number | null;
+  clipFraction: number;
+  importanceRatio: { mean: number; min: number; max: number; truncatedFraction: number };
+  rolloutLogprobAbsoluteDifference: number;
+  /** Σ m over the batch. */
+  lossTokens: number;
+}
+
+export function clip(value: number, low: number, high: number): number {
+  return Math.min(high, Math.max(low, value));
+}
+
+/** The per-token loss terms of one token, before masking. */
+export function policyLossTerms(
+  token: { logprob: number; proximalLogprob: number; rolloutLogprob: number; advantage: number; referenceLogprob?: number },
+  options: PolicyLossOptions,
+): { policyGradient: number; clipped: boolean; importanceRatio: number; importanceWeight: number; kl: number } {
+  const ratio = Math.exp(token.logprob - token.proximalLogprob);
+  const importanceRatio = Math.exp(token.proximalLogprob - token.rolloutLogprob);
+  const importanceWeight = Math.min(importanceRatio, options.importanceSamplingCap);
+  const unclipped = -ratio * token.advantage;
+  const clippedTerm = -clip(ratio, 1 - options.clipLow, 1 + options.clipHigh) * token.advantage;
+  const difference = token.referenceLogprob === undefined ? 0 : token.referenceLogprob - token.logprob;
+  return {
+    policyGradient: importanceWeight * Math.max(unclipped, clippedTerm),
+    clipped: clippedTerm > unclipped,
+    importanceRatio,
+    importanceWeight,
+    kl: Math.exp(difference) - difference - 1,
+  };
+}
+
+export function policyLoss(sequences: readonly PolicyLossSequence[], options: PolicyLossOptions = defaultPolicyLossOptions): PolicyLossResult {
+  const useKl = options.klCoefficient > 0;
+  let lossTokens = 0;
+  let policyGradientSum = 0;
+  let klSum = 0;
+  let clippedSum = 0;
+  let ratioSum = 0;
+  let truncatedSum = 0;
+  let differenceSum = 0;
+  let ratioMin = Number.POSITIVE_INFINITY;
+  let ratioMax = Number.NEGATIVE_INFINITY;
+  for (const sequence of sequences) {
+    const length = sequence.logprobs.length;
+    for (const [name, values] of Object.entries({
+      rolloutLogprobs: sequence.rolloutLogprobs,
+      advantages: sequence.advantages,
+      lossMask: sequence.lossMask,
+      proximalLogprobs: sequence.proximalLogprobs ?? sequence.logprobs,
+    })) {
+      if (values.length !== length) throw new RangeError(`${name} has ${values.length} entries for ${length} tokens`);
+    }
+    if (useKl && sequence.referenceLogprobs?.length !== length) throw new RangeError('referenceLogprobs are needed for every token when β > 0');
+    for (let index = 0; index < length; index += 1) {
+      const mask = sequence.lossMask[index] ?? 0;
+      if (mask === 0) continue;
+      const logprob = sequence.logprobs[index] ?? 0;
+      const proximalLogprob = sequence.proximalLogprobs?.[index] ?? logprob;
+      const rolloutLogprob = sequence.rolloutLogprobs[index] ?? 0;
+      const terms = policyLossTerms(
+        {
+          logprob,
+          proximalLogprob,
+          rolloutLogprob,
+          advantage: sequence.advantages[index] ?? 0,
+          ...(useKl ? { referenceLogprob: sequence.referenceLogprobs?.[index] ?? 0 } : {}),
+        },
+        options,
+      );
+      lossTokens += mask;
+      policyGradientSum += mask * terms.policyGradient;
+      klSum += mask * terms.kl;
+      clippedSum += terms.clipped ? mask : 0;
+      ratioSum += mask * terms.importanceRatio;
+      truncatedSum += terms.importanceRatio > options.importanceSamplingCap ? mask : 0;
+      differenceSum += mask * Math.abs(proximalLogprob - rolloutLogprob);
+      ratioMin = Math.min(ratioMin, terms.importanceRatio);
+      ratioMax = Math.max(ratioMax, terms.importanceRatio);
+    }
+  }
+  const mean = (sum: number) => (lossTokens === 0 ? 0 : sum / lossTokens);
+  const policyGradientLoss = mean(policyGradientSum);
+  const kl = useKl ? mean(klSum) : null;
+  return {
+    loss: policyGradientLoss + (kl === null ? 0 : options.klCoefficient * kl),
+    policyGradientLoss,
+    kl,
+    clipFraction: mean(clippedSum),
+    importanceRatio: {
+      mean: lossTokens === 0 ? 1 : mean(ratioSum),
+      min: lossTokens === 0 ? 1 : ratioMin,
+      max: lossTokens === 0 ? 1 : ratioMax,
+      truncatedFraction: mean(truncatedSum),
+    },
+    rolloutLogprobAbsoluteDifference: mean(differenceSum),
+    lossTokens,
+  };
+}
+
+/**
+ * How many versions behind a sample is: versions are published in increasing order, so it is the
+ * number of versions published since the one that sampled it (never negative; after a rollback a
+ * sample of the rolled-back-to version counts its distance to the newest version).
+ */
+export function stalenessOf(sampleVersion: PolicyVersion, newestVersion: PolicyVersion): number {
+  return Math.max(0, newestVersion - sampleVersion);
+}
+
+/** Splits samples into those at most `maxStaleness` versions old and the rest (dropped and counted). */
+export function partitionByStaleness<Sample extends { policyVersion: PolicyVersion }>(
+  samples: readonly Sample[],
+  newestVersion: PolicyVersion,
+  maxStaleness: number,
+): { fresh: Sample[]; stale: Sample[] } {
+  const fresh: Sample[] = [];
+  const stale: Sample[] = [];
+  for (const sample of samples) (stalenessOf(sample.policyVersion, newestVersion) > maxStaleness ? stale : fresh).push(sample);
+  return { fresh, stale };
+}

@@ -1,0 +1,99 @@
+/**
+ * The behaviour every `TrainingEngine` must show: gradients of the named loss, an optimizer step
+ * that moves the policy the way the advantages say, published weights, and saved state that
+ * restores training exactly. Implementation-agnostic: it talks to the engine through the seam.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import type { PolicyGradientLossConfig, TrainingDatum, TrainingEngine } from '../spec/training-engine.js';
+
+export interface TrainingEngineContractOptions {
+  name: string;
+  createEngine: () => Promise<TrainingEngine>;
+  /** Token ids valid for the model. */
+  promptTokenIds: number[];
+  responseTokenIds: number[];
+}
+
+const ppo: PolicyGradientLossConfig = { name: 'ppo', clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0 };
+const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+
+export function runTrainingEngineContract(options: TrainingEngineContractOptions): void {
+  describe(`TrainingEngine contract: ${options.name}`, () => {
+    let engine: TrainingEngine;
+    let datum: TrainingDatum;
+
+    beforeAll(async () => {
+      engine = await options.createEngine();
+      const length = options.responseTokenIds.length;
+      datum = {
+        promptTokenIds: options.promptTokenIds,
+        responseTokenIds: options.responseTokenIds,
+        lossMask: Array.from({ length }, () => 1),
+        advantages: Array.from({ length }, () => 1),
+        rolloutLogprobs: Array.from({ length }, () => -3),
+        temperature: 1,
+      };
+    });
+    afterAll(async () => {
+      await engine.close();
+    });
+
+    const logprobsNow = async () => {
+      // A zero advantage gives a zero gradient; the call only reads the log-probs.
+      const output = await engine.forwardBackward({ data: [{ ...datum, advantages: datum.advantages.map(() => 0) }], loss: ppo });
+      return output.logprobs[0] ?? [];
+    };
+
+    it('raises the log-probs of positively rewarded tokens, saves and restores state exactly, and resets to the base', async () => {
+      const initial = await logprobsNow();
+      expect(initial).toHaveLength(options.responseTokenIds.length);
+      for (const value of initial) expect(value).toBeLessThan(0);
+      await engine.optimizerStep();
+
+      const first = await engine.forwardBackward({ data: [datum], loss: ppo });
+      expect(Number.isFinite(first.loss)).toBe(true);
+      expect(first.referenceLogprobs).toBeNull();
+      const stepped = await engine.optimizerStep();
+      expect(stepped.gradientNorm).toBeGreaterThan(0);
+      const afterStep = await logprobsNow();
+      expect(mean(afterStep)).toBeGreaterThan(mean(initial));
+
+      const artifact = await engine.publishWeights(1);
+      expect(artifact.version).toBe(1);
+      expect(artifact.kind).toBe(engine.info.trainParams === 'full' ? 'full' : 'adapter');
+      expect(Object.keys(artifact.files).length).toBeGreaterThan(0);
+
+      const reference = await engine.saveState('contract-step-1');
+      await engine.forwardBackward({ data: [datum], loss: ppo });
+      await engine.optimizerStep();
+      expect(mean(await logprobsNow())).toBeGreaterThan(mean(afterStep));
+      await engine.loadState(reference);
+      const restored = await logprobsNow();
+      restored.forEach((value, index) => expect(value).toBeCloseTo(afterStep[index] ?? Number.NaN, 5));
+      await engine.optimizerStep();
+      // The step count resumes from the saved state.
+      await engine.forwardBackward({ data: [datum], loss: ppo });
+      expect((await engine.optimizerStep()).step).toBe(stepped.step + 2);
+
+      await engine.resetWeights({ version: 0, kind: 'base', files: {} });
+      const reset = await logprobsNow();
+      reset.forEach((value, index) => expect(value).toBeCloseTo(initial[index] ?? Number.NaN, 5));
+      await engine.resetWeights(artifact);
+      (await logprobsNow()).forEach((value, index) => expect(value).toBeCloseTo(afterStep[index] ?? Number.NaN, 4));
+      await engine.optimizerStep();
+    });
+
+    it('computes reference log-probs of the base when the KL term is on', async () => {
+      const output = await engine.forwardBackward({ data: [datum], loss: { ...ppo, klCoefficient: 0.1 } });
+      expect(output.referenceLogprobs?.[0]).toHaveLength(options.responseTokenIds.length);
+      await engine.optimizerStep();
+    });
+
+    it('rejects misaligned data and unknown saved states with ClawrlErrors', async () => {
+      const misaligned = engine.forwardBackward({ data: [{ ...datum, lossMask: [1] }], loss: ppo });
+      await expect(misaligned).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'invalid_request');
+      await expect(engine.loadState('never-saved')).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'not_found');
+    });
+  });
+}

@@ -1,0 +1,87 @@
+/**
+ * What the simulated user will say, fixed in advance from the seed: the first message of every
+ * session (a held-out task of the user's kind that never mentions the preference), how many
+ * follow-up turns each session has, and the held-out probe set. The probe and the sessions never
+ * share a message, so the probe measures what the policy learned, not what it saw.
+ */
+import { createSeededRandom, deriveSeed, type SeededRandom } from '../../core/seeded-random.js';
+import { satisfiesPreference, type SimulatedUser } from '../../core/user-preference.js';
+import { firstMessages } from '../../builtin/corpus/corpus-generator.js';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+
+export interface PlannedSession {
+  /** 1-based. */
+  index: number;
+  firstMessage: string;
+  /** User replies after the first response: one or two. */
+  followUps: number;
+  /** Draws the user's complaint or thanks phrasings; one stream per session so a session replays alone. */
+  random: SeededRandom;
+}
+
+export interface ExperimentPlan {
+  sessions: PlannedSession[];
+  probeMessages: string[];
+}
+
+export interface ExperimentPlanOptions {
+  user: SimulatedUser;
+  seed: number;
+  sessions: number;
+  probeSize: number;
+}
+
+/** Distinct messages from a seeded stream, skipping any in `excluded`; gives up if the generator keeps repeating. */
+function distinctMessages(options: { user: SimulatedUser; seed: number; count: number; excluded: ReadonlySet<string> }): string[] {
+  const chosen: string[] = [];
+  const seen = new Set(options.excluded);
+  let requested = 0;
+  let examined = 0;
+  while (chosen.length < options.count) {
+    requested = Math.max(requested * 2, options.count + 8);
+    if (requested > options.count * 20 + 1000) {
+      throw new ClawrlError('configuration_error', `Cannot draw ${options.count} distinct ${options.user.task} messages from the held-out split.`);
+    }
+    // firstMessages extends a shorter list, so only the messages past `examined` are new.
+    const list = firstMessages({ task: options.user.task, seed: options.seed, count: requested });
+    for (; examined < list.length && chosen.length < options.count; examined += 1) {
+      const message = list[examined] as string;
+      if (seen.has(message)) continue;
+      seen.add(message);
+      chosen.push(message);
+    }
+  }
+  return chosen;
+}
+
+export function createExperimentPlan(options: ExperimentPlanOptions): ExperimentPlan {
+  if (!Number.isInteger(options.sessions) || options.sessions < 1) {
+    throw new ClawrlError('configuration_error', `--sessions must be a positive integer, got ${options.sessions}.`, { param: 'sessions' });
+  }
+  if (!Number.isInteger(options.probeSize) || options.probeSize < 1) {
+    throw new ClawrlError('configuration_error', `The probe size must be a positive integer, got ${options.probeSize}.`, { param: 'probeSize' });
+  }
+  const probeMessages = distinctMessages({
+    user: options.user,
+    seed: deriveSeed(options.seed, 'personalize', 'probe'),
+    count: options.probeSize,
+    excluded: new Set(),
+  });
+  const firsts = distinctMessages({
+    user: options.user,
+    seed: deriveSeed(options.seed, 'personalize', 'sessions'),
+    count: options.sessions,
+    excluded: new Set(probeMessages),
+  });
+  const sessions = firsts.map((firstMessage, offset) => {
+    const random = createSeededRandom(deriveSeed(options.seed, 'personalize', 'session', offset + 1));
+    return { index: offset + 1, firstMessage, followUps: random.integer(1, 2), random };
+  });
+  return { sessions, probeMessages };
+}
+
+/** The user's answer to a response: a complaint from its spec when the preference is broken, thanks when it holds. */
+export function userReply(user: SimulatedUser, response: string, random: SeededRandom): { satisfied: boolean; text: string } {
+  const satisfied = satisfiesPreference(user.preference, response);
+  return { satisfied, text: random.pick(satisfied ? user.thanks : user.complaints) };
+}

@@ -1,0 +1,127 @@
+/**
+ * How the experiment talks to clawrl: exactly as an agent would, through the official `openai`
+ * client with `X-Session-Id`, `X-Turn-Type` and `X-Session-Done`, reading the served policy
+ * version from `X-Clawrl-Policy-Version`. The admin routes are used only to learn when a new
+ * version is active and which judge scored the turns; a server without them (or without the
+ * admin key) still runs the experiment, with version changes seen on the next response instead.
+ */
+import OpenAI from 'openai';
+import { z } from 'zod';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+
+export interface ExperimentMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+export interface CompletionRequest {
+  messages: readonly ExperimentMessage[];
+  sessionId: string;
+  /** `side` for probe requests: recorded, never judged or trained on. */
+  turnType: 'main' | 'side';
+  sessionDone: boolean;
+}
+
+export interface CompletionResult {
+  content: string;
+  policyVersion: number;
+  turnId: string | null;
+}
+
+export interface TurnJudgingSummary {
+  judge: { judge: string; judgeModel: string | null } | null;
+  sampleMethod: string | null;
+}
+
+export interface PersonalizeClient {
+  modelName(): Promise<string>;
+  complete(request: CompletionRequest): Promise<CompletionResult>;
+  /** The active version per `GET /admin/policies`, or null when the server cannot tell us. */
+  activePolicyVersion(): Promise<number | null>;
+  turnJudging(turnId: string): Promise<TurnJudgingSummary | null>;
+}
+
+export interface PersonalizeClientOptions {
+  /** The server's base URL, without `/v1`. */
+  url: string;
+  apiKey?: string | undefined;
+  adminKey?: string | undefined;
+}
+
+const policiesSchema = z.object({ data: z.array(z.object({ version: z.number(), active: z.boolean() }).passthrough()) });
+const turnViewSchema = z.object({
+  judgement: z.object({ judge: z.string(), judgeModel: z.string().nullable().optional() }).passthrough().nullable(),
+  samples: z.array(z.object({ method: z.string() }).passthrough()),
+});
+
+export function createPersonalizeClient(options: PersonalizeClientOptions): PersonalizeClient {
+  const base = options.url.replace(/\/+$/, '');
+  // Main turns are never retried: a retried request would record the turn twice in its session.
+  const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: options.apiKey ?? 'none', maxRetries: 0 });
+  const adminHeaders: Record<string, string> = {};
+  const adminKey = options.adminKey ?? options.apiKey;
+  if (adminKey !== undefined) adminHeaders.authorization = `Bearer ${adminKey}`;
+  let policiesRouteMissing = false;
+  let cachedModelName: string | undefined;
+
+  async function adminJson(route: string): Promise<unknown | null> {
+    const response = await fetch(`${base}${route}`, { headers: adminHeaders });
+    if (!response.ok) {
+      await response.body?.cancel();
+      return null;
+    }
+    return (await response.json()) as unknown;
+  }
+
+  async function modelName(): Promise<string> {
+    if (cachedModelName !== undefined) return cachedModelName;
+    const page = await client.models.list();
+    const first = page.data[0];
+    if (first === undefined) throw new ClawrlError('upstream_error', `${base}/v1/models lists no model.`);
+    cachedModelName = first.id;
+    return first.id;
+  }
+
+  return {
+    modelName,
+
+    async complete(request) {
+      const headers: Record<string, string> = { 'x-session-id': request.sessionId, 'x-turn-type': request.turnType };
+      if (request.sessionDone) headers['x-session-done'] = '1';
+      const { data, response } = await client.chat.completions
+        .create({ model: await modelName(), messages: request.messages.map((message) => ({ ...message })) }, {
+          headers,
+          maxRetries: request.turnType === 'side' ? 2 : 0,
+        })
+        .withResponse();
+      const versionHeader = response.headers.get('x-clawrl-policy-version');
+      const policyVersion = versionHeader === null ? Number.NaN : Number(versionHeader);
+      if (!Number.isInteger(policyVersion) || policyVersion < 0) {
+        throw new ClawrlError('upstream_error', `${base} answered without a valid X-Clawrl-Policy-Version header (got ${versionHeader}); is it a clawrl server?`);
+      }
+      return { content: data.choices[0]?.message.content ?? '', policyVersion, turnId: response.headers.get('x-clawrl-turn-id') };
+    },
+
+    async activePolicyVersion() {
+      if (policiesRouteMissing) return null;
+      const body = await adminJson('/admin/policies');
+      const parsed = policiesSchema.safeParse(body);
+      if (!parsed.success) {
+        // Missing route, no admin key or an older server: rely on the response headers from now on.
+        policiesRouteMissing = true;
+        return null;
+      }
+      return parsed.data.data.find((policy) => policy.active)?.version ?? null;
+    },
+
+    async turnJudging(turnId) {
+      const parsed = turnViewSchema.safeParse(await adminJson(`/admin/turns/${encodeURIComponent(turnId)}`));
+      if (!parsed.success) return null;
+      const judgement = parsed.data.judgement;
+      return {
+        judge: judgement === null ? null : { judge: judgement.judge, judgeModel: judgement.judgeModel ?? null },
+        sampleMethod: parsed.data.samples[0]?.method ?? null,
+      };
+    },
+  };
+}

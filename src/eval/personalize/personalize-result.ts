@@ -1,0 +1,63 @@
+/**
+ * The result of `clawrl eval personalize` in the shape of the design brief §3, as a zod schema:
+ * the command prints it with `--json`, writes it with `--out`, and the chart writer reads every
+ * result file of an out folder back through it (files that do not match are skipped).
+ */
+import { z } from 'zod';
+
+export const personalizeMethods = ['rl', 'opd', 'combine'] as const;
+export type PersonalizeMethod = (typeof personalizeMethods)[number];
+
+/** The probe rate the served version must reach and keep (design brief §3). */
+export const successThreshold = 0.8;
+/** The paper's criterion: this many consecutive sessions whose first response satisfies the user. */
+export const consecutiveSessionsNeeded = 3;
+/** The smallest probe the brief allows for `sessionsToSuccess`; smaller ones are for smoke tests. */
+export const minimumProbeSize = 50;
+
+export const personalizeSessionSchema = z.object({
+  /** 1-based. */
+  index: z.number().int().positive(),
+  firstResponseSatisfied: z.boolean(),
+  /** The version that served the session's first response (`X-Clawrl-Policy-Version`). */
+  policyVersion: z.number().int().nonnegative(),
+  sessionId: z.string().min(1),
+  /** Main turns of the session, oldest first: the first response, then one per follow-up. */
+  turnIds: z.array(z.string()),
+  /** Responses of the session that satisfy the preference, out of `turnIds.length`. */
+  responsesSatisfied: z.number().int().nonnegative(),
+});
+
+export const personalizeProbeSchema = z.object({
+  /** The version that served the probe's responses. */
+  policyVersion: z.number().int().nonnegative(),
+  /** The session after which the probe ran; 0 is before the first session (the base rate). */
+  afterSession: z.number().int().nonnegative(),
+  satisfactionRate: z.number().min(0).max(1),
+  satisfied: z.number().int().nonnegative(),
+  size: z.number().int().positive(),
+  /** True when the served version kept changing and the last attempt still mixed versions. */
+  mixedVersions: z.boolean(),
+});
+
+export const personalizeResultSchema = z.object({
+  user: z.string().min(1),
+  method: z.enum(personalizeMethods),
+  seed: z.number().int(),
+  sessionsToSuccess: z.number().int().nonnegative().nullable(),
+  consecutiveCriterion: z.number().int().positive().nullable(),
+  baseProbeRate: z.number().min(0).max(1),
+  successThreshold: z.number(),
+  probeSize: z.number().int().positive(),
+  model: z.string(),
+  /** The judge that scored the server's turns (`judge` and `judgeModel` of a judged turn), when the admin view could tell. */
+  judge: z.object({ judge: z.string(), judgeModel: z.string().nullable() }).nullable(),
+  /** The method of the server's samples, when the admin view could tell; it should equal `method`. */
+  serverMethod: z.string().nullable(),
+  sessions: z.array(personalizeSessionSchema),
+  probe: z.array(personalizeProbeSchema).min(1),
+});
+
+export type PersonalizeSession = z.infer<typeof personalizeSessionSchema>;
+export type PersonalizeProbe = z.infer<typeof personalizeProbeSchema>;
+export type PersonalizeResult = z.infer<typeof personalizeResultSchema>;

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { builtinUsers } from '../../core/user-preference.js';
+import type { CompletionRequest, CompletionResult, PersonalizeClient } from './personalize-client.js';
+import { personalizeResultSchema } from './personalize-result.js';
+import { runPersonalizeExperiment, type PersonalizeProgress } from './run-personalize-experiment.js';
+
+/**
+ * An in-process stand-in for the server's HTTP surface: the version it serves is a function of
+ * how many requests it has answered, and version 0 writes bold answers (which the student
+ * dislikes) while later versions write plain ones.
+ */
+function scriptedClient(versionAt: (requestsSoFar: number) => number, activeVersion: () => number | null = () => null) {
+  const requests: CompletionRequest[] = [];
+  const client: PersonalizeClient = {
+    modelName: async () => 'scripted',
+    async complete(request): Promise<CompletionResult> {
+      const policyVersion = versionAt(requests.length);
+      requests.push({ ...request, messages: request.messages.map((message) => ({ ...message })) });
+      const content = policyVersion === 0 ? 'The answer is **12**.' : 'The answer is 12.';
+      return { content, policyVersion, turnId: `turn-${requests.length}` };
+    },
+    activePolicyVersion: async () => activeVersion(),
+    turnJudging: async () => ({ judge: { judge: 'rules', judgeModel: 'rules:default' }, sampleMethod: 'rl' }),
+  };
+  return { client, requests };
+}
+
+describe('runPersonalizeExperiment', () => {
+  it('probes the base and every new version, and drives sessions as an agent would', async () => {
+    const probeSize = 5;
+    // Version 1 is served from the 12th request on: after the base probe (5) and a few session turns.
+    const { client, requests } = scriptedClient((count) => (count >= 12 ? 1 : 0));
+    const progress: PersonalizeProgress[] = [];
+    const result = await runPersonalizeExperiment({
+      client,
+      user: builtinUsers.student,
+      method: 'rl',
+      seed: 4,
+      sessions: 6,
+      probeSize,
+      runId: 'run',
+      onProgress: (event) => progress.push(event),
+    });
+    expect(personalizeResultSchema.parse(result)).toEqual(result);
+    expect(result.baseProbeRate).toBe(0);
+    expect(result.probe.map((entry) => [entry.policyVersion, entry.satisfactionRate])).toEqual([
+      [0, 0],
+      [1, 1],
+    ]);
+    const switchSession = result.probe[1]?.afterSession ?? -1;
+    expect(result.sessionsToSuccess).toBe(switchSession);
+    expect(result.sessions.filter((session) => session.index > switchSession).every((session) => session.firstResponseSatisfied)).toBe(true);
+    expect(result.judge).toEqual({ judge: 'rules', judgeModel: 'rules:default' });
+    expect(result.serverMethod).toBe('rl');
+
+    const probeRequests = requests.filter((request) => request.turnType === 'side');
+    expect(probeRequests).toHaveLength(probeSize * 2);
+    expect(probeRequests.every((request) => request.messages.length === 1)).toBe(true);
+    const mainRequests = requests.filter((request) => request.turnType === 'main');
+    expect(mainRequests.length).toBe(result.sessions.reduce((sum, session) => sum + session.turnIds.length, 0));
+    for (const session of result.sessions) {
+      const own = mainRequests.filter((request) => request.sessionId === session.sessionId);
+      expect(own.map((request) => request.sessionDone)).toEqual(own.map((_, index) => index === own.length - 1));
+      expect([2, 3]).toContain(own.length);
+      const reply = own[1]?.messages[2]?.content ?? '';
+      expect(session.firstResponseSatisfied ? builtinUsers.student.thanks : builtinUsers.student.complaints).toContain(reply);
+    }
+    expect(progress.filter((event) => event.kind === 'session')).toHaveLength(6);
+  });
+
+  it('repeats a probe whose responses came from two versions, for the newer one', async () => {
+    // The version changes in the middle of the base probe.
+    const { client, requests } = scriptedClient((count) => (count >= 2 ? 1 : 0));
+    const result = await runPersonalizeExperiment({ client, user: builtinUsers.student, method: 'combine', seed: 1, sessions: 1, probeSize: 4, runId: 'run' });
+    expect(result.probe).toEqual([{ policyVersion: 1, afterSession: 0, satisfactionRate: 1, satisfied: 4, size: 4, mixedVersions: false }]);
+    expect(new Set(requests.filter((request) => request.turnType === 'side').map((request) => request.sessionId)).size).toBe(2);
+    expect(result.sessionsToSuccess).toBe(0);
+  });
+
+  it('detects a new version through the admin view before any response shows it', async () => {
+    let active = 0;
+    const { client } = scriptedClient(() => active, () => active);
+    const result = await runPersonalizeExperiment({
+      client,
+      user: builtinUsers.student,
+      method: 'opd',
+      seed: 2,
+      sessions: 3,
+      probeSize: 3,
+      runId: 'run',
+      onProgress: (event) => {
+        if (event.kind === 'session' && event.session.index === 2) active = 1;
+      },
+    });
+    // Activated after session 2 reported; the check after session 3 finds it.
+    expect(result.probe.map((entry) => [entry.afterSession, entry.policyVersion])).toEqual([
+      [0, 0],
+      [3, 1],
+    ]);
+    expect(result.consecutiveCriterion).toBeNull();
+  });
+});

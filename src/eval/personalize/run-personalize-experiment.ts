@@ -1,0 +1,166 @@
+/**
+ * The personalization experiment of the OpenClaw-RL paper, driven over HTTP against a running
+ * clawrl server that judges and trains in the background as usual. Requests are sequential, so
+ * the experiment itself costs almost no CPU next to the server's sampling and training.
+ *
+ * Each session: the user's first message is a held-out task that never states the preference;
+ * the user answers every response with a complaint (when the response breaks the preference) or
+ * thanks (when it keeps it); one or two follow-ups; the last request closes the session
+ * (`X-Session-Done`). The server's judge reads those replies as next states.
+ *
+ * The probe: whenever the served policy version changes (checked after every session), the
+ * held-out probe messages are sent as fresh one-message conversations with `X-Turn-Type: side`,
+ * so the server records them but never judges or trains on them, and sampled as served (the
+ * server's own defaults, like the sessions). A probe whose responses came from more than one
+ * version (training publishes asynchronously) is repeated for the newest version.
+ */
+import { satisfiesPreference, type SimulatedUser } from '../../core/user-preference.js';
+import { createExperimentPlan, userReply, type PlannedSession } from './experiment-plan.js';
+import type { ExperimentMessage, PersonalizeClient, TurnJudgingSummary } from './personalize-client.js';
+import {
+  successThreshold,
+  type PersonalizeMethod,
+  type PersonalizeProbe,
+  type PersonalizeResult,
+  type PersonalizeSession,
+} from './personalize-result.js';
+import { consecutiveCriterion, sessionsToSuccess } from './success-criteria.js';
+
+export type PersonalizeProgress =
+  | { kind: 'probe-started'; afterSession: number; attempt: number; size: number }
+  | { kind: 'probe'; probe: PersonalizeProbe }
+  | { kind: 'session'; session: PersonalizeSession; total: number; satisfiedSoFar: number; servedVersion: number; servedProbeRate: number };
+
+export interface PersonalizeExperimentOptions {
+  client: PersonalizeClient;
+  user: SimulatedUser;
+  method: PersonalizeMethod;
+  seed: number;
+  sessions: number;
+  probeSize: number;
+  /** Prefix of the session ids, so several runs against one server never share a session. */
+  runId: string;
+  /** Probe attempts before a probe that still mixes versions is accepted as it is (default 3). */
+  maxProbeAttempts?: number;
+  onProgress?: (progress: PersonalizeProgress) => void;
+}
+
+export async function runPersonalizeExperiment(options: PersonalizeExperimentOptions): Promise<PersonalizeResult> {
+  const { client, user } = options;
+  const plan = createExperimentPlan({ user, seed: options.seed, sessions: options.sessions, probeSize: options.probeSize });
+  const maxProbeAttempts = options.maxProbeAttempts ?? 3;
+  const report = options.onProgress ?? (() => undefined);
+  const model = await client.modelName();
+
+  async function probe(afterSession: number): Promise<PersonalizeProbe> {
+    for (let attempt = 1; ; attempt += 1) {
+      report({ kind: 'probe-started', afterSession, attempt, size: plan.probeMessages.length });
+      const sessionId = `${options.runId}-probe-${afterSession}-${attempt}`;
+      const versions = new Set<number>();
+      let satisfied = 0;
+      let lastVersion = 0;
+      for (const [index, message] of plan.probeMessages.entries()) {
+        const result = await client.complete({
+          messages: [{ role: 'user', content: message }],
+          sessionId,
+          turnType: 'side',
+          sessionDone: index === plan.probeMessages.length - 1,
+        });
+        if (satisfiesPreference(user.preference, result.content)) satisfied += 1;
+        versions.add(result.policyVersion);
+        lastVersion = result.policyVersion;
+      }
+      if (versions.size === 1 || attempt >= maxProbeAttempts) {
+        const size = plan.probeMessages.length;
+        const entry = { policyVersion: lastVersion, afterSession, satisfactionRate: satisfied / size, satisfied, size, mixedVersions: versions.size > 1 };
+        report({ kind: 'probe', probe: entry });
+        return entry;
+      }
+    }
+  }
+
+  async function runSession(planned: PlannedSession): Promise<{ session: PersonalizeSession; lastVersion: number }> {
+    const sessionId = `${options.runId}-session-${planned.index}`;
+    const messages: ExperimentMessage[] = [{ role: 'user', content: planned.firstMessage }];
+    const turns = planned.followUps + 1;
+    const turnIds: string[] = [];
+    let firstResponseSatisfied = false;
+    let firstVersion = 0;
+    let lastVersion = 0;
+    let responsesSatisfied = 0;
+    for (let turn = 0; turn < turns; turn += 1) {
+      const last = turn === turns - 1;
+      const result = await client.complete({ messages, sessionId, turnType: 'main', sessionDone: last });
+      const reply = userReply(user, result.content, planned.random);
+      if (turn === 0) {
+        firstResponseSatisfied = reply.satisfied;
+        firstVersion = result.policyVersion;
+      }
+      if (reply.satisfied) responsesSatisfied += 1;
+      if (result.turnId !== null) turnIds.push(result.turnId);
+      lastVersion = result.policyVersion;
+      if (!last) messages.push({ role: 'assistant', content: result.content }, { role: 'user', content: reply.text });
+    }
+    return {
+      session: { index: planned.index, firstResponseSatisfied, policyVersion: firstVersion, sessionId, turnIds, responsesSatisfied },
+      lastVersion,
+    };
+  }
+
+  const probes: PersonalizeProbe[] = [await probe(0)];
+  const sessions: PersonalizeSession[] = [];
+  const judging = createJudgingLookup(client);
+  for (const planned of plan.sessions) {
+    const { session, lastVersion } = await runSession(planned);
+    sessions.push(session);
+    await judging.lookUp(sessions[0]?.turnIds[0]);
+    const served = (await client.activePolicyVersion()) ?? lastVersion;
+    if (served !== probes[probes.length - 1]?.policyVersion) probes.push(await probe(planned.index));
+    report({
+      kind: 'session',
+      session,
+      total: plan.sessions.length,
+      satisfiedSoFar: sessions.filter((entry) => entry.firstResponseSatisfied).length,
+      servedVersion: probes[probes.length - 1]?.policyVersion ?? served,
+      servedProbeRate: probes[probes.length - 1]?.satisfactionRate ?? 0,
+    });
+  }
+
+  const judged = judging.result();
+  return {
+    user: user.name,
+    method: options.method,
+    seed: options.seed,
+    sessionsToSuccess: sessionsToSuccess(probes),
+    consecutiveCriterion: consecutiveCriterion(sessions),
+    baseProbeRate: probes[0]?.satisfactionRate ?? 0,
+    successThreshold,
+    probeSize: plan.probeMessages.length,
+    model,
+    judge: judged.judge,
+    serverMethod: judged.sampleMethod,
+    sessions,
+    probe: probes,
+  };
+}
+
+/**
+ * Which judge scored the run and which method built its samples, read from the admin view of the
+ * run's first turn; looked up after every session until both are known, since judging runs
+ * behind the sessions. Without the admin view (no key, older server) both stay null.
+ */
+function createJudgingLookup(client: PersonalizeClient) {
+  let found: TurnJudgingSummary | null = null;
+  let unavailable = false;
+  return {
+    async lookUp(turnId: string | undefined): Promise<void> {
+      if (unavailable || turnId === undefined || (found !== null && found.judge !== null && found.sampleMethod !== null)) return;
+      const judging = await client.turnJudging(turnId);
+      if (judging === null) unavailable = true;
+      else found = judging;
+    },
+    result(): TurnJudgingSummary {
+      return found ?? { judge: null, sampleMethod: null };
+    },
+  };
+}

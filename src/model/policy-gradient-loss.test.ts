@@ -1,0 +1,69 @@
+import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { defaultPolicyLossOptions, policyLoss } from '../core/policy-loss.js';
+import { initializeTensorBackend } from '../tensor/index.js';
+import { createPolicyGradientLoss } from './policy-gradient-loss.js';
+import { loadTransformerFromFolder } from './transformer.js';
+import type { TokenLoss } from './transformer-training.js';
+
+const folder = join(import.meta.dirname, '__fixtures__', 'golden', 'qwen3');
+const sequences = [
+  { tokenIds: [3, 14, 15, 92, 65, 35, 89], targetStart: 3 },
+  { tokenIds: [7, 21, 44, 5, 61], targetStart: 2 },
+];
+const inputs = [
+  { rolloutLogprobs: [-4.1, -3.9, -5.5, -6], advantages: [1, 1, 1, 1], lossMask: [1, 1, 0, 1], referenceLogprobs: [-4.5, -4.6, -4.4, -4.5] },
+  { rolloutLogprobs: [-2.5, -40, -4.7], advantages: [-0.5, 0.25, -1], lossMask: [1, 1, 1], referenceLogprobs: [-4.4, -4.3, -4.7] },
+];
+
+beforeAll(async () => {
+  await initializeTensorBackend({ backend: 'wasm' });
+});
+
+async function gradientsOf(loss: TokenLoss) {
+  const transformer = await loadTransformerFromFolder(folder, { trainParams: 'lora', lora: { rank: 2, alpha: 4, targetModules: ['q_proj', 'down_proj'] } });
+  try {
+    const result = await transformer.forwardBackward({ sequences, loss, temperature: 0.7 });
+    return { result, gradients: await transformer.gradients() };
+  } finally {
+    transformer.dispose();
+  }
+}
+
+describe('createPolicyGradientLoss', () => {
+  for (const klCoefficient of [0, 0.05]) {
+    it(`matches the number reference in value and gives the gradient −Σ m·w·A·∇ℓ / N (β ${klCoefficient})`, async () => {
+      const options = { ...defaultPolicyLossOptions, klCoefficient };
+      const { result, gradients } = await gradientsOf(createPolicyGradientLoss(inputs, options));
+      const reference = policyLoss(result.tokenLogprobs.map((logprobs, index) => ({ logprobs, ...inputs[index]! })), options);
+      expect(result.loss).toBeCloseTo(reference.loss, 5);
+      expect(reference.importanceRatio.truncatedFraction).toBeGreaterThan(0);
+
+      // The same gradient from an explicit surrogate with the weights as constants.
+      const weights = result.tokenLogprobs.map((logprobs, index) =>
+        logprobs.map((logprob, position) => Math.min(Math.exp(logprob - inputs[index]!.rolloutLogprobs[position]!), options.importanceSamplingCap)),
+      );
+      const explicit = await gradientsOf((tokenLogprobs) => {
+        const terms = tokenLogprobs.map((logprobs, index) => {
+          const input = inputs[index]!;
+          const coefficient = tf.tensor1d(input.lossMask.map((mask, position) => mask * weights[index]![position]! * input.advantages[position]!));
+          let term = tf.neg(tf.sum(tf.mul(coefficient, logprobs)));
+          if (klCoefficient > 0) {
+            const difference = tf.sub(tf.tensor1d(input.referenceLogprobs), logprobs);
+            term = tf.add(term, tf.mul(tf.sum(tf.mul(tf.tensor1d(input.lossMask), tf.sub(tf.sub(tf.exp(difference), difference), 1))), klCoefficient));
+          }
+          return term;
+        });
+        return tf.div(tf.addN(terms), reference.lossTokens) as tf.Scalar;
+      });
+      expect(gradients.size).toBeGreaterThan(0);
+      for (const [name, gradient] of gradients) {
+        const expected = explicit.gradients.get(name);
+        expect(expected, name).toBeDefined();
+        const largest = Math.max(...Array.from(expected!.data, Math.abs), 1e-12);
+        gradient.data.forEach((value, index) => expect(Math.abs(value - expected!.data[index]!) / largest).toBeLessThan(1e-3));
+      }
+    });
+  }
+});

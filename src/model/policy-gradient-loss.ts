@@ -1,0 +1,66 @@
+/**
+ * The tensor form of the trainer's objective, for `forwardBackward`: the clipped surrogate with
+ * truncated importance sampling and the optional k3 KL, aggregated token-level over the batch.
+ * `src/core/policy-loss.ts` is the number form and documents the formula; the two must agree
+ * (`policy-gradient-loss.test.ts`).
+ *
+ * ℓ_old is the trainer's own log-prob before the update. With one optimizer step per batch it
+ * equals ℓ's value, so it is ℓ with its gradient stopped: ρ = exp(ℓ − stop(ℓ)) is 1 but carries
+ * ∇ℓ, and w = min(exp(stop(ℓ) − μ), C) is a constant weight.
+ */
+import * as tf from '@tensorflow/tfjs';
+import type { PolicyLossOptions } from '../core/policy-loss.js';
+import type { TokenLoss } from './transformer-training.js';
+
+export interface PolicyGradientSequence {
+  rolloutLogprobs: readonly number[];
+  advantages: readonly number[];
+  lossMask: readonly number[];
+  /** Needed when β > 0. */
+  referenceLogprobs?: readonly number[];
+}
+
+/** Identity forward, zero gradient backward. */
+const stopGradient = tf.customGrad((...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => ({
+  value: tf.clone(inputs[0] as tf.Tensor),
+  gradFunc: (upstream: tf.Tensor) => tf.zerosLike(upstream),
+})) as (input: tf.Tensor) => tf.Tensor;
+
+/**
+ * The loss over one `forwardBackward` call's sequences. `batchLossTokens` is Σ mask over the whole
+ * batch (several calls may share one optimizer step); it defaults to this call's own.
+ */
+export function createPolicyGradientLoss(
+  sequences: readonly PolicyGradientSequence[],
+  options: PolicyLossOptions,
+  batchLossTokens?: number,
+): TokenLoss {
+  const ownTokens = sequences.reduce((total, sequence) => total + sequence.lossMask.reduce((sum, mask) => sum + mask, 0), 0);
+  const denominator = Math.max(batchLossTokens ?? ownTokens, 1);
+  return (tokenLogprobs) => {
+    const perSequence = tokenLogprobs.map((logprobs, index) => {
+      const sequence = sequences[index];
+      if (sequence === undefined || sequence.lossMask.length !== logprobs.shape[0]) {
+        throw new RangeError(`sequence ${index}: the loss inputs do not match its ${logprobs.shape[0]} response tokens`);
+      }
+      const mask = tf.tensor1d(Float32Array.from(sequence.lossMask));
+      const advantages = tf.tensor1d(Float32Array.from(sequence.advantages));
+      const rollout = tf.tensor1d(Float32Array.from(sequence.rolloutLogprobs));
+      const proximal = stopGradient(logprobs);
+      const ratio = tf.exp(tf.sub(logprobs, proximal));
+      const weight = tf.minimum(tf.exp(tf.sub(proximal, rollout)), options.importanceSamplingCap);
+      const unclipped = tf.neg(tf.mul(ratio, advantages));
+      const clipped = tf.neg(tf.mul(tf.clipByValue(ratio, 1 - options.clipLow, 1 + options.clipHigh), advantages));
+      let perToken = tf.mul(weight, tf.maximum(unclipped, clipped));
+      if (options.klCoefficient > 0) {
+        if (sequence.referenceLogprobs?.length !== sequence.lossMask.length) throw new RangeError('referenceLogprobs are needed when β > 0');
+        const difference = tf.sub(tf.tensor1d(Float32Array.from(sequence.referenceLogprobs)), logprobs);
+        const kl = tf.sub(tf.sub(tf.exp(difference), difference), 1);
+        perToken = tf.add(perToken, tf.mul(kl, options.klCoefficient));
+      }
+      return tf.sum(tf.mul(perToken, mask));
+    });
+    const total = perSequence.length === 0 ? tf.scalar(0) : tf.addN(perSequence);
+    return tf.div(total, denominator) as tf.Scalar;
+  };
+}

@@ -1,0 +1,345 @@
+/**
+ * The Postgres `RecordStore`. Built by `createPostgresRecordStore`; the tables are those of
+ * `postgres-migrations.ts`, the same layout as the SQLite store. A write resolves after its
+ * transaction commits, which Postgres makes durable before it answers (synchronous_commit on).
+ *
+ * Several processes may share one schema: per-session turn indexes come from a counter in the
+ * session row, updated first in `recordTurn`, so concurrent turns of a session serialize on that
+ * row lock; the judge queue is claimed with `FOR UPDATE SKIP LOCKED` (see the judging records).
+ */
+import type { ChatMessage } from '../../spec/chat.js';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+import type { PolicyVersion } from '../../spec/inference-engine.js';
+import type {
+  ClaimSamplesOptions,
+  ClaimTurnsOptions,
+  CommitTrainingStepOptions,
+  ListSamplesOptions,
+  ListSessionsOptions,
+  ListTurnIdsOptions,
+  RecordStore,
+  ReleaseTurnOptions,
+  TrainingSummary,
+  TurnReference,
+} from '../../spec/record-store.js';
+import type {
+  FeedbackRecord,
+  JudgeClaim,
+  JudgementRecord,
+  NewFeedback,
+  NewJudgement,
+  NewPolicyVersion,
+  NewSample,
+  NewTurn,
+  PolicyArtifactKind,
+  PolicyVersionRecord,
+  SampleRecord,
+  SessionCloseReason,
+  SessionRecord,
+  StoreCounts,
+  TrainingSample,
+  TrainingStepRecord,
+  TurnRecord,
+} from '../../spec/records.js';
+import { canonicalJson } from '../../core/canonical-json.js';
+import { createPromptSequenceCache } from '../../core/prompt-sequence-cache.js';
+import { encodeFloat64Blob, encodeInt32Blob } from '../../core/token-blob-codec.js';
+import type { PostgresDatabase, Queryable } from './postgres-database.js';
+import { PostgresJudgingRecords } from './postgres-judging-records.js';
+import { PostgresTrainingRecords } from './postgres-training-records.js';
+import { checkPaging } from './postgres-paging.js';
+import { insertTurn } from './postgres-turn-writer.js';
+import {
+  selectTurnRow,
+  sessionColumns,
+  toSessionRecord,
+  toTurnRecord,
+  type SessionRow,
+  type TurnRow,
+} from './postgres-turn-rows.js';
+
+const defaultListLimit = 100;
+const uniqueViolation = '23505';
+
+function isDuplicateTurnId(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    'code' in error &&
+    error.code === uniqueViolation &&
+    'constraint' in error &&
+    error.constraint === 'turns_id_key'
+  );
+}
+
+interface CountsRow {
+  open_sessions: number;
+  closed_sessions: number;
+  main_turns: number;
+  side_turns: number;
+  aborted_turns: number;
+  failed_turns: number;
+  trainable_turns: number;
+  linked_turns: number;
+}
+
+export class PostgresRecordStore implements RecordStore {
+  readonly #database: PostgresDatabase;
+  readonly #judging: PostgresJudgingRecords;
+  readonly #training: PostgresTrainingRecords;
+  // The latest prompt+response sequence per (session, type) this process wrote, so recording the
+  // next turn does not rebuild its base; keyed by ordinal, so another process's turn is never mistaken for it.
+  readonly #sequences = createPromptSequenceCache(256);
+
+  constructor(database: PostgresDatabase) {
+    this.#database = database;
+    this.#judging = new PostgresJudgingRecords(database, (client, id) => this.#loadTurn(client, id));
+    this.#training = new PostgresTrainingRecords(database);
+  }
+
+  async upsertSession(input: { id: string; tenant: string | null; at: number }): Promise<void> {
+    await this.#database.run('upsertSession', () =>
+      this.#database.query(
+        `INSERT INTO sessions (id, tenant, status, created_at, updated_at) VALUES ($1, $2, 'open', $3, $3)
+         ON CONFLICT (id) DO UPDATE SET status = 'open', closed_at = NULL, close_reason = NULL,
+           updated_at = greatest(sessions.updated_at, excluded.updated_at)`,
+        [input.id, input.tenant, input.at],
+      ),
+    );
+  }
+
+  async getSession(id: string): Promise<SessionRecord | null> {
+    return this.#database.run('getSession', async () => {
+      const [row] = await this.#database.rows<SessionRow>(`SELECT ${sessionColumns} FROM sessions AS session WHERE id = $1`, [id]);
+      return row === undefined ? null : toSessionRecord(row);
+    });
+  }
+
+  async listSessions(options: ListSessionsOptions = {}): Promise<SessionRecord[]> {
+    const limit = options.limit ?? defaultListLimit;
+    const offset = options.offset ?? 0;
+    checkPaging(limit, offset);
+    return this.#database.run('listSessions', async () => {
+      const rows = await this.#database.rows<SessionRow>(
+        `SELECT ${sessionColumns} FROM sessions AS session WHERE ($1::text IS NULL OR status = $1)
+         ORDER BY created_at DESC, ordinal DESC LIMIT $2 OFFSET $3`,
+        [options.status ?? null, limit, offset],
+      );
+      return rows.map(toSessionRecord);
+    });
+  }
+
+  async closeSession(id: string, reason: SessionCloseReason, at: number): Promise<boolean> {
+    return this.#database.run('closeSession', async () => {
+      const result = await this.#database.query(
+        "UPDATE sessions SET status = 'closed', closed_at = $1, close_reason = $2 WHERE id = $3 AND status = 'open'",
+        [at, reason, id],
+      );
+      return (result.rowCount ?? 0) > 0;
+    });
+  }
+
+  async closeIdleSessions(idleSince: number, at: number): Promise<string[]> {
+    return this.#database.run('closeIdleSessions', async () => {
+      const rows = await this.#database.rows<{ id: string }>(
+        `UPDATE sessions SET status = 'closed', closed_at = $1, close_reason = 'idle'
+         WHERE status = 'open' AND updated_at < $2 RETURNING id`,
+        [at, idleSince],
+      );
+      return rows.map((row) => row.id);
+    });
+  }
+
+  async recordTurn(turn: NewTurn): Promise<TurnRecord> {
+    return this.#database.run('recordTurn', async () => {
+      // Validated before any round trip: a bad id must not cost a transaction.
+      const response = encodeInt32Blob(turn.responseTokenIds, 'responseTokenIds');
+      const logprobs = encodeFloat64Blob(turn.logprobs, 'logprobs');
+      encodeInt32Blob(turn.promptTokenIds, 'promptTokenIds');
+      let inserted: { ordinal: number; index: number };
+      try {
+        inserted = await this.#database.transaction((client) => insertTurn(client, turn, { response, logprobs }, this.#sequences));
+      } catch (error) {
+        if (isDuplicateTurnId(error)) {
+          throw new ClawrlError('store_error', `turn ${turn.id} is already recorded`, { cause: error });
+        }
+        throw error;
+      }
+      // Only after the commit: a rolled-back turn must never become another turn's base.
+      this.#sequences.remember(turn.sessionId, turn.type, inserted.ordinal, [
+        ...turn.promptTokenIds,
+        ...turn.responseTokenIds,
+      ]);
+      return { ...turn, index: inserted.index, nextState: null, nextStateAt: null };
+    });
+  }
+
+  async getTurn(id: string): Promise<TurnRecord | null> {
+    return this.#database.run('getTurn', () => this.#loadTurn(this.#database, id));
+  }
+
+  async getLastMainTurn(sessionId: string): Promise<TurnReference | null> {
+    return this.#database.run('getLastMainTurn', async () => {
+      const [row] = await this.#database.rows<{ id: string; reply_key: string | null; linked: boolean }>(
+        `SELECT id, reply_key, next_state IS NOT NULL AS linked FROM turns
+         WHERE session_id = $1 AND turn_index >= 0 ORDER BY turn_index DESC LIMIT 1`,
+        [sessionId],
+      );
+      return row === undefined ? null : { id: row.id, replyKey: row.reply_key, linked: row.linked };
+    });
+  }
+
+  async linkNextState(turnId: string, nextState: ChatMessage[], at: number): Promise<boolean> {
+    return this.#database.run('linkNextState', async () => {
+      // One statement: the link and the queueing commit together. Only main turns have a next
+      // state, and the first link wins.
+      const [row] = await this.#database.rows<{ linked: number }>(
+        `WITH linked AS (
+           UPDATE turns SET next_state = $1, next_state_at = $2
+           WHERE id = $3 AND type = 'main' AND next_state IS NULL
+           RETURNING ordinal, trainable
+         ), queued AS (
+           ${PostgresJudgingRecords.enqueueStatement('SELECT ordinal, $2::bigint FROM linked WHERE trainable')}
+         )
+         SELECT count(*)::integer AS linked FROM linked`,
+        [canonicalJson(nextState), at, turnId],
+      );
+      return (row?.linked ?? 0) > 0;
+    });
+  }
+
+  async findByReplyKey(replyKey: string): Promise<{ sessionId: string; turnId: string } | null> {
+    return this.#database.run('findByReplyKey', async () => {
+      const [row] = await this.#database.rows<{ id: string; session_id: string }>(
+        `SELECT turn.id, turn.session_id FROM turns AS turn JOIN sessions AS session ON session.id = turn.session_id
+         WHERE turn.reply_key = $1 AND session.status = 'open' ORDER BY turn.ordinal DESC LIMIT 1`,
+        [replyKey],
+      );
+      return row === undefined ? null : { sessionId: row.session_id, turnId: row.id };
+    });
+  }
+
+  async listTurnIds(options: ListTurnIdsOptions = {}): Promise<string[]> {
+    return this.#database.run('listTurnIds', () => this.#judging.listTurnIds(options));
+  }
+
+  async claimTurnsForJudging(options: ClaimTurnsOptions): Promise<JudgeClaim[]> {
+    return this.#database.run('claimTurnsForJudging', () => this.#judging.claimTurns(options));
+  }
+
+  async releaseTurn(options: ReleaseTurnOptions): Promise<boolean> {
+    return this.#database.run('releaseTurn', () => this.#judging.releaseTurn(options));
+  }
+
+  async recordJudgement(judgement: NewJudgement): Promise<JudgementRecord> {
+    return this.#database.run('recordJudgement', () => this.#judging.recordJudgement(judgement));
+  }
+
+  async listJudgements(turnId: string): Promise<JudgementRecord[]> {
+    return this.#database.run('listJudgements', () => this.#judging.listJudgements(turnId));
+  }
+
+  async recordFeedback(feedback: NewFeedback): Promise<FeedbackRecord | null> {
+    return this.#database.run('recordFeedback', () => this.#judging.recordFeedback(feedback));
+  }
+
+  async getFeedback(turnId: string): Promise<FeedbackRecord | null> {
+    return this.#database.run('getFeedback', () => this.#judging.getFeedback(turnId));
+  }
+
+  async recordSample(sample: NewSample): Promise<SampleRecord> {
+    return this.#database.run('recordSample', () => this.#judging.recordSample(sample));
+  }
+
+  async listSamples(options: ListSamplesOptions = {}): Promise<SampleRecord[]> {
+    return this.#database.run('listSamples', () => this.#judging.listSamples(options));
+  }
+
+  async updateSampleStatus(input: {
+    ids: string[];
+    status: 'trained' | 'dropped';
+    reason?: string;
+    at: number;
+  }): Promise<number> {
+    return this.#database.run('updateSampleStatus', () => this.#judging.updateSampleStatus(input));
+  }
+
+  // Training (migration 3), delegated like judging.
+  async claimSamplesForTraining(options: ClaimSamplesOptions): Promise<TrainingSample[]> {
+    return this.#database.run('claimSamplesForTraining', () => this.#training.claimSamples(options));
+  }
+  async releaseTrainingSamples(input: { workerId: string; ids?: string[] }): Promise<number> {
+    return this.#database.run('releaseTrainingSamples', () => this.#training.releaseSamples(input));
+  }
+  async recordPolicyVersion(version: NewPolicyVersion, options: { activate: boolean }): Promise<PolicyVersionRecord> {
+    return this.#database.run('recordPolicyVersion', () => this.#training.recordVersion(version, options.activate));
+  }
+  async commitTrainingStep(options: CommitTrainingStepOptions): Promise<TrainingStepRecord> {
+    return this.#database.run('commitTrainingStep', () => this.#training.commitStep(options));
+  }
+  async activatePolicyVersion(version: PolicyVersion, at: number): Promise<boolean> {
+    return this.#database.run('activatePolicyVersion', () => this.#training.activate(version, at));
+  }
+  async listPolicyVersions(): Promise<PolicyVersionRecord[]> {
+    return this.#database.run('listPolicyVersions', () => this.#training.listVersions());
+  }
+  async getPolicyArtifact(version: PolicyVersion): Promise<{ kind: PolicyArtifactKind; files: Record<string, Uint8Array> } | null> {
+    return this.#database.run('getPolicyArtifact', () => this.#training.artifact(version));
+  }
+  async listTrainingSteps(options: { limit?: number; offset?: number } = {}): Promise<TrainingStepRecord[]> {
+    return this.#database.run('listTrainingSteps', () => this.#training.listSteps(options));
+  }
+  async trainingSummary(): Promise<TrainingSummary> {
+    return this.#database.run('trainingSummary', () => this.#training.summary());
+  }
+  async getSessionPolicyVersion(sessionId: string): Promise<PolicyVersion | null> {
+    return this.#database.run('getSessionPolicyVersion', () => this.#training.sessionVersion(sessionId));
+  }
+
+  async counts(): Promise<StoreCounts> {
+    return this.#database.run('counts', async () => {
+      const [[row], judging] = await Promise.all([
+        this.#database.rows<CountsRow>(`
+          SELECT
+            (SELECT count(*) FROM sessions WHERE status = 'open')::integer AS open_sessions,
+            (SELECT count(*) FROM sessions WHERE status = 'closed')::integer AS closed_sessions,
+            count(*) FILTER (WHERE type = 'main')::integer AS main_turns,
+            count(*) FILTER (WHERE type = 'side')::integer AS side_turns,
+            count(*) FILTER (WHERE status = 'aborted')::integer AS aborted_turns,
+            count(*) FILTER (WHERE status = 'failed')::integer AS failed_turns,
+            count(*) FILTER (WHERE trainable)::integer AS trainable_turns,
+            count(*) FILTER (WHERE type = 'main' AND next_state IS NOT NULL)::integer AS linked_turns
+          FROM turns`),
+        this.#judging.counts(),
+      ]);
+      if (row === undefined) throw new ClawrlError('store_error', 'counts query returned no row');
+      return {
+        sessions: { open: row.open_sessions, closed: row.closed_sessions },
+        turns: {
+          main: row.main_turns,
+          side: row.side_turns,
+          aborted: row.aborted_turns,
+          failed: row.failed_turns,
+          trainable: row.trainable_turns,
+        },
+        linked: row.linked_turns,
+        judging,
+      };
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#database.closed) return;
+    this.#sequences.clear();
+    try {
+      await this.#database.close();
+    } catch (error) {
+      throw new ClawrlError('store_error', 'failed to close the Postgres record store', { cause: error });
+    }
+  }
+
+  async #loadTurn(client: Queryable, id: string): Promise<TurnRecord | null> {
+    const [row] = (await client.query<TurnRow>(`${selectTurnRow} WHERE turn.id = $1`, [id])).rows;
+    return row === undefined ? null : toTurnRecord(client, row);
+  }
+}

@@ -1,0 +1,255 @@
+/**
+ * The training half of the Postgres record store (migration 3): sample leases for the trainer,
+ * policy versions with their artifact files, activations and training steps.
+ *
+ * Samples are claimed like judge-queue turns, with `FOR UPDATE SKIP LOCKED` and the lease set in
+ * the same statement, so several trainers never take the same sample. A step commits in one
+ * transaction; the primary keys on step and version make a second commit of either fail whole.
+ */
+import type { SamplingOptions } from '../../spec/chat.js';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+import type { PolicyVersion } from '../../spec/inference-engine.js';
+import type { ClaimSamplesOptions, CommitTrainingStepOptions, TrainingSummary } from '../../spec/record-store.js';
+import type {
+  NewPolicyVersion,
+  PolicyArtifactKind,
+  PolicyVersionRecord,
+  TrainingSample,
+  TrainingStepMetrics,
+  TrainingStepRecord,
+} from '../../spec/records.js';
+import type { PostgresDatabase, Queryable } from './postgres-database.js';
+import { checkPaging } from './postgres-paging.js';
+import { sampleSelectList, toSampleRecord, type SampleRow } from './postgres-sample-rows.js';
+
+interface VersionRow {
+  version: number;
+  parent: number | null;
+  kind: PolicyArtifactKind;
+  step: number | null;
+  samples: number;
+  metrics: string | null;
+  bytes: number;
+  created_at: number;
+  active: boolean;
+}
+
+interface StepRow {
+  step: number;
+  policy_version: number;
+  samples_used: number;
+  metrics: string;
+  checkpoint: string | null;
+  started_at: number;
+  ended_at: number;
+}
+
+const activeVersion = '(SELECT version FROM policy_activations ORDER BY id DESC LIMIT 1)';
+const selectVersions = `SELECT version, parent, kind, step, samples, metrics, bytes, created_at,
+  coalesce(version = ${activeVersion}, false) AS active FROM policy_versions`;
+const selectSteps = 'SELECT step, policy_version, samples_used, metrics, checkpoint, started_at, ended_at FROM training_steps';
+
+function toVersionRecord(row: VersionRow): PolicyVersionRecord {
+  return {
+    version: row.version,
+    parent: row.parent,
+    kind: row.kind,
+    step: row.step,
+    samples: row.samples,
+    metrics: row.metrics === null ? null : (JSON.parse(row.metrics) as TrainingStepMetrics),
+    createdAt: row.created_at,
+    active: row.active,
+    bytes: row.bytes,
+  };
+}
+
+function toStepRecord(row: StepRow): TrainingStepRecord {
+  return {
+    step: row.step,
+    policyVersion: row.policy_version,
+    samplesUsed: row.samples_used,
+    metrics: JSON.parse(row.metrics) as TrainingStepMetrics,
+    checkpoint: row.checkpoint,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+  };
+}
+
+export class PostgresTrainingRecords {
+  readonly #database: PostgresDatabase;
+
+  constructor(database: PostgresDatabase) {
+    this.#database = database;
+  }
+
+  async claimSamples(options: ClaimSamplesOptions): Promise<TrainingSample[]> {
+    if (!Number.isInteger(options.limit) || options.limit < 0) {
+      throw new ClawrlError('invalid_request', `limit must be a non-negative integer, got ${options.limit}`, { param: 'limit' });
+    }
+    const rows = await this.#database.rows<SampleRow & { sampling: string }>(
+      `WITH due AS (
+         SELECT ordinal FROM samples
+         WHERE status = 'ready' AND (lease_expires_at IS NULL OR lease_expires_at <= $1)
+         ORDER BY ordinal LIMIT $2
+         FOR UPDATE SKIP LOCKED
+       )
+       UPDATE samples AS sample SET lease_owner = $3, lease_expires_at = $1::bigint + $4::bigint
+       FROM due, turns AS turn
+       WHERE sample.ordinal = due.ordinal AND turn.ordinal = sample.turn_ordinal
+       RETURNING ${sampleSelectList}, turn.sampling`,
+      [options.now, options.limit, options.workerId, options.leaseMs],
+    );
+    rows.sort((left, right) => left.ordinal - right.ordinal);
+    return Promise.all(
+      rows.map(async (row) => {
+        const temperature = (JSON.parse(row.sampling) as SamplingOptions).temperature;
+        // Greedy decoding (temperature 0) took log-probs of the plain softmax.
+        return { ...(await toSampleRecord(this.#database, row)), samplingTemperature: temperature > 0 ? temperature : 1 };
+      }),
+    );
+  }
+
+  async releaseSamples(input: { workerId: string; ids?: string[] }): Promise<number> {
+    const result =
+      input.ids === undefined
+        ? await this.#database.query('UPDATE samples SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $1', [
+            input.workerId,
+          ])
+        : await this.#database.query(
+            'UPDATE samples SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $1 AND id = ANY($2::text[])',
+            [input.workerId, input.ids],
+          );
+    return result.rowCount ?? 0;
+  }
+
+  async recordVersion(version: NewPolicyVersion, activate: boolean): Promise<PolicyVersionRecord> {
+    await this.#database.transaction((client) => this.#storeVersion(client, version, activate));
+    return this.#version(version.version);
+  }
+
+  async commitStep(options: CommitTrainingStepOptions): Promise<TrainingStepRecord> {
+    const { step, version } = options;
+    if (step.policyVersion !== version.version) {
+      throw new ClawrlError('store_error', `step ${step.step} names version ${step.policyVersion} but publishes ${version.version}`);
+    }
+    await this.#database.transaction(async (client) => {
+      const existing = await client.query('SELECT 1 FROM training_steps WHERE step = $1', [step.step]);
+      if ((existing.rowCount ?? 0) > 0) throw new ClawrlError('store_error', `training step ${step.step} is already recorded`);
+      await this.#storeVersion(client, version, true);
+      await client.query(
+        `UPDATE samples SET status = 'trained', training_step = $1, updated_at = $2, lease_owner = NULL, lease_expires_at = NULL
+         WHERE id = ANY($3::text[]) AND status = 'ready'`,
+        [step.step, step.endedAt, step.trainedSampleIds],
+      );
+      await client.query(
+        `INSERT INTO training_steps (step, policy_version, samples_used, metrics, checkpoint, started_at, ended_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+        [
+          step.step,
+          step.policyVersion,
+          step.trainedSampleIds.length,
+          JSON.stringify(step.metrics),
+          step.checkpoint,
+          step.startedAt,
+          step.endedAt,
+        ],
+      );
+    });
+    const [row] = await this.#database.rows<StepRow>(`${selectSteps} WHERE step = $1`, [step.step]);
+    if (row === undefined) throw new ClawrlError('store_error', `training step ${step.step} vanished after its commit`);
+    return toStepRecord(row);
+  }
+
+  async activate(version: PolicyVersion, at: number): Promise<boolean> {
+    const result = await this.#database.query(
+      'INSERT INTO policy_activations (version, activated_at) SELECT version, $2 FROM policy_versions WHERE version = $1',
+      [version, at],
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async listVersions(): Promise<PolicyVersionRecord[]> {
+    return (await this.#database.rows<VersionRow>(`${selectVersions} ORDER BY version`)).map(toVersionRecord);
+  }
+
+  async artifact(version: PolicyVersion): Promise<{ kind: PolicyArtifactKind; files: Record<string, Uint8Array> } | null> {
+    const [row] = await this.#database.rows<{ kind: PolicyArtifactKind }>('SELECT kind FROM policy_versions WHERE version = $1', [version]);
+    if (row === undefined) return null;
+    const files: Record<string, Uint8Array> = {};
+    const stored = await this.#database.rows<{ name: string; bytes: Buffer }>(
+      'SELECT name, bytes FROM policy_files WHERE version = $1 ORDER BY name',
+      [version],
+    );
+    for (const file of stored) files[file.name] = new Uint8Array(file.bytes);
+    return { kind: row.kind, files };
+  }
+
+  async listSteps(options: { limit?: number; offset?: number }): Promise<TrainingStepRecord[]> {
+    const limit = options.limit ?? 100;
+    const offset = options.offset ?? 0;
+    checkPaging(limit, offset);
+    const rows = await this.#database.rows<StepRow>(`${selectSteps} ORDER BY step DESC LIMIT $1 OFFSET $2`, [limit, offset]);
+    return rows.map(toStepRecord);
+  }
+
+  async summary(): Promise<TrainingSummary> {
+    const [[row], last] = await Promise.all([
+      this.#database.rows<{ steps: number; active: number | null; latest: number | null }>(
+        `SELECT (SELECT count(*) FROM training_steps)::integer AS steps, ${activeVersion} AS active,
+           (SELECT max(version) FROM policy_versions) AS latest`,
+      ),
+      this.listSteps({ limit: 1 }),
+    ]);
+    if (row === undefined) throw new ClawrlError('store_error', 'training summary query returned no row');
+    return { steps: row.steps, lastStep: last[0] ?? null, activeVersion: row.active, latestVersion: row.latest };
+  }
+
+  async sessionVersion(sessionId: string): Promise<PolicyVersion | null> {
+    const [row] = await this.#database.rows<{ policy_version: number }>(
+      'SELECT policy_version FROM turns WHERE session_id = $1 ORDER BY ordinal LIMIT 1',
+      [sessionId],
+    );
+    return row?.policy_version ?? null;
+  }
+
+  async #version(version: PolicyVersion): Promise<PolicyVersionRecord> {
+    const [row] = await this.#database.rows<VersionRow>(`${selectVersions} WHERE version = $1`, [version]);
+    if (row === undefined) throw new ClawrlError('store_error', `policy version ${version} vanished after its insert`);
+    return toVersionRecord(row);
+  }
+
+  /** Runs inside the caller's transaction. */
+  async #storeVersion(client: Queryable, version: NewPolicyVersion, activate: boolean): Promise<void> {
+    if (!Number.isInteger(version.version) || version.version < 0) {
+      throw new ClawrlError('store_error', `policy version must be a non-negative integer, got ${version.version}`);
+    }
+    const files = Object.entries(version.files);
+    const inserted = await client.query(
+      `INSERT INTO policy_versions (version, parent, kind, step, samples, metrics, bytes, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (version) DO NOTHING`,
+      [
+        version.version,
+        version.parent,
+        version.kind,
+        version.step,
+        version.samples,
+        version.metrics === null ? null : JSON.stringify(version.metrics),
+        files.reduce((total, [, bytes]) => total + bytes.byteLength, 0),
+        version.createdAt,
+      ],
+    );
+    if ((inserted.rowCount ?? 0) === 0) {
+      throw new ClawrlError('store_error', `policy version ${version.version} is already recorded`);
+    }
+    for (const [name, bytes] of files) {
+      await client.query('INSERT INTO policy_files (version, name, bytes) VALUES ($1, $2, $3)', [
+        version.version,
+        name,
+        Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+      ]);
+    }
+    if (activate) {
+      await client.query('INSERT INTO policy_activations (version, activated_at) VALUES ($1, $2)', [version.version, version.createdAt]);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The PostgreSQL the tests run against: `TEST_POSTGRES_URL`, or the development machines' and
+ * CI's local server. Each store gets its own schema, dropped afterwards, so test files running in
+ * parallel never see each other's rows. An unreachable server fails the tests: it is a required
+ * service, like NATS, never a reason to skip.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { RecordStore } from '../../../spec/record-store.js';
+import { createPostgresRecordStore } from '../create-postgres-record-store.js';
+import { dropPostgresSchema } from '../drop-postgres-schema.js';
+
+export const testPostgresUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export function uniqueTestSchema(): string {
+  return `clawrl_test_${process.pid}_${randomBytes(6).toString('hex')}`;
+}
+
+function unreachable(error: unknown): Error {
+  return new Error(
+    `PostgreSQL is not reachable at ${testPostgresUrl} (${String(error)}). The tests need it: run ` +
+      'scripts/check-services.sh to start it, or point TEST_POSTGRES_URL at a server.',
+    { cause: error },
+  );
+}
+
+let reachable: Promise<void> | undefined;
+
+/** Fails with a message naming scripts/check-services.sh when the server is not there. */
+export async function checkTestPostgresReachable(): Promise<void> {
+  reachable ??= connectOnce();
+  return reachable;
+}
+
+async function connectOnce(): Promise<void> {
+  const client = new pg.Client({ connectionString: testPostgresUrl, connectionTimeoutMillis: 5_000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } catch (error) {
+    throw unreachable(error);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+export async function openTestPostgresStore(schema: string, poolSize = 4): Promise<RecordStore> {
+  await checkTestPostgresReachable();
+  return createPostgresRecordStore({ connectionString: testPostgresUrl, schema, poolSize });
+}
+
+export async function dropTestSchema(schema: string): Promise<void> {
+  await dropPostgresSchema({ connectionString: testPostgresUrl, schema });
+}
+
+/** Runs SQL against `schema` outside any store, for checks of what is stored. */
+export async function queryTestSchema<Row extends pg.QueryResultRow>(schema: string, sql: string, values: unknown[] = []): Promise<Row[]> {
+  const client = new pg.Client({ connectionString: testPostgresUrl, options: `-c search_path=${schema}` });
+  await client.connect();
+  try {
+    return (await client.query<Row>(sql, values)).rows;
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,266 @@
+/**
+ * The training half of the SQLite record store (migration 3): sample leases for the trainer,
+ * policy versions with their artifact files, activations and training steps. The store delegates
+ * to it and lends it a reader for sample records, so sample reconstruction lives in one place.
+ *
+ * Every method runs synchronously inside the store's `#run` wrapper; writes that touch more than
+ * one row run in one IMMEDIATE transaction.
+ */
+import type Database from 'better-sqlite3';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+import type { PolicyVersion } from '../../spec/inference-engine.js';
+import type { ClaimSamplesOptions, CommitTrainingStepOptions, TrainingSummary } from '../../spec/record-store.js';
+import type { SamplingOptions } from '../../spec/chat.js';
+import type {
+  NewPolicyVersion,
+  PolicyArtifactKind,
+  PolicyVersionRecord,
+  SampleRecord,
+  TrainingSample,
+  TrainingStepMetrics,
+  TrainingStepRecord,
+} from '../../spec/records.js';
+
+interface VersionRow {
+  version: number;
+  parent: number | null;
+  kind: PolicyArtifactKind;
+  step: number | null;
+  samples: number;
+  metrics: string | null;
+  bytes: number;
+  created_at: number;
+  active: number;
+}
+
+interface StepRow {
+  step: number;
+  policy_version: number;
+  samples_used: number;
+  metrics: string;
+  checkpoint: string | null;
+  started_at: number;
+  ended_at: number;
+}
+
+const versionColumns = `version, parent, kind, step, samples, metrics, bytes, created_at,
+  (version = (SELECT version FROM policy_activations ORDER BY id DESC LIMIT 1)) AS active`;
+
+function statements(database: Database.Database) {
+  return {
+    selectClaimable: database.prepare<{ now: number; limit: number }, { id: string; turn_id: string; sampling: string }>(`
+      SELECT sample.id, turn.id AS turn_id, turn.sampling FROM samples AS sample
+      JOIN turns AS turn ON turn.ordinal = sample.turn_ordinal
+      WHERE sample.status = 'ready' AND (sample.lease_expires_at IS NULL OR sample.lease_expires_at <= @now)
+      ORDER BY sample.ordinal LIMIT @limit
+    `),
+    lease: database.prepare<[string, number, string]>('UPDATE samples SET lease_owner = ?, lease_expires_at = ? WHERE id = ?'),
+    releaseOne: database.prepare<[string, string]>(
+      'UPDATE samples SET lease_owner = NULL, lease_expires_at = NULL WHERE id = ? AND lease_owner = ?',
+    ),
+    releaseAll: database.prepare<[string]>('UPDATE samples SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = ?'),
+    markTrained: database.prepare<[number, number, string]>(`
+      UPDATE samples SET status = 'trained', training_step = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
+      WHERE id = ? AND status = 'ready'
+    `),
+    selectVersion: database.prepare<[number], VersionRow>(`SELECT ${versionColumns} FROM policy_versions WHERE version = ?`),
+    listVersions: database.prepare<[], VersionRow>(`SELECT ${versionColumns} FROM policy_versions ORDER BY version`),
+    insertVersion: database.prepare<{
+      version: number;
+      parent: number | null;
+      kind: PolicyArtifactKind;
+      step: number | null;
+      samples: number;
+      metrics: string | null;
+      bytes: number;
+      created_at: number;
+    }>(`
+      INSERT INTO policy_versions (version, parent, kind, step, samples, metrics, bytes, created_at)
+      VALUES (@version, @parent, @kind, @step, @samples, @metrics, @bytes, @created_at)
+    `),
+    insertFile: database.prepare<[number, string, Uint8Array]>('INSERT INTO policy_files (version, name, bytes) VALUES (?, ?, ?)'),
+    selectFiles: database.prepare<[number], { name: string; bytes: Buffer }>('SELECT name, bytes FROM policy_files WHERE version = ? ORDER BY name'),
+    activate: database.prepare<[number, number]>('INSERT INTO policy_activations (version, activated_at) VALUES (?, ?)'),
+    selectStep: database.prepare<[number], StepRow>('SELECT * FROM training_steps WHERE step = ?'),
+    insertStep: database.prepare<StepRow>(`
+      INSERT INTO training_steps (step, policy_version, samples_used, metrics, checkpoint, started_at, ended_at)
+      VALUES (@step, @policy_version, @samples_used, @metrics, @checkpoint, @started_at, @ended_at)
+    `),
+    listSteps: database.prepare<[number, number], StepRow>('SELECT * FROM training_steps ORDER BY step DESC LIMIT ? OFFSET ?'),
+    summary: database.prepare<[], { steps: number; active: number | null; latest: number | null }>(`
+      SELECT (SELECT count(*) FROM training_steps) AS steps,
+        (SELECT version FROM policy_activations ORDER BY id DESC LIMIT 1) AS active,
+        (SELECT max(version) FROM policy_versions) AS latest
+    `),
+    sessionVersion: database.prepare<[string], { policy_version: number }>(
+      'SELECT policy_version FROM turns WHERE session_id = ? ORDER BY ordinal LIMIT 1',
+    ),
+  };
+}
+
+function toVersionRecord(row: VersionRow): PolicyVersionRecord {
+  return {
+    version: row.version,
+    parent: row.parent,
+    kind: row.kind,
+    step: row.step,
+    samples: row.samples,
+    metrics: row.metrics === null ? null : (JSON.parse(row.metrics) as TrainingStepMetrics),
+    createdAt: row.created_at,
+    active: row.active === 1,
+    bytes: row.bytes,
+  };
+}
+
+function toStepRecord(row: StepRow): TrainingStepRecord {
+  return {
+    step: row.step,
+    policyVersion: row.policy_version,
+    samplesUsed: row.samples_used,
+    metrics: JSON.parse(row.metrics) as TrainingStepMetrics,
+    checkpoint: row.checkpoint,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+  };
+}
+
+function checkVersion(version: NewPolicyVersion): void {
+  if (!Number.isInteger(version.version) || version.version < 0) {
+    throw new ClawrlError('store_error', `policy version must be a non-negative integer, got ${version.version}`);
+  }
+}
+
+export class SqliteTrainingRecords {
+  readonly #statements: ReturnType<typeof statements>;
+  readonly #readySampleOfTurn: (turnId: string) => SampleRecord | null;
+  readonly #claim: Database.Transaction<(options: ClaimSamplesOptions) => TrainingSample[]>;
+  readonly #insertVersion: Database.Transaction<(version: NewPolicyVersion, activate: boolean) => void>;
+  readonly #commit: Database.Transaction<(options: CommitTrainingStepOptions) => void>;
+
+  constructor(database: Database.Database, readySampleOfTurn: (turnId: string) => SampleRecord | null) {
+    this.#statements = statements(database);
+    this.#readySampleOfTurn = readySampleOfTurn;
+    this.#claim = database.transaction((options) => this.#claimDue(options));
+    this.#insertVersion = database.transaction((version, activate) => this.#storeVersion(version, activate));
+    this.#commit = database.transaction((options) => {
+      const { step, version } = options;
+      if (step.policyVersion !== version.version) {
+        throw new ClawrlError('store_error', `step ${step.step} names version ${step.policyVersion} but publishes ${version.version}`);
+      }
+      if (this.#statements.selectStep.get(step.step) !== undefined) {
+        throw new ClawrlError('store_error', `training step ${step.step} is already recorded`);
+      }
+      this.#storeVersion(version, true);
+      for (const id of step.trainedSampleIds) this.#statements.markTrained.run(step.step, step.endedAt, id);
+      this.#statements.insertStep.run({
+        step: step.step,
+        policy_version: step.policyVersion,
+        samples_used: step.trainedSampleIds.length,
+        metrics: JSON.stringify(step.metrics),
+        checkpoint: step.checkpoint,
+        started_at: step.startedAt,
+        ended_at: step.endedAt,
+      });
+    });
+  }
+
+  claimSamples(options: ClaimSamplesOptions): TrainingSample[] {
+    if (!Number.isInteger(options.limit) || options.limit < 0) {
+      throw new ClawrlError('invalid_request', `limit must be a non-negative integer, got ${options.limit}`, { param: 'limit' });
+    }
+    return this.#claim.immediate(options);
+  }
+
+  releaseSamples(input: { workerId: string; ids?: string[] }): number {
+    if (input.ids === undefined) return this.#statements.releaseAll.run(input.workerId).changes;
+    return input.ids.reduce((released, id) => released + this.#statements.releaseOne.run(id, input.workerId).changes, 0);
+  }
+
+  recordVersion(version: NewPolicyVersion, activate: boolean): PolicyVersionRecord {
+    this.#insertVersion.immediate(version, activate);
+    return this.#version(version.version);
+  }
+
+  commitStep(options: CommitTrainingStepOptions): TrainingStepRecord {
+    this.#commit.immediate(options);
+    const row = this.#statements.selectStep.get(options.step.step);
+    if (row === undefined) throw new ClawrlError('store_error', `training step ${options.step.step} vanished after its commit`);
+    return toStepRecord(row);
+  }
+
+  activate(version: PolicyVersion, at: number): boolean {
+    if (this.#statements.selectVersion.get(version) === undefined) return false;
+    this.#statements.activate.run(version, at);
+    return true;
+  }
+
+  listVersions(): PolicyVersionRecord[] {
+    return this.#statements.listVersions.all().map(toVersionRecord);
+  }
+
+  artifact(version: PolicyVersion): { kind: PolicyArtifactKind; files: Record<string, Uint8Array> } | null {
+    const row = this.#statements.selectVersion.get(version);
+    if (row === undefined) return null;
+    const files: Record<string, Uint8Array> = {};
+    for (const file of this.#statements.selectFiles.all(version)) files[file.name] = new Uint8Array(file.bytes);
+    return { kind: row.kind, files };
+  }
+
+  listSteps(options: { limit?: number; offset?: number }): TrainingStepRecord[] {
+    const limit = options.limit ?? 100;
+    const offset = options.offset ?? 0;
+    if (!Number.isInteger(limit) || limit < 0 || !Number.isInteger(offset) || offset < 0) {
+      throw new ClawrlError('invalid_request', 'limit and offset must be non-negative integers');
+    }
+    return this.#statements.listSteps.all(limit, offset).map(toStepRecord);
+  }
+
+  summary(): TrainingSummary {
+    const row = this.#statements.summary.get();
+    if (row === undefined) throw new ClawrlError('store_error', 'training summary query returned no row');
+    const last = this.#statements.listSteps.get(1, 0);
+    return { steps: row.steps, lastStep: last === undefined ? null : toStepRecord(last), activeVersion: row.active, latestVersion: row.latest };
+  }
+
+  sessionVersion(sessionId: string): PolicyVersion | null {
+    return this.#statements.sessionVersion.get(sessionId)?.policy_version ?? null;
+  }
+
+  #version(version: PolicyVersion): PolicyVersionRecord {
+    const row = this.#statements.selectVersion.get(version);
+    if (row === undefined) throw new ClawrlError('store_error', `policy version ${version} vanished after its insert`);
+    return toVersionRecord(row);
+  }
+
+  #storeVersion(version: NewPolicyVersion, activate: boolean): void {
+    checkVersion(version);
+    if (this.#statements.selectVersion.get(version.version) !== undefined) {
+      throw new ClawrlError('store_error', `policy version ${version.version} is already recorded`);
+    }
+    const files = Object.entries(version.files);
+    this.#statements.insertVersion.run({
+      version: version.version,
+      parent: version.parent,
+      kind: version.kind,
+      step: version.step,
+      samples: version.samples,
+      metrics: version.metrics === null ? null : JSON.stringify(version.metrics),
+      bytes: files.reduce((total, [, bytes]) => total + bytes.byteLength, 0),
+      created_at: version.createdAt,
+    });
+    for (const [name, bytes] of files) this.#statements.insertFile.run(version.version, name, bytes);
+    if (activate) this.#statements.activate.run(version.version, version.createdAt);
+  }
+
+  #claimDue(options: ClaimSamplesOptions): TrainingSample[] {
+    const claimed: TrainingSample[] = [];
+    for (const row of this.#statements.selectClaimable.all({ now: options.now, limit: options.limit })) {
+      const sample = this.#readySampleOfTurn(row.turn_id);
+      if (sample === null || sample.id !== row.id) throw new ClawrlError('store_error', `ready sample ${row.id} vanished while claiming`);
+      this.#statements.lease.run(options.workerId, options.now + options.leaseMs, row.id);
+      const temperature = (JSON.parse(row.sampling) as SamplingOptions).temperature;
+      claimed.push({ ...sample, samplingTemperature: temperature > 0 ? temperature : 1 });
+    }
+    return claimed;
+  }
+}

@@ -1,0 +1,90 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalInferenceEngine } from '../engines/local/create-local-inference-engine.js';
+import { createLocalTrainingEngine } from '../engines/local/create-local-training-engine.js';
+import { createTinyModelFolder } from '../engines/local/testing/create-tiny-model-folder.js';
+import type { InferenceEngine } from '../spec/inference-engine.js';
+import type { Logger } from '../spec/logger.js';
+import type { RecordStore } from '../spec/record-store.js';
+import type { TrainingEngine } from '../spec/training-engine.js';
+import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
+import { createTrainer } from './create-trainer.js';
+import { createPolicyServing } from './policy-serving.js';
+
+// Worker threads run compiled JavaScript: the suite builds dist/ before the tests.
+const dist = (name: string) => new URL(path.join('..', '..', 'dist', 'engines', 'local', name), import.meta.url);
+const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+let folder: string;
+let checkpoints: string;
+let store: RecordStore;
+let engine: InferenceEngine;
+let trainingEngine: TrainingEngine;
+
+async function servedVersion(): Promise<number> {
+  const request = { messages: [{ role: 'user' as const, content: 'hi' }], tools: [], toolChoice: 'auto' as const, sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0, maxTokens: 2 } };
+  for await (const event of engine.generate(request, new AbortController().signal)) if (event.type === 'start') return event.policyVersion;
+  throw new Error('no start event');
+}
+
+beforeAll(async () => {
+  folder = createTinyModelFolder();
+  checkpoints = mkdtempSync(path.join(tmpdir(), 'clawrl-trainer-'));
+  store = createSqliteRecordStore({ path: ':memory:' });
+  engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl: dist('sampler-worker.js') });
+  trainingEngine = await createLocalTrainingEngine({ modelDirectory: folder, modelId: 'tiny', checkpointDirectory: checkpoints, lora: { rank: 4, alpha: 8 }, workerUrl: dist('trainer-worker.js') });
+});
+afterAll(async () => {
+  await trainingEngine?.close();
+  await engine?.close();
+  await store?.close();
+  rmSync(folder, { recursive: true, force: true });
+  rmSync(checkpoints, { recursive: true, force: true });
+});
+
+describe('the trainer', () => {
+  it('drops and counts samples beyond the staleness limit, trains on the rest and serves the new version', async () => {
+    const serving = createPolicyServing({ store, engine, logger: silent, now: () => 1_000 });
+    await serving.start();
+    // Versions 1..3 exist (published by earlier steps); serving stays on the base.
+    for (const version of [1, 2, 3]) {
+      await store.recordPolicyVersion({ version, parent: version - 1, kind: 'adapter', files: { 'adapter_model.safetensors': Uint8Array.of(version) }, step: null, samples: 0, metrics: null, createdAt: 1_000 + version }, { activate: false });
+    }
+    await store.upsertSession({ id: 's', tenant: null, at: 1 });
+    for (const [index, policyVersion] of [0, 1, 2].entries()) {
+      const id = `turn-${index}`;
+      await store.recordTurn({
+        id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion,
+        messages: [{ role: 'user', content: 'q' }], tools: [], sampling: { temperature: 0.8, topP: 1, stop: [], n: 1, topLogprobs: 0 },
+        promptTokenIds: [3, 14, 15, 92], responseTokenIds: [65, 35, 89], logprobs: [-4, -4.5, -5], response: { role: 'assistant', content: 'a' },
+        finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
+      });
+      await store.recordSample({
+        id: `sample-${index}`, turnId: id, method: 'rl', status: 'ready', dropReason: null, policyVersion, judgementId: null, feedbackId: null,
+        score: 1, hint: null, lossMask: [1, 1, 1], advantages: [1, 1, 1], teacherLogprobs: null, support: null, createdAt: 10 + index,
+      });
+    }
+    const trainer = createTrainer({ store, trainingEngine, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 16, maxStaleness: 2, pollIntervalMs: 60_000 });
+    await trainer.start();
+    const outcome = await trainer.trainNow();
+    // Newest version 3: the version-0 sample is 3 versions old (> 2) and dropped; versions 1 and 2 train.
+    expect(outcome).toMatchObject({ kind: 'trained', samplesDropped: 1, step: { step: 1, policyVersion: 4, samplesUsed: 2, checkpoint: 'step-1' } });
+    expect(trainer.status()).toMatchObject({ samplesDroppedStale: 1, trainingVersion: 4 });
+    expect((await store.listSamples()).map((sample) => [sample.id, sample.status, sample.dropReason])).toEqual([
+      ['sample-0', 'dropped', 'stale'],
+      ['sample-1', 'trained', null],
+      ['sample-2', 'trained', null],
+    ]);
+    const newest = (await store.listPolicyVersions()).at(-1);
+    expect(newest).toMatchObject({ version: 4, parent: 0, active: true, kind: 'adapter' });
+    expect(newest?.metrics).toMatchObject({ samplesUsed: 2, samplesDropped: 1, lossTokens: 6 });
+    expect(await servedVersion()).toBe(4);
+    expect(await trainer.trainNow()).toEqual({ kind: 'idle' });
+
+    await trainer.activate(0);
+    expect(await servedVersion()).toBe(0);
+    expect((await store.trainingSummary()).activeVersion).toBe(0);
+    await trainer.close();
+  });
+});

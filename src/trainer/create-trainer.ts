@@ -1,0 +1,267 @@
+/**
+ * The training loop. A step fires when `trainEvery` samples are ready (checked every
+ * `pollIntervalMs`) or on demand (`trainNow`). It claims a batch under a lease, drops and counts
+ * samples more than `maxStaleness` versions old, runs forward-backward with the clipped surrogate
+ * and one optimizer step on the training engine, publishes the weights, saves the trainer state,
+ * commits version + step + sample statuses in one store write, and has serving switch to the new
+ * version. A crash anywhere before the commit leaves the samples leased until the lease ends (or
+ * until this trainer restarts and releases its own leases) and the store unchanged; the trainer
+ * resumes from the checkpoint of the last committed step.
+ *
+ * The trainer always continues from what is served: activating another version (a rollback)
+ * resets the training weights to it, and a restart whose active version is not the last step's
+ * starts from the active version's weights instead of the checkpoint.
+ */
+import { defaultPolicyLossOptions, partitionByStaleness, policyLoss, type PolicyLossOptions } from '../core/policy-loss.js';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import type { PolicyVersion } from '../spec/inference-engine.js';
+import type { Logger } from '../spec/logger.js';
+import type { RecordStore } from '../spec/record-store.js';
+import type { TrainingSample, TrainingStepMetrics, TrainingStepRecord } from '../spec/records.js';
+import type { TrainingDatum, TrainingEngine } from '../spec/training-engine.js';
+import type { PolicyServing } from './policy-serving.js';
+
+export interface TrainerOptions {
+  store: RecordStore;
+  trainingEngine: TrainingEngine;
+  serving: PolicyServing;
+  logger: Logger;
+  now: () => number;
+  /** Holds the sample leases. Stable across restarts of one deployment, so a restart can release its own. */
+  workerId: string;
+  /** Ready samples per step; default 16. */
+  trainEvery?: number;
+  /** Samples more versions old than this are dropped; default 2. */
+  maxStaleness?: number;
+  loss?: Partial<PolicyLossOptions>;
+  /** Default 30 minutes: longer than any step. */
+  leaseMs?: number;
+  /** Default 1 s. */
+  pollIntervalMs?: number;
+}
+
+export type TrainStepOutcome =
+  | { kind: 'trained'; step: TrainingStepRecord; samplesDropped: number }
+  /** Every claimed sample was too stale. */
+  | { kind: 'all-stale'; samplesDropped: number }
+  | { kind: 'idle' };
+
+export interface TrainerStatus {
+  paused: boolean;
+  /** A step is running now. */
+  training: boolean;
+  /** The version the training weights are at (the next step's parent). */
+  trainingVersion: PolicyVersion;
+  samplesDroppedStale: number;
+  failedSteps: number;
+}
+
+export interface Trainer {
+  /** Resumes from the store and the last checkpoint, then starts polling. */
+  start(): Promise<void>;
+  /** Runs one step now with up to `trainEvery` ready samples, after any running one. */
+  trainNow(): Promise<TrainStepOutcome>;
+  pause(): void;
+  resume(): void;
+  /** Serves `version` and continues training from it. */
+  activate(version: PolicyVersion): Promise<void>;
+  status(): TrainerStatus;
+  close(): Promise<void>;
+}
+
+function datumOf(sample: TrainingSample): TrainingDatum {
+  return {
+    promptTokenIds: sample.promptTokenIds,
+    responseTokenIds: sample.responseTokenIds,
+    lossMask: sample.lossMask,
+    advantages: sample.advantages,
+    rolloutLogprobs: sample.rolloutLogprobs,
+    temperature: sample.samplingTemperature,
+  };
+}
+
+export function createTrainer(options: TrainerOptions): Trainer {
+  const { store, trainingEngine, serving, logger } = options;
+  const trainEvery = options.trainEvery ?? 16;
+  const maxStaleness = options.maxStaleness ?? 2;
+  const loss: PolicyLossOptions = { ...defaultPolicyLossOptions, ...options.loss };
+  const leaseMs = options.leaseMs ?? 30 * 60_000;
+  const pollIntervalMs = options.pollIntervalMs ?? 1_000;
+  if (!Number.isInteger(trainEvery) || trainEvery < 1) throw new ClawrlError('configuration_error', `trainEvery must be a positive integer, got ${trainEvery}`);
+  if (!Number.isInteger(maxStaleness) || maxStaleness < 0) throw new ClawrlError('configuration_error', `maxStaleness must be a non-negative integer, got ${maxStaleness}`);
+
+  let paused = false;
+  let closed = false;
+  let training = false;
+  let trainingVersion: PolicyVersion = 0;
+  /** What a failed step restores: the last saved state, else the served version's weights. */
+  let lastCheckpoint: string | null = null;
+  let samplesDroppedStale = 0;
+  let failedSteps = 0;
+  let chain: Promise<unknown> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+
+  /** Training weights from a served version; a version the engine cannot train from is a start-up error, not a silent restart. */
+  async function continueFrom(version: PolicyVersion): Promise<void> {
+    const artifact = await serving.artifactOf(version);
+    try {
+      await trainingEngine.resetWeights(artifact);
+    } catch (error) {
+      throw new ClawrlError(
+        'configuration_error',
+        `The trainer (${trainingEngine.info.trainParams} parameters) cannot continue from the served policy version ${version} (${artifact.kind}): ` +
+          `activate a version it can train from (0 is the base) or change --train-params.`,
+        { cause: error },
+      );
+    }
+  }
+
+  async function restoreTrainingWeights(): Promise<void> {
+    if (lastCheckpoint !== null) await trainingEngine.loadState(lastCheckpoint);
+    else await continueFrom(trainingVersion);
+  }
+
+  async function step(): Promise<TrainStepOutcome> {
+    const startedAt = options.now();
+    const summary = await store.trainingSummary();
+    const claimed = await store.claimSamplesForTraining({ limit: trainEvery, leaseMs, now: startedAt, workerId: options.workerId });
+    if (claimed.length === 0) return { kind: 'idle' };
+    const newest = summary.latestVersion ?? 0;
+    const { fresh, stale } = partitionByStaleness(claimed, newest, maxStaleness);
+    if (stale.length > 0) {
+      await store.updateSampleStatus({ ids: stale.map((sample) => sample.id), status: 'dropped', reason: 'stale', at: options.now() });
+      samplesDroppedStale += stale.length;
+      logger.info('dropped stale samples', { count: stale.length, newestVersion: newest, maxStaleness });
+    }
+    if (fresh.length === 0) return { kind: 'all-stale', samplesDropped: stale.length };
+    training = true;
+    logger.info('training step started', { samples: fresh.length, parent: trainingVersion });
+    try {
+      const data = fresh.map(datumOf);
+      const output = await trainingEngine.forwardBackward({ data, loss: { name: 'ppo', ...loss } });
+      const optimizer = await trainingEngine.optimizerStep();
+      const computed = policyLoss(
+        data.map((datum, index) => ({
+          ...datum,
+          logprobs: output.logprobs[index] ?? [],
+          ...(output.referenceLogprobs === null ? {} : { referenceLogprobs: output.referenceLogprobs[index] ?? [] }),
+        })),
+        loss,
+      );
+      const stepNumber = (summary.lastStep?.step ?? 0) + 1;
+      const version = newest + 1;
+      const artifact = await trainingEngine.publishWeights(version);
+      const checkpoint = await trainingEngine.saveState(`step-${stepNumber}`);
+      const endedAt = options.now();
+      const metrics: TrainingStepMetrics = {
+        loss: output.loss,
+        policyGradientLoss: computed.policyGradientLoss,
+        clipFraction: computed.clipFraction,
+        kl: computed.kl,
+        importanceRatio: computed.importanceRatio,
+        rolloutLogprobAbsoluteDifference: computed.rolloutLogprobAbsoluteDifference,
+        samplesUsed: fresh.length,
+        samplesDropped: stale.length,
+        lossTokens: computed.lossTokens,
+        gradientNorm: optimizer.gradientNorm,
+        learningRate: optimizer.learningRate,
+        stepMs: endedAt - startedAt,
+      };
+      const record = await store.commitTrainingStep({
+        workerId: options.workerId,
+        step: { step: stepNumber, policyVersion: version, trainedSampleIds: fresh.map((sample) => sample.id), metrics, checkpoint, startedAt, endedAt },
+        version: { version, parent: trainingVersion, kind: artifact.kind, files: artifact.files, step: stepNumber, samples: fresh.length, metrics, createdAt: endedAt },
+      });
+      trainingVersion = version;
+      lastCheckpoint = checkpoint;
+      logger.info('training step committed', { step: stepNumber, version, loss: metrics.loss, samples: fresh.length, stepMs: metrics.stepMs });
+      try {
+        await serving.serve(artifact);
+      } catch (error) {
+        logger.error('the engine could not load the new policy version; it keeps serving the previous one', { version, error: String(error) });
+      }
+      return { kind: 'trained', step: record, samplesDropped: stale.length };
+    } catch (error) {
+      failedSteps += 1;
+      logger.error('training step failed; its samples stay ready', { error: String(error) });
+      await store.releaseTrainingSamples({ workerId: options.workerId, ids: fresh.map((sample) => sample.id) }).catch(() => undefined);
+      await restoreTrainingWeights().catch((restoreError: unknown) => logger.error('restoring the training weights failed', { error: String(restoreError) }));
+      throw error;
+    } finally {
+      training = false;
+    }
+  }
+
+  /** Steps run one at a time, in call order. */
+  function enqueue<Result>(work: () => Promise<Result>): Promise<Result> {
+    const next = chain.then(work, work);
+    chain = next.catch(() => undefined);
+    return next;
+  }
+
+  async function poll(): Promise<void> {
+    if (paused || closed || training) return;
+    try {
+      const ready = (await store.counts()).judging.samples.ready;
+      if (ready >= trainEvery) await enqueue(step);
+    } catch (error) {
+      logger.error('automatic training step failed', { error: String(error) });
+    }
+  }
+
+  return {
+    async start() {
+      // Leases this trainer held before a crash or restart end now, not when they expire.
+      await store.releaseTrainingSamples({ workerId: options.workerId });
+      const summary = await store.trainingSummary();
+      const active = summary.activeVersion ?? 0;
+      const last = summary.lastStep;
+      if (last !== null && last.policyVersion === active && last.checkpoint !== null) {
+        try {
+          await trainingEngine.loadState(last.checkpoint);
+          lastCheckpoint = last.checkpoint;
+          logger.info('trainer resumed from its checkpoint', { step: last.step, version: active });
+        } catch (error) {
+          logger.warn('cannot load the last checkpoint; continuing from the served weights with fresh optimizer state', { error: String(error) });
+          await continueFrom(active);
+        }
+      } else if (active !== 0) {
+        await continueFrom(active);
+      }
+      trainingVersion = active;
+      timer = setInterval(() => void poll(), pollIntervalMs);
+      timer.unref();
+    },
+    trainNow() {
+      if (closed) return Promise.reject(new ClawrlError('invalid_request', 'The trainer is closed.'));
+      if (paused) return Promise.reject(new ClawrlError('invalid_request', 'Training is paused; resume it first (POST /admin/training/resume).'));
+      return enqueue(step);
+    },
+    pause() {
+      paused = true;
+    },
+    resume() {
+      paused = false;
+    },
+    activate(version) {
+      return enqueue(async () => {
+        // Training weights first: a version the trainer cannot continue from changes nothing.
+        await trainingEngine.resetWeights(await serving.artifactOf(version));
+        try {
+          await serving.activate(version);
+        } catch (error) {
+          await restoreTrainingWeights();
+          throw error;
+        }
+        trainingVersion = version;
+        lastCheckpoint = null;
+      });
+    },
+    status: () => ({ paused, training, trainingVersion, samplesDroppedStale, failedSteps }),
+    async close() {
+      closed = true;
+      if (timer !== undefined) clearInterval(timer);
+      await chain;
+    },
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * `clawrl eval personalize` end to end: the command starts its own `clawrl serve` (the tiny
+ * random model, the rules judge), drives a short run over HTTP and writes its result and chart.
+ * A random model learns nothing in three sessions, so this checks the shape and that the
+ * result agrees with what the server recorded, never that learning succeeds.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSimulatedUser, satisfiesPreference, type SimulatedUser } from '../src/core/user-preference.js';
+import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
+import { personalizeResultSchema, type PersonalizeResult } from '../src/eval/personalize/personalize-result.js';
+import { consecutiveCriterion, sessionsToSuccess } from '../src/eval/personalize/success-criteria.js';
+import { createSqliteRecordStore } from '../src/stores/sqlite/create-sqlite-record-store.js';
+import { assertBuilt, cliPath } from './testing/start-clawrl-server.js';
+
+const user: SimulatedUser = {
+  name: 'brief-grader',
+  task: 'grade',
+  preference: { description: 'Grading in at most six words.', rules: [{ type: 'maxWords', value: 6 }] },
+  complaints: ['No, that is far too long, redo it.'],
+  thanks: ['Thanks, perfect.'],
+  hint: 'Use at most six words.',
+};
+
+let folder: string;
+let work: string;
+
+function runCli(argumentsList: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [cliPath, ...argumentsList], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (part: Buffer) => (stdout += part.toString('utf8')));
+  child.stderr.on('data', (part: Buffer) => (stderr += part.toString('utf8')));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+beforeAll(() => {
+  assertBuilt();
+  folder = createTinyModelFolder();
+  work = mkdtempSync(path.join(tmpdir(), 'clawrl-personalize-e2e-'));
+});
+afterAll(() => {
+  rmSync(folder, { recursive: true, force: true });
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('clawrl eval personalize', () => {
+  it('runs sessions and probes against a server it starts and reports what the server recorded', async () => {
+    expect(parseSimulatedUser(user).ok).toBe(true);
+    const userFile = path.join(work, 'user.json');
+    writeFileSync(userFile, JSON.stringify(user));
+    const out = path.join(work, 'out');
+    const data = path.join(work, 'data');
+    const run = await runCli([
+      'eval', 'personalize', '--user', userFile, '--method', 'rl', '--sessions', '3', '--seed', '5', '--probe-size', '4',
+      '--json', '--out', out, '--data', data, '--engine', 'local', '--model', folder, '--judge', 'rules', '--max-tokens', '12',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const result: PersonalizeResult = personalizeResultSchema.parse(JSON.parse(run.stdout));
+    expect(result).toMatchObject({ user: 'brief-grader', method: 'rl', seed: 5, probeSize: 4, model: path.basename(folder) });
+    expect(run.stderr).toMatch(/session 3\/3 {2}first response \(policy v\d+\)/);
+
+    expect(result.sessions.map((session) => session.index)).toEqual([1, 2, 3]);
+    expect(new Set(result.sessions.map((session) => session.sessionId)).size).toBe(3);
+    expect(result.probe[0]?.afterSession).toBe(0);
+    expect(result.baseProbeRate).toBe(result.probe[0]?.satisfactionRate);
+    for (const [index, probe] of result.probe.entries()) {
+      expect(probe.satisfactionRate).toBe(probe.satisfied / probe.size);
+      expect(probe.afterSession).toBeGreaterThanOrEqual(index === 0 ? 0 : (result.probe[index - 1]?.afterSession ?? 0) + 1);
+      expect(probe.afterSession).toBeLessThanOrEqual(3);
+    }
+    expect(result.sessionsToSuccess).toBe(sessionsToSuccess(result.probe));
+    expect(result.consecutiveCriterion).toBe(consecutiveCriterion(result.sessions));
+    if (result.judge !== null) expect(result.judge.judge).toBe('rules');
+
+    // The files --out wrote.
+    expect(JSON.parse(readFileSync(path.join(out, 'personalize-brief-grader-rl-seed5.json'), 'utf8'))).toEqual(result);
+    expect(readFileSync(path.join(out, 'satisfaction.svg'), 'utf8').match(/<polyline /g)).toHaveLength(1);
+    expect(existsSync(path.join(data, 'server.log'))).toBe(true);
+
+    // What the server recorded agrees with the result.
+    const store = createSqliteRecordStore({ path: path.join(data, 'clawrl.db') });
+    try {
+      for (const session of result.sessions) {
+        expect([2, 3]).toContain(session.turnIds.length);
+        expect((await store.getSession(session.sessionId))?.status).toBe('closed');
+        const first = await store.getTurn(session.turnIds[0] ?? '');
+        expect(first).toMatchObject({ sessionId: session.sessionId, type: 'main', policyVersion: session.policyVersion });
+        expect(satisfiesPreference(user.preference, first?.response.content ?? '')).toBe(session.firstResponseSatisfied);
+        const reply = first?.nextState?.map((message) => message.content).join('\n');
+        expect(reply).toBe(session.firstResponseSatisfied ? user.thanks[0] : user.complaints[0]);
+      }
+      const counts = await store.counts();
+      expect(counts.turns.main).toBe(result.sessions.reduce((sum, session) => sum + session.turnIds.length, 0));
+      // Probe requests are side turns: recorded, never judged or trained.
+      expect(counts.turns.side).toBeGreaterThanOrEqual(result.probe.length * 4);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('rejects a user file that is not a simulated-user spec before starting anything', async () => {
+    const userFile = path.join(work, 'bad-user.json');
+    writeFileSync(userFile, JSON.stringify({ name: 'x', task: 'dance' }));
+    const run = await runCli(['eval', 'personalize', '--user', userFile, '--method', 'rl', '--url', 'http://127.0.0.1:9']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/not a simulated-user spec[\s\S]*task/);
+  });
+});
