@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { ChatMessage, ToolDefinition } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../../core/canonical-json.js';
 
 export interface MessageChain {
   /** Stores the list (inside the caller's transaction) and returns its tip node id; null when empty. */

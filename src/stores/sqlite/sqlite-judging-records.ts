@@ -36,7 +36,7 @@ import {
   type SqliteJudgingStatements,
   type TurnKeyRow,
 } from './sqlite-judging-statements.js';
-import { decodeFloat64Blob, encodeFloat64Blob } from './token-blob-codec.js';
+import { decodeFloat64Blob, encodeFloat64Blob } from '../../core/token-blob-codec.js';
 
 const defaultListLimit = 100;
 

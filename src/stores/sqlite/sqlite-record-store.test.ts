@@ -7,7 +7,7 @@ import type { ChatMessage } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { NewTurn } from '../../spec/records.js';
 import { runRecordStoreContract } from '../record-store.contract.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../../core/canonical-json.js';
 import { createSqliteRecordStore } from './create-sqlite-record-store.js';
 
 runRecordStoreContract({

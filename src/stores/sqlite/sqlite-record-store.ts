@@ -40,9 +40,9 @@ import type {
   TurnRecord,
   TurnType,
 } from '../../spec/records.js';
-import { canonicalJson } from './canonical-json.js';
+import { canonicalJson } from '../../core/canonical-json.js';
 import { createMessageChain, type MessageChain } from './message-chain.js';
-import { createPromptSequenceCache, type PromptSequenceCache } from './prompt-sequence-cache.js';
+import { createPromptSequenceCache, type PromptSequenceCache } from '../../core/prompt-sequence-cache.js';
 import { SqliteJudgingRecords } from './sqlite-judging-records.js';
 import { SqliteTrainingRecords } from './sqlite-training-records.js';
 import { sqliteStatements, type SessionRow, type SqliteStatements, type TurnRow } from './sqlite-statements.js';
@@ -53,7 +53,7 @@ import {
   encodeFloat64Blob,
   encodeInt32Blob,
   reconstructPromptTokenIds,
-} from './token-blob-codec.js';
+} from '../../core/token-blob-codec.js';
 
 const defaultListLimit = 100;
 
