@@ -57,6 +57,7 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
     context.metrics.queueDepth.set({ queue: 'awaiting-next-state' }, Math.max(0, counts.turns.trainable - counts.linked));
     context.metrics.queueDepth.set({ queue: 'awaiting-judgement' }, counts.judging.pending);
     context.metrics.recordTraining(await context.store.trainingSummary(), counts.judging.samples);
+    context.metrics.recordJudging(counts.judging);
     return new Response(await context.metrics.registry.metrics(), {
       headers: { 'content-type': context.metrics.registry.contentType },
     });

@@ -20,6 +20,9 @@ export interface GatewayMetrics {
   training: Gauge<'metric'>;
   samples: Gauge<'status'>;
   recordTraining(summary: TrainingSummary, samples: JudgingCounts['samples']): void;
+  /** Judging state, set at scrape time from the record store. */
+  judging: Gauge<'metric'>;
+  recordJudging(counts: JudgingCounts): void;
 }
 
 const latencyBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
@@ -34,9 +37,26 @@ export function createGatewayMetrics(options: { collectProcessMetrics: boolean }
     registers: [registry],
   });
   const samples = new Gauge({ name: 'clawrl_samples', help: 'Training samples by status', labelNames: ['status'], registers: [registry] });
+  const judging = new Gauge({
+    name: 'clawrl_judging',
+    help: 'Judging: turns judged, pending, retrying and without next state; hints accepted and rejected; vote agreement; mean judge latency in seconds',
+    labelNames: ['metric'],
+    registers: [registry],
+  });
   return {
     training,
     samples,
+    judging,
+    recordJudging(counts) {
+      judging.set({ metric: 'judged' }, counts.judged);
+      judging.set({ metric: 'pending' }, counts.pending);
+      judging.set({ metric: 'retrying' }, counts.retrying);
+      judging.set({ metric: 'without_next_state' }, counts.withoutNextState);
+      judging.set({ metric: 'hints_accepted' }, counts.hintsAccepted);
+      judging.set({ metric: 'hints_rejected' }, counts.hintsRejected);
+      if (counts.voteAgreement !== null) judging.set({ metric: 'vote_agreement' }, counts.voteAgreement);
+      if (counts.averageLatencyMs !== null) judging.set({ metric: 'latency_seconds_mean' }, counts.averageLatencyMs / 1000);
+    },
     recordTraining(summary, counts) {
       for (const [status, count] of Object.entries(counts)) samples.set({ status }, count);
       training.set({ metric: 'steps' }, summary.steps);

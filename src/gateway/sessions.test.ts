@@ -143,6 +143,7 @@ describe('sessions and next states', () => {
     expect(metrics).toContain('clawrl_http_requests_total');
     expect(metrics).toContain('clawrl_turns_recorded_total{type="main",status="completed"} 1');
     expect(metrics).toContain('clawrl_queue_depth');
+    expect(metrics).toContain('clawrl_judging{metric="pending"} 0');
     const { events } = await readEvents(await gateway.chat({ model, stream: true, messages: [{ role: 'user', content: 'x' }] }));
     expect(events.length).toBeGreaterThan(0);
   });
