@@ -16,8 +16,6 @@ import type {
 import type {
   FeedbackRecord,
   JudgeClaim,
-  JudgeScore,
-  JudgeVote,
   JudgementRecord,
   JudgingCounts,
   NewFeedback,
@@ -29,36 +27,12 @@ import type {
 import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { checkPaging } from './postgres-paging.js';
-import { sampleColumns, toSampleRecord, type SampleRow } from './postgres-sample-rows.js';
+import { toFeedbackRecord, toJudgementRecord, type FeedbackRow, type JudgementRow } from '../record-rows.js';
+import { sampleColumns, toSampleRecord, type PostgresSampleRow } from './postgres-sample-rows.js';
 
 const defaultListLimit = 100;
 
 export type TurnLoader = (client: Queryable, id: string) => Promise<TurnRecord | null>;
-
-interface JudgementRow {
-  id: number;
-  turn_id: string;
-  judge: string;
-  judge_model: string;
-  prompt_version: string;
-  score: number | null;
-  votes: string;
-  hint: string | null;
-  hint_candidates: string;
-  hint_selection: JudgementRecord['hintSelection'];
-  latency_ms: number;
-  created_at: number;
-}
-
-interface FeedbackRow {
-  id: number;
-  turn_id: string;
-  score: number | null;
-  text: string | null;
-  hint: string | null;
-  tenant: string | null;
-  created_at: number;
-}
 
 interface JudgingCountsRow {
   judged: number;
@@ -269,7 +243,7 @@ export class PostgresJudgingRecords {
         ],
       );
     });
-    const [row] = await this.#database.rows<SampleRow>(`SELECT ${sampleColumns} WHERE sample.id = $1`, [sample.id]);
+    const [row] = await this.#database.rows<PostgresSampleRow>(`SELECT ${sampleColumns} WHERE sample.id = $1`, [sample.id]);
     if (row === undefined) throw new ClawrlError('store_error', `sample ${sample.id} vanished after its insert`);
     return toSampleRecord(this.#database, row);
   }
@@ -278,7 +252,7 @@ export class PostgresJudgingRecords {
     const limit = options.limit ?? defaultListLimit;
     const offset = options.offset ?? 0;
     checkPaging(limit, offset);
-    const rows = await this.#database.rows<SampleRow>(
+    const rows = await this.#database.rows<PostgresSampleRow>(
       `SELECT ${sampleColumns}
        WHERE ($1::text IS NULL OR sample.status = $1) AND ($2::text IS NULL OR turn.id = $2)
        ORDER BY sample.ordinal LIMIT $3 OFFSET $4`,
@@ -359,31 +333,3 @@ function checkSampleLengths(sample: NewSample, responseLength: number): void {
   }
 }
 
-function toJudgementRecord(row: JudgementRow): JudgementRecord {
-  return {
-    id: row.id,
-    turnId: row.turn_id,
-    judge: row.judge,
-    judgeModel: row.judge_model,
-    promptVersion: row.prompt_version,
-    score: row.score as JudgeScore | null,
-    votes: JSON.parse(row.votes) as JudgeVote[],
-    hint: row.hint,
-    hintCandidates: JSON.parse(row.hint_candidates) as string[],
-    hintSelection: row.hint_selection,
-    latencyMs: row.latency_ms,
-    createdAt: row.created_at,
-  };
-}
-
-function toFeedbackRecord(row: FeedbackRow): FeedbackRecord {
-  return {
-    id: row.id,
-    turnId: row.turn_id,
-    score: row.score,
-    text: row.text,
-    hint: row.hint,
-    tenant: row.tenant,
-    createdAt: row.created_at,
-  };
-}

@@ -20,7 +20,7 @@ import type {
 } from '../../spec/records.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { checkPaging } from './postgres-paging.js';
-import { sampleSelectList, toSampleRecord, type SampleRow } from './postgres-sample-rows.js';
+import { sampleSelectList, toSampleRecord, type PostgresSampleRow } from './postgres-sample-rows.js';
 
 interface VersionRow {
   version: number;
@@ -86,7 +86,7 @@ export class PostgresTrainingRecords {
     if (!Number.isInteger(options.limit) || options.limit < 0) {
       throw new ClawrlError('invalid_request', `limit must be a non-negative integer, got ${options.limit}`, { param: 'limit' });
     }
-    const rows = await this.#database.rows<SampleRow & { sampling: string }>(
+    const rows = await this.#database.rows<PostgresSampleRow & { sampling: string }>(
       `WITH due AS (
          SELECT ordinal FROM samples
          WHERE status = 'ready' AND (lease_expires_at IS NULL OR lease_expires_at <= $1)

@@ -17,26 +17,17 @@ import type {
 import type {
   FeedbackRecord,
   JudgeClaim,
-  JudgeScore,
-  JudgeVote,
   JudgementRecord,
   JudgingCounts,
   NewFeedback,
   NewJudgement,
   NewSample,
   SampleRecord,
-  SupportToken,
   TurnRecord,
 } from '../../spec/records.js';
-import {
-  sqliteJudgingStatements,
-  type FeedbackRow,
-  type JudgementRow,
-  type SampleRow,
-  type SqliteJudgingStatements,
-  type TurnKeyRow,
-} from './sqlite-judging-statements.js';
-import { decodeFloat64Blob, encodeFloat64Blob } from '../../core/token-blob-codec.js';
+import { toFeedbackRecord, toJudgementRecord, toSampleRecord, type SampleRow } from '../record-rows.js';
+import { sqliteJudgingStatements, type SqliteJudgingStatements, type TurnKeyRow } from './sqlite-judging-statements.js';
+import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 
 const defaultListLimit = 100;
 
@@ -302,59 +293,9 @@ export class SqliteJudgingRecords {
   }
 
   #toSampleRecord(row: SampleRow): SampleRecord {
-    const tokens = this.#turns.tokens(row.turn_ordinal);
     const rollout = this.#statements.selectRolloutLogprobs.get(row.turn_ordinal);
     if (rollout === undefined) throw new ClawrlError('store_error', `sample ${row.id}: its turn vanished`);
-    return {
-      id: row.id,
-      turnId: row.turn_id,
-      sessionId: row.session_id,
-      method: row.method,
-      status: row.status,
-      dropReason: row.drop_reason,
-      policyVersion: row.policy_version,
-      judgementId: row.judgement_id,
-      feedbackId: row.feedback_id,
-      score: row.score,
-      hint: row.hint,
-      promptTokenIds: tokens.promptTokenIds,
-      responseTokenIds: tokens.responseTokenIds,
-      rolloutLogprobs: decodeFloat64Blob(rollout.logprobs),
-      lossMask: decodeFloat64Blob(row.loss_mask),
-      advantages: decodeFloat64Blob(row.advantages),
-      teacherLogprobs: row.teacher_logprobs === null ? null : decodeFloat64Blob(row.teacher_logprobs),
-      support: row.support === null ? null : (JSON.parse(row.support) as SupportToken[][]),
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
+    return toSampleRecord(row, { ...this.#turns.tokens(row.turn_ordinal), rolloutLogprobs: rollout.logprobs });
   }
-}
 
-function toJudgementRecord(row: JudgementRow): JudgementRecord {
-  return {
-    id: row.id,
-    turnId: row.turn_id,
-    judge: row.judge,
-    judgeModel: row.judge_model,
-    promptVersion: row.prompt_version,
-    score: row.score as JudgeScore | null,
-    votes: JSON.parse(row.votes) as JudgeVote[],
-    hint: row.hint,
-    hintCandidates: JSON.parse(row.hint_candidates) as string[],
-    hintSelection: row.hint_selection,
-    latencyMs: row.latency_ms,
-    createdAt: row.created_at,
-  };
-}
-
-function toFeedbackRecord(row: FeedbackRow): FeedbackRecord {
-  return {
-    id: row.id,
-    turnId: row.turn_id,
-    score: row.score,
-    text: row.text,
-    hint: row.hint,
-    tenant: row.tenant,
-    createdAt: row.created_at,
-  };
 }

@@ -3,7 +3,8 @@
  * feedback and samples (migration 2). Rows refer to turns by their internal `ordinal`.
  */
 import type Database from 'better-sqlite3';
-import type { HintSelection, SampleMethod, SampleStatus } from '../../spec/records.js';
+import type { HintSelection, SampleStatus } from '../../spec/records.js';
+import type { FeedbackRow, JudgementRow, SampleRow } from '../record-rows.js';
 
 export interface TurnKeyRow {
   ordinal: number;
@@ -19,53 +20,6 @@ export interface QueueRow {
   generation: number;
   attempts: number;
   queued_at: number;
-}
-
-export interface JudgementRow {
-  id: number;
-  turn_id: string;
-  judge: string;
-  judge_model: string;
-  prompt_version: string;
-  score: number | null;
-  votes: string;
-  hint: string | null;
-  hint_candidates: string;
-  hint_selection: HintSelection | null;
-  latency_ms: number;
-  created_at: number;
-}
-
-export interface FeedbackRow {
-  id: number;
-  turn_id: string;
-  score: number | null;
-  text: string | null;
-  hint: string | null;
-  tenant: string | null;
-  created_at: number;
-}
-
-export interface SampleRow {
-  ordinal: number;
-  id: string;
-  turn_ordinal: number;
-  turn_id: string;
-  session_id: string;
-  method: SampleMethod;
-  status: SampleStatus;
-  drop_reason: string | null;
-  policy_version: number;
-  judgement_id: number | null;
-  feedback_id: number | null;
-  score: number | null;
-  hint: string | null;
-  loss_mask: Buffer;
-  advantages: Buffer;
-  teacher_logprobs: Buffer | null;
-  support: string | null;
-  created_at: number;
-  updated_at: number;
 }
 
 export type SampleInsert = Omit<SampleRow, 'ordinal' | 'turn_id' | 'session_id'>;
