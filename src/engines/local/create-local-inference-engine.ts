@@ -2,7 +2,6 @@
  * The embedded engine's `InferenceEngine`: a sampler worker thread owns the model, so tensor work
  * never runs on the HTTP event loop. This side only relays requests and events.
  */
-import { Worker } from 'node:worker_threads';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type {
   GenerateEvent,
@@ -13,7 +12,8 @@ import type {
   ScoreResult,
 } from '../../spec/inference-engine.js';
 import { AsyncEventQueue } from './async-event-queue.js';
-import type { SamplerWorkerData, WireError, WorkerMessage, WorkerRequest } from './local-engine-protocol.js';
+import type { SamplerWorkerData, WorkerMessage, WorkerRequest } from './local-engine-protocol.js';
+import { errorFromWire, startEngineWorker } from './start-engine-worker.js';
 
 export interface LocalInferenceEngineOptions {
   /** A Hugging Face model folder (config.json, safetensors, tokenizer, chat template). */
@@ -31,37 +31,12 @@ type Pending =
   | { kind: 'score'; resolve: (result: ScoreResult) => void; reject: (error: unknown) => void; result?: ScoreResult }
   | { kind: 'load-policy'; resolve: () => void; reject: (error: unknown) => void };
 
-function toError(error: WireError): ClawrlError {
-  return new ClawrlError(error.code, error.message, error.param === undefined ? {} : { param: error.param });
-}
 
 export async function createLocalInferenceEngine(options: LocalInferenceEngineOptions): Promise<InferenceEngine> {
   const workerData: SamplerWorkerData = { modelDirectory: options.modelDirectory, backend: options.backend ?? 'wasm', modelId: options.modelId };
-  const worker = new Worker(options.workerUrl ?? new URL('./sampler-worker.js', import.meta.url), { workerData });
   const pending = new Map<number, Pending>();
   let nextRequestId = 1;
   let closed = false;
-
-  // Removing only our own listeners matters: Worker keeps internal ones that wire up its port.
-  let onLoadMessage: ((message: WorkerMessage) => void) | undefined;
-  let onLoadError: ((error: Error) => void) | undefined;
-  let onLoadExit: ((code: number) => void) | undefined;
-  const ready = await new Promise<{ contextLength: number }>((resolve, reject) => {
-    onLoadMessage = (message) => {
-      if (message.kind === 'ready') resolve(message);
-      else if (message.kind === 'fatal') reject(toError(message.error));
-    };
-    onLoadError = reject;
-    onLoadExit = (code) => reject(new ClawrlError('internal_error', `the sampler worker exited with code ${code} while loading`));
-    worker.on('message', onLoadMessage);
-    worker.once('error', onLoadError);
-    worker.once('exit', onLoadExit);
-  }).finally(() => {
-    if (onLoadMessage) worker.off('message', onLoadMessage);
-    if (onLoadError) worker.off('error', onLoadError);
-    if (onLoadExit) worker.off('exit', onLoadExit);
-  });
-
   const failAll = (error: ClawrlError) => {
     for (const entry of pending.values()) {
       if (entry.kind === 'generate') entry.queue.end(error);
@@ -69,9 +44,12 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
     }
     pending.clear();
   };
-  worker.on('error', (error) => failAll(new ClawrlError('internal_error', `the sampler worker failed: ${error.message}`, { cause: error })));
-  worker.on('exit', (code) => {
-    if (!closed) failAll(new ClawrlError('internal_error', `the sampler worker exited with code ${code}`));
+  const { worker, ready } = await startEngineWorker<{ contextLength: number }>({
+    url: options.workerUrl ?? new URL('./sampler-worker.js', import.meta.url),
+    workerData,
+    name: 'sampler',
+    onFailure: failAll,
+    isClosed: () => closed,
   });
   worker.on('message', (message: WorkerMessage) => {
     if (message.kind === 'ready' || message.kind === 'fatal') return;
@@ -92,8 +70,8 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
         return;
       case 'error':
         pending.delete(message.requestId);
-        if (entry.kind === 'generate') entry.queue.end(toError(message.error));
-        else entry.reject(toError(message.error));
+        if (entry.kind === 'generate') entry.queue.end(errorFromWire(message.error));
+        else entry.reject(errorFromWire(message.error));
         return;
     }
   });

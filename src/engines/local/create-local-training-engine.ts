@@ -4,7 +4,6 @@
  * `checkpointDirectory`, one folder per name.
  */
 import { mkdirSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyArtifact } from '../../spec/inference-engine.js';
 import type {
@@ -15,7 +14,7 @@ import type {
   TrainingEngine,
 } from '../../spec/training-engine.js';
 import type { LinearModuleName } from '../../model/transformer-parameters.js';
-import type { WireError } from './local-engine-protocol.js';
+import { errorFromWire, startEngineWorker } from './start-engine-worker.js';
 import type { TrainerMessage, TrainerRequest, TrainerResult, TrainerWorkerData } from './trainer-worker-protocol.js';
 
 export interface LocalTrainingEngineOptions {
@@ -38,9 +37,6 @@ export interface LocalTrainingEngineOptions {
 type PendingRequest = { resolve: (value: TrainerResult) => void; reject: (error: unknown) => void };
 type DistributiveOmit<Type, Key extends PropertyKey> = Type extends unknown ? Omit<Type, Key> : never;
 
-function toError(error: WireError): ClawrlError {
-  return new ClawrlError(error.code, error.message, error.param === undefined ? {} : { param: error.param });
-}
 
 export async function createLocalTrainingEngine(options: LocalTrainingEngineOptions): Promise<TrainingEngine> {
   const trainParams = options.trainParams ?? 'lora';
@@ -65,7 +61,6 @@ export async function createLocalTrainingEngine(options: LocalTrainingEngineOpti
     retainedCheckpoints: options.retainedCheckpoints ?? 3,
   };
   mkdirSync(options.checkpointDirectory, { recursive: true });
-  const worker = new Worker(options.workerUrl ?? new URL('./trainer-worker.js', import.meta.url), { workerData });
   const pending = new Map<number, PendingRequest>();
   let nextRequestId = 1;
   let closed = false;
@@ -76,34 +71,18 @@ export async function createLocalTrainingEngine(options: LocalTrainingEngineOpti
     if (entry === undefined) return;
     pending.delete(message.requestId);
     if (message.kind === 'result') entry.resolve(message.value);
-    else entry.reject(toError(message.error));
+    else entry.reject(errorFromWire(message.error));
   };
-  // Removing only our own listeners matters: Worker keeps internal ones that wire up its port.
-  let onLoadMessage: ((message: TrainerMessage) => void) | undefined;
-  let onLoadError: ((error: Error) => void) | undefined;
-  let onLoadExit: ((code: number) => void) | undefined;
-  await new Promise<void>((resolve, reject) => {
-    onLoadMessage = (message) => {
-      if (message.kind === 'ready') resolve();
-      else if (message.kind === 'fatal') reject(toError(message.error));
-    };
-    onLoadError = reject;
-    onLoadExit = (code) => reject(new ClawrlError('internal_error', `the trainer worker exited with code ${code} while loading`));
-    worker.on('message', onLoadMessage);
-    worker.once('error', onLoadError);
-    worker.once('exit', onLoadExit);
-  }).finally(() => {
-    if (onLoadMessage) worker.off('message', onLoadMessage);
-    if (onLoadError) worker.off('error', onLoadError);
-    if (onLoadExit) worker.off('exit', onLoadExit);
-  });
   const failAll = (error: ClawrlError) => {
     for (const entry of pending.values()) entry.reject(error);
     pending.clear();
   };
-  worker.on('error', (error) => failAll(new ClawrlError('internal_error', `the trainer worker failed: ${error.message}`, { cause: error })));
-  worker.on('exit', (code) => {
-    if (!closed) failAll(new ClawrlError('internal_error', `the trainer worker exited with code ${code}`));
+  const { worker } = await startEngineWorker<{ kind: 'ready' }>({
+    url: options.workerUrl ?? new URL('./trainer-worker.js', import.meta.url),
+    workerData,
+    name: 'trainer',
+    onFailure: failAll,
+    isClosed: () => closed,
   });
   worker.on('message', onMessage);
 
