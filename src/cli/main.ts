@@ -9,6 +9,9 @@ import { ClawrlError } from '../spec/clawrl-error.js';
 import { optionSpecification, resolveConfiguration, environmentVariableOf, type OptionKey } from './configuration.js';
 import { createConsoleLogger } from './create-console-logger.js';
 import { runServeCommand, type ServeConfiguration } from './serve-command.js';
+import { runGatewayCommand, type GatewayCommandConfiguration } from './gateway-command.js';
+import { runJudgeCommand, type JudgeCommandConfiguration } from './judge-command.js';
+import { runTrainerCommand, type TrainerCommandConfiguration } from './trainer-command.js';
 import { fetchStatus, formatStatus } from './status-command.js';
 import { runBenchCommand } from './bench-command.js';
 import { runRejudgeCommand, type RejudgeConfiguration } from './rejudge-command.js';
@@ -18,7 +21,7 @@ import { defaultPersonalizeSessions, formatPersonalizeResult, personalizeHelp, p
 
 const serveKeys = [
   'config', 'host', 'port', 'data', 'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey',
-  'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'method', 'store', 'storeUrl', 'bus', 'busUrl', 'trainEvery',
+  'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'method', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance', 'trainEvery',
   'noTrain', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout',
   'trainParams', 'maxStaleness', 'learningRate', 'adamBeta1', 'adamBeta2', 'weightDecay', 'loraRank', 'loraAlpha', 'klCoefficient', 'pinSessions',
 ] as const satisfies readonly OptionKey[];
@@ -85,6 +88,49 @@ addOptions(program.command('serve').description('serve, record, judge and train 
     try {
       const configuration = configurationOf(command, serveKeys) as unknown as ServeConfiguration;
       await runServeCommand(configuration, createConsoleLogger());
+    } catch (error) {
+      fail(error);
+    }
+  },
+);
+
+const distributedKeys = ['config', 'data', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance'] as const satisfies readonly OptionKey[];
+const engineKeys = ['model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout'] as const satisfies readonly OptionKey[];
+const gatewayKeys = [
+  ...distributedKeys, ...engineKeys, 'host', 'port', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout', 'pinSessions',
+] as const satisfies readonly OptionKey[];
+const judgeKeys = [...distributedKeys, ...engineKeys, 'judge', 'judgeUrl', 'judgeModel', 'method'] as const satisfies readonly OptionKey[];
+const trainerKeys = [
+  ...distributedKeys, 'model', 'servedModel', 'trainEvery', 'trainParams', 'maxStaleness', 'learningRate', 'adamBeta1', 'adamBeta2', 'weightDecay',
+  'loraRank', 'loraAlpha', 'klCoefficient',
+] as const satisfies readonly OptionKey[];
+const distributedHelp: Partial<Record<OptionKey, string>> = {
+  store: 'sqlite | postgres (distributed mode: postgres, so every process on every machine shares it)',
+  bus: 'memory | nats (distributed mode: nats, so the processes hear each other)',
+};
+
+addOptions(program.command('gateway').description('distributed mode: the HTTP gateway alone (run several behind a load balancer)'), gatewayKeys, distributedHelp).action(
+  async (_options: unknown, command: Command) => {
+    try {
+      await runGatewayCommand(configurationOf(command, gatewayKeys) as unknown as GatewayCommandConfiguration, createConsoleLogger());
+    } catch (error) {
+      fail(error);
+    }
+  },
+);
+addOptions(program.command('judge').description('distributed mode: a judge worker alone (run as many as the judge backend serves)'), judgeKeys, distributedHelp).action(
+  async (_options: unknown, command: Command) => {
+    try {
+      await runJudgeCommand(configurationOf(command, judgeKeys) as unknown as JudgeCommandConfiguration, createConsoleLogger());
+    } catch (error) {
+      fail(error);
+    }
+  },
+);
+addOptions(program.command('trainer').description('distributed mode: the trainer alone (one per policy)'), trainerKeys, distributedHelp).action(
+  async (_options: unknown, command: Command) => {
+    try {
+      await runTrainerCommand(configurationOf(command, trainerKeys) as unknown as TrainerCommandConfiguration, createConsoleLogger());
     } catch (error) {
       fail(error);
     }

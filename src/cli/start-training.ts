@@ -1,20 +1,26 @@
 /**
- * Wires policy serving and the trainer for `clawrl serve`. Serving always syncs the engine with
- * the store's active version (so a restart serves what was served) and rollbacks work even
- * without training. Training runs only when it can publish what it learns: not with `--no-train`,
- * and only with an engine that loads policy versions and a local model folder for the trainer
- * worker; otherwise it is off with a warning saying why, and the server serves and records as usual.
+ * Wires policy serving and the trainer for `clawrl serve`, `clawrl gateway` and `clawrl trainer`.
+ * Serving always syncs with the store's active version (so a restart serves what was served) and
+ * rollbacks work even without training; every version served because of training or an
+ * activation is announced on the bus (`policy-published`) for the other processes. Training runs
+ * only when it can publish what it learns: not with `--no-train`, and only with a local model
+ * folder for the trainer worker and, in a process that serves, an engine that loads policy
+ * versions; otherwise it is off with a warning saying why, and the process serves and records as usual.
  */
 import path from 'node:path';
 import { createLocalTrainingEngine } from '../engines/local/create-local-training-engine.js';
 import type { PolicyControl } from '../gateway/policy-routes.js';
-import type { InferenceEngine } from '../spec/inference-engine.js';
+import type { EventBus } from '../spec/event-bus.js';
+import type { InferenceEngine, PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
 import type { TrainingEngine } from '../spec/training-engine.js';
 import { createTrainer, type Trainer } from '../trainer/create-trainer.js';
-import { createPolicyServing } from '../trainer/policy-serving.js';
+import type { PolicyServing } from '../trainer/policy-serving.js';
 import { localModelDirectoryOf, servedModelNameOf } from './create-inference-engine.js';
+import { createPublishingPolicyServing } from './create-publishing-policy-serving.js';
+import { createStorePolicyServing } from './create-store-policy-serving.js';
+import { serveActiveVersion } from './start-policy-follower.js';
 
 export interface TrainingConfiguration {
   data: string;
@@ -35,7 +41,35 @@ export interface TrainingConfiguration {
 
 export interface RunningTraining {
   policies: PolicyControl;
+  /** Follows a version another process activated or published (`startPolicyFollower`). */
+  follow(activeVersion: PolicyVersion): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface TrainingDependencies {
+  store: RecordStore;
+  /** This process's serving: its engine's, or in the trainer process the store's alone. */
+  serving: PolicyServing;
+  bus: EventBus;
+  /** The serving engine, in a process that serves. */
+  engine?: InferenceEngine;
+  logger: Logger;
+  now: () => number;
+  /** Holds the trainer's sample leases: stable across restarts, so a restart releases its own. */
+  workerId: string;
+}
+
+/**
+ * Starts serving the active version. Processes of one deployment that start together may both
+ * find no base version and both record it; the loser finds it recorded and starts again.
+ */
+export async function startPolicyServing(serving: PolicyServing, store: RecordStore): Promise<PolicyVersion> {
+  try {
+    return await serving.start();
+  } catch (error) {
+    if ((await store.trainingSummary()).latestVersion === null) throw error;
+    return serving.start();
+  }
 }
 
 /** The learning rate when none is given: what the tiny-model spike measured for builtin:tiny, conservative otherwise. */
@@ -44,9 +78,9 @@ export function defaultLearningRate(model: string, trainParams: 'lora' | 'full')
   return trainParams === 'full' ? 1e-5 : 1e-4;
 }
 
-function whyTrainingIsOff(configuration: TrainingConfiguration, engine: InferenceEngine): string | null {
+function whyTrainingIsOff(configuration: TrainingConfiguration, engine: InferenceEngine | undefined): string | null {
   if (configuration.noTrain) return null;
-  if (!engine.capabilities.policyLoading) return `the ${engine.engineId} engine cannot load policy versions (for vLLM/SGLang give it an adapter directory)`;
+  if (engine !== undefined && !engine.capabilities.policyLoading) return `the ${engine.engineId} engine cannot load policy versions (for vLLM/SGLang give it an adapter directory)`;
   try {
     localModelDirectoryOf(configuration.model);
   } catch (error) {
@@ -55,21 +89,53 @@ function whyTrainingIsOff(configuration: TrainingConfiguration, engine: Inferenc
   return null;
 }
 
-export async function startTraining(
-  configuration: TrainingConfiguration,
-  dependencies: { store: RecordStore; engine: InferenceEngine; logger: Logger; now: () => number },
-): Promise<RunningTraining> {
+/** Serving without a trainer in this one process (`--no-train`, or training off): activations still work. */
+export async function startServingOnly(dependencies: Omit<TrainingDependencies, 'engine' | 'now' | 'workerId'>): Promise<RunningTraining> {
+  await startPolicyServing(dependencies.serving, dependencies.store);
+  const serving = createPublishingPolicyServing(dependencies.serving, dependencies.bus, dependencies.logger);
+  return {
+    policies: { training: null, activate: async (version) => void (await serving.activate(version)) },
+    // Followed versions are loaded without a new announcement: they were announced already.
+    follow: serveActiveVersion(dependencies.serving),
+    close: async () => undefined,
+  };
+}
+
+/**
+ * Serving in a gateway or judge process of a distributed deployment. Unlike one process alone,
+ * it never falls back by activating the base version in the store, which would roll back every
+ * process: a version it cannot load yet is logged, the base model is served meanwhile, and the
+ * policy follower keeps retrying.
+ */
+export async function startFollowerServing(dependencies: Omit<TrainingDependencies, 'engine' | 'workerId'>): Promise<RunningTraining> {
+  const { store, logger, now } = dependencies;
+  await startPolicyServing(createStorePolicyServing({ store, logger, now }), store);
+  const follow = serveActiveVersion(dependencies.serving);
+  const active = (await store.trainingSummary()).activeVersion ?? 0;
+  try {
+    await follow(active);
+    logger.info('serving policy version', { version: active });
+  } catch (error) {
+    logger.error('cannot serve the active policy version yet; serving the base model and retrying', { version: active, error: String(error) });
+  }
+  const serving = createPublishingPolicyServing(dependencies.serving, dependencies.bus, logger);
+  return {
+    policies: { training: null, activate: async (version) => void (await serving.activate(version)) },
+    follow,
+    close: async () => undefined,
+  };
+}
+
+export async function startTraining(configuration: TrainingConfiguration, dependencies: TrainingDependencies): Promise<RunningTraining> {
   const { store, engine, logger, now } = dependencies;
-  const serving = createPolicyServing({ store, engine, logger, now });
-  await serving.start();
   const reason = whyTrainingIsOff(configuration, engine);
   if (configuration.noTrain || reason !== null) {
     if (reason !== null) logger.warn(`training is off: ${reason}; serving and recording only (pass --no-train to silence this)`);
-    return {
-      policies: { training: null, activate: async (version) => void (await serving.activate(version)) },
-      close: async () => undefined,
-    };
+    return startServingOnly(dependencies);
   }
+  await startPolicyServing(dependencies.serving, store);
+  const followServing = serveActiveVersion(dependencies.serving);
+  const serving = createPublishingPolicyServing(dependencies.serving, dependencies.bus, logger);
   const learningRate = configuration.learningRate ?? defaultLearningRate(configuration.model, configuration.trainParams);
   let trainingEngine: TrainingEngine | undefined;
   let trainer: Trainer | undefined;
@@ -88,8 +154,7 @@ export async function startTraining(
       serving,
       logger,
       now,
-      // One trainer per store in one-process mode: a stable id lets a restart release its own leases.
-      workerId: 'trainer',
+      workerId: dependencies.workerId,
       trainEvery: configuration.trainEvery,
       maxStaleness: configuration.maxStaleness,
       loss: { klCoefficient: configuration.klCoefficient },
@@ -105,6 +170,17 @@ export async function startTraining(
   const runningEngine = trainingEngine;
   return {
     policies: { training: running, activate: (version) => running.activate(version) },
+    async follow(activeVersion) {
+      const status = running.status();
+      // A running step commits and serves its own version; the next check sees the outcome.
+      if (status.training) return;
+      if (status.trainingVersion !== activeVersion) {
+        // An activation elsewhere (a rollback on another gateway): training continues from it.
+        await running.activate(activeVersion);
+        return;
+      }
+      await followServing(activeVersion);
+    },
     async close() {
       await running.close();
       await runningEngine.close();

@@ -1,0 +1,60 @@
+/**
+ * Policy serving for the trainer process of a distributed deployment, which serves no requests:
+ * it keeps the store's policy versions and activations exactly as `createPolicyServing` does,
+ * without an engine to load them into. The gateways and judges load them from the store when
+ * `createPublishingPolicyServing` announces them.
+ */
+import { ClawrlError } from '../spec/clawrl-error.js';
+import type { PolicyArtifact, PolicyVersion } from '../spec/inference-engine.js';
+import type { Logger } from '../spec/logger.js';
+import type { RecordStore } from '../spec/record-store.js';
+import type { PolicyServing } from '../trainer/policy-serving.js';
+
+export interface StorePolicyServingOptions {
+  store: RecordStore;
+  logger: Logger;
+  now: () => number;
+}
+
+export function createStorePolicyServing(options: StorePolicyServingOptions): PolicyServing {
+  const { store, logger } = options;
+  let servedVersion: PolicyVersion = 0;
+
+  async function artifactOf(version: PolicyVersion): Promise<PolicyArtifact> {
+    const stored = await store.getPolicyArtifact(version);
+    if (stored === null) throw new ClawrlError('not_found', `No policy version ${version}.`, { param: 'version' });
+    return { version, kind: stored.kind, files: stored.files };
+  }
+
+  return {
+    get servedVersion() {
+      return servedVersion;
+    },
+    artifactOf,
+    async start() {
+      const summary = await store.trainingSummary();
+      if (summary.latestVersion === null) {
+        await store.recordPolicyVersion(
+          { version: 0, parent: null, kind: 'base', files: {}, step: null, samples: 0, metrics: null, createdAt: options.now() },
+          { activate: true },
+        );
+      }
+      servedVersion = summary.activeVersion ?? 0;
+      return servedVersion;
+    },
+    async activate(version) {
+      const artifact = await artifactOf(version);
+      // Re-recording the version that is already active would only add noise to the history,
+      // and could undo an activation another process made in the meantime.
+      if ((await store.trainingSummary()).activeVersion !== version) {
+        await store.activatePolicyVersion(version, options.now());
+        logger.info('activated policy version', { version });
+      }
+      servedVersion = version;
+      return artifact;
+    },
+    async serve(artifact) {
+      servedVersion = artifact.version;
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * `clawrl judge`: the judge worker alone, for distributed mode. Any number run side by side:
+ * each claims queued turns under a lease in its own name, so no turn is judged twice and a dead
+ * worker's turns come back when its leases end. It needs an inference engine only to judge with
+ * the policy (`--judge policy`) or to score OPD teachers (`--method opd|combine`); that engine
+ * follows the active policy version like a gateway's. Built samples are announced
+ * (`turn-scored`, `sample-available`).
+ */
+import { hostname } from 'node:os';
+import type { InferenceEngine } from '../spec/inference-engine.js';
+import type { Logger } from '../spec/logger.js';
+import { createPolicyServing } from '../trainer/policy-serving.js';
+import { createEventPublishingStore } from './create-event-publishing-store.js';
+import { createInferenceEngine, type EngineConfiguration } from './create-inference-engine.js';
+import { createShutdownStack } from './create-shutdown-stack.js';
+import { consumerNameOf, openEventBus, type BusConfiguration } from './open-event-bus.js';
+import { openRecordStore, type StoreConfiguration } from './open-record-store.js';
+import { runUntilSignal } from './run-until-signal.js';
+import { judgeNeedsEngine, startJudgeService, type JudgeServiceConfiguration } from './start-judge-service.js';
+import { startPolicyFollower } from './start-policy-follower.js';
+import { startFollowerServing } from './start-training.js';
+
+export interface JudgeCommandConfiguration extends EngineConfiguration, StoreConfiguration, BusConfiguration, JudgeServiceConfiguration {
+  instance: string | undefined;
+}
+
+export async function startJudgeProcess(configuration: JudgeCommandConfiguration, logger: Logger): Promise<{ close(): Promise<void> }> {
+  const parts = createShutdownStack(logger);
+  try {
+    const store = parts.add(await openRecordStore(configuration), (opened) => opened.close());
+    const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-judge'), (opened) => opened.close());
+    let engine: InferenceEngine | undefined;
+    if (judgeNeedsEngine(configuration)) {
+      const created = parts.add(await createInferenceEngine(configuration), (opened) => opened.close());
+      engine = created;
+      if (created.capabilities.policyLoading) {
+        const now = () => Date.now();
+        const serving = await startFollowerServing({ store, serving: createPolicyServing({ store, engine: created, logger, now }), bus, logger, now });
+        const consumer = consumerNameOf('judge', configuration.instance, hostname());
+        parts.add(startPolicyFollower({ store, bus, consumer, follow: serving.follow, logger }), (started) => started.close());
+      }
+    }
+    parts.add(startJudgeService(configuration, { store: createEventPublishingStore(store, bus, logger), engine, logger }), (started) => started.close());
+    logger.info('judge started', { judge: configuration.judge, method: configuration.method, engine: engine?.engineId ?? null });
+    return { close: () => parts.close() };
+  } catch (error) {
+    await parts.close();
+    throw error;
+  }
+}
+
+export async function runJudgeCommand(configuration: JudgeCommandConfiguration, logger: Logger): Promise<void> {
+  const running = await startJudgeProcess(configuration, logger);
+  runUntilSignal(running, 'clawrl ready judge', logger);
+}

@@ -1,0 +1,116 @@
+/**
+ * The HTTP gateway of `clawrl serve` and `clawrl gateway`: authentication, the gateway app, the
+ * idle-session reaper and the listening server. Closing stops accepting, drains in-flight
+ * requests (each records its turn before its response ends) and stops the reaper; the engine and
+ * the store belong to the caller.
+ */
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { serve, type ServerType } from '@hono/node-server';
+import { createApiKeyAuthenticator, parseApiKeyEntry } from '../gateway/api-key-authenticator.js';
+import { createGatewayApp } from '../gateway/create-gateway-app.js';
+import { createGatewayMetrics } from '../gateway/gateway-metrics.js';
+import type { PolicyControl } from '../gateway/policy-routes.js';
+import { createSessionReaper } from '../gateway/session-reaper.js';
+import type { InferenceEngine } from '../spec/inference-engine.js';
+import type { Logger } from '../spec/logger.js';
+import type { RecordStore } from '../spec/record-store.js';
+import { servedModelNameOf } from './create-inference-engine.js';
+
+export interface GatewayConfiguration {
+  host: string;
+  port: number;
+  model: string;
+  servedModel: string | undefined;
+  pinSessions: boolean;
+  apiKey: string[];
+  adminKey: string | undefined;
+  bodyLimit: number;
+  concurrencyPerKey: number;
+  maxTokens: number;
+  sessionIdleTimeout: number;
+}
+
+export interface GatewayServiceDependencies {
+  store: RecordStore;
+  engine: InferenceEngine;
+  policies: PolicyControl;
+  logger: Logger;
+}
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
+
+/** Sortable, unique, readable ids: prefix, time, randomness. */
+export function createId(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}${randomBytes(8).toString('hex')}`;
+}
+
+export async function startGatewayService(configuration: GatewayConfiguration, dependencies: GatewayServiceDependencies): Promise<RunningGateway> {
+  const { store, engine, logger } = dependencies;
+  const authenticator = createApiKeyAuthenticator({
+    apiKeys: configuration.apiKey.map(parseApiKeyEntry),
+    ...(configuration.adminKey === undefined ? {} : { adminKey: configuration.adminKey }),
+  });
+  let host = configuration.host;
+  if (authenticator.open && !loopbackHosts.has(host)) {
+    logger.warn(`no API key configured: binding 127.0.0.1 instead of ${host}; pass --api-key to serve other machines`);
+    host = '127.0.0.1';
+  }
+  const context = {
+    engine,
+    store,
+    authenticator,
+    metrics: createGatewayMetrics({ collectProcessMetrics: true }),
+    logger,
+    limits: {
+      bodyLimitBytes: configuration.bodyLimit,
+      concurrencyPerKey: configuration.concurrencyPerKey,
+      defaultMaxTokens: configuration.maxTokens,
+    },
+    modelAliases: [servedModelNameOf(configuration), configuration.model].filter((name, index, all) => name !== engine.modelId && all.indexOf(name) === index),
+    now: () => Date.now(),
+    createId,
+    policies: dependencies.policies,
+    pinSessions: configuration.pinSessions,
+  };
+  const app = createGatewayApp(context);
+  const reaper = createSessionReaper({
+    store,
+    idleTimeoutMs: configuration.sessionIdleTimeout * 1000,
+    intervalMs: Math.min(60_000, configuration.sessionIdleTimeout * 250),
+    now: context.now,
+    logger,
+  });
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const started = serve({ fetch: app.fetch, hostname: host, port: configuration.port }, () => resolve(started));
+    started.once('error', reject);
+  });
+  reaper.start();
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  logger.info(`clawrl listening on ${url}/v1`, { model: engine.modelId, engine: engine.engineId });
+  if (authenticator.open) logger.warn('no API key configured: the server accepts requests from this machine only (loopback)');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port: address.port,
+    close() {
+      closing ??= (async () => {
+        // Stop accepting; idle keep-alive connections go now, busy ones when their response ends.
+        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+        if ('closeIdleConnections' in server) server.closeIdleConnections();
+        const drainTimeout = new Promise<void>((resolve) => setTimeout(resolve, 30_000).unref());
+        await Promise.race([drained, drainTimeout]);
+        await reaper.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * `clawrl trainer`: the trainer alone, for distributed mode. It claims ready samples under a
+ * lease in the name of `--instance` (default `trainer`; stable, so a restarted trainer releases
+ * its own leases at once), trains on the local model folder (`--model`), keeps its checkpoints
+ * under `--data`, and commits each step with its policy artifact to the store, where every
+ * process reaches it; `policy-published` tells the gateways and judges to load it. It follows
+ * activations made on any gateway (a rollback), so training always continues from what is served.
+ * Run one per policy.
+ */
+import { ClawrlError } from '../spec/clawrl-error.js';
+import type { Logger } from '../spec/logger.js';
+import { localModelDirectoryOf } from './create-inference-engine.js';
+import { createShutdownStack } from './create-shutdown-stack.js';
+import { createStorePolicyServing } from './create-store-policy-serving.js';
+import { consumerNameOf, openEventBus, type BusConfiguration } from './open-event-bus.js';
+import { openRecordStore, type StoreConfiguration } from './open-record-store.js';
+import { runUntilSignal } from './run-until-signal.js';
+import { startPolicyFollower } from './start-policy-follower.js';
+import { startTraining, type TrainingConfiguration } from './start-training.js';
+
+export interface TrainerCommandConfiguration extends StoreConfiguration, BusConfiguration, Omit<TrainingConfiguration, 'noTrain'> {
+  instance: string | undefined;
+}
+
+export async function startTrainerProcess(configuration: TrainerCommandConfiguration, logger: Logger): Promise<{ close(): Promise<void> }> {
+  try {
+    localModelDirectoryOf(configuration.model);
+  } catch (error) {
+    throw new ClawrlError('configuration_error', `clawrl trainer trains the model's weights in a local folder (--model): ${(error as Error).message}`, {
+      param: 'model',
+      cause: error,
+    });
+  }
+  const parts = createShutdownStack(logger);
+  const now = () => Date.now();
+  try {
+    const store = parts.add(await openRecordStore(configuration), (opened) => opened.close());
+    const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-trainer'), (opened) => opened.close());
+    const workerId = configuration.instance ?? 'trainer';
+    const training = parts.add(
+      await startTraining({ ...configuration, noTrain: false }, { store, serving: createStorePolicyServing({ store, logger, now }), bus, logger, now, workerId }),
+      (started) => started.close(),
+    );
+    parts.add(
+      startPolicyFollower({ store, bus, consumer: consumerNameOf('trainer', workerId, workerId), follow: training.follow, logger }),
+      (started) => started.close(),
+    );
+    return { close: () => parts.close() };
+  } catch (error) {
+    await parts.close();
+    throw error;
+  }
+}
+
+export async function runTrainerCommand(configuration: TrainerCommandConfiguration, logger: Logger): Promise<void> {
+  const running = await startTrainerProcess(configuration, logger);
+  runUntilSignal(running, 'clawrl ready trainer', logger);
+}
