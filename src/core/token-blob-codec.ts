@@ -79,35 +79,40 @@ export interface PromptLink {
 }
 
 /**
- * Rebuilds the last link's prompt ids from a base chain ordered oldest first. Each step only
- * materialises the prefix the next link needs, so a long chain costs its total length once.
+ * Rebuilds the last link's prompt ids from a base chain ordered oldest first. It walks the chain
+ * backwards and writes every id exactly once into its final position, so rebuilding an 11k-token
+ * prompt at the end of a long session costs its length, not its length times the chain's.
  */
 export function reconstructPromptTokenIds(chain: readonly PromptLink[]): number[] {
-  let prompt: number[] = [];
-  let previous: PromptLink | undefined;
-  for (const link of chain) {
-    if (previous === undefined) {
-      if (link.prefixLength !== 0) {
-        throw new ClawrlError('store_error', 'corrupt prompt chain: the first link refers to a missing base turn');
-      }
-      prompt = [...link.suffix];
-    } else {
-      const available = prompt.length + previous.responseTokenIds.length;
-      if (link.prefixLength > available) {
-        throw new ClawrlError(
-          'store_error',
-          `corrupt prompt chain: prefix of ${link.prefixLength} ids exceeds the base sequence of ${available}`,
-        );
-      }
-      const fromPrompt = Math.min(link.prefixLength, prompt.length);
-      const next = prompt.slice(0, fromPrompt);
-      for (let position = 0; position < link.prefixLength - fromPrompt; position += 1) {
-        next.push(previous.responseTokenIds[position] as number);
-      }
-      for (const id of link.suffix) next.push(id);
-      prompt = next;
+  const last = chain[chain.length - 1];
+  if (last === undefined) return [];
+  const prompt = new Array<number>(last.prefixLength + last.suffix.length);
+  const copy = (source: readonly number[], count: number, at: number) => {
+    for (let position = 0; position < count; position += 1) prompt[at + position] = source[position] as number;
+  };
+  copy(last.suffix, last.suffix.length, last.prefixLength);
+  // How many leading ids of the previous link's prompt+response sequence are still missing.
+  let needed = last.prefixLength;
+  for (let index = chain.length - 2; index >= 0 && needed > 0; index -= 1) {
+    const link = chain[index] as PromptLink;
+    const promptLength = link.prefixLength + link.suffix.length;
+    if (needed > promptLength + link.responseTokenIds.length) {
+      throw new ClawrlError(
+        'store_error',
+        `corrupt prompt chain: prefix of ${needed} ids exceeds the base sequence of ${promptLength + link.responseTokenIds.length}`,
+      );
     }
-    previous = link;
+    if (needed > promptLength) {
+      copy(link.responseTokenIds, needed - promptLength, promptLength);
+      needed = promptLength;
+    }
+    if (needed > link.prefixLength) {
+      copy(link.suffix, needed - link.prefixLength, link.prefixLength);
+      needed = link.prefixLength;
+    }
+  }
+  if (needed > 0 || (chain[0]?.prefixLength ?? 0) !== 0) {
+    throw new ClawrlError('store_error', 'corrupt prompt chain: the first link refers to a missing base turn');
   }
   return prompt;
 }

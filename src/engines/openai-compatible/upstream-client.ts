@@ -171,6 +171,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       const deadline = new Deadline(controller, options.timeoutMs);
       const onAbort = (): void => controller.abort(signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
+      let drained = false;
       try {
         deadline.arm();
         let response: Response;
@@ -202,20 +203,28 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
               // The caller's own processing time between chunks is not upstream silence.
               deadline.clear();
             }
-            if (result.done) return;
+            if (result.done) {
+              drained = true;
+              return;
+            }
             yield result.value;
           }
         }
+        let sawDone = false;
+        // After `[DONE]` the body is read to its end (servers close right after it), so the
+        // connection is reused and nothing needs aborting.
         for await (const data of readServerSentEvents(chunks())) {
           if (signal.aborted) return;
-          if (data.trim() === '[DONE]') return;
-          yield data;
+          if (sawDone) continue;
+          if (data.trim() === '[DONE]') sawDone = true;
+          else yield data;
         }
       } finally {
         deadline.clear();
         signal.removeEventListener('abort', onAbort);
-        // Also closes the connection when the consumer stopped reading early.
-        controller.abort();
+        // Closes the connection when the consumer stopped reading early; aborting a finished
+        // request would only cost an AbortError per request.
+        if (!drained) controller.abort();
       }
     },
   };
