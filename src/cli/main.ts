@@ -14,6 +14,7 @@ import { runJudgeCommand, type JudgeCommandConfiguration } from './judge-command
 import { runTrainerCommand, type TrainerCommandConfiguration } from './trainer-command.js';
 import { fetchStatus, formatStatus } from './status-command.js';
 import { runBenchCommand } from './bench-command.js';
+import { runPretrainTinyCommand } from './pretrain-tiny-command.js';
 import { runRejudgeCommand, type RejudgeConfiguration } from './rejudge-command.js';
 import { runSamplesExportCommand } from './samples-export-command.js';
 import { activatePolicy, formatPolicies, listPolicies } from './policy-command.js';
@@ -149,6 +150,30 @@ addOptions(program.command('status').description('counts and current policy vers
     }
   },
 );
+
+program
+  .command('pretrain-tiny')
+  .description('rebuild the built-in model from the project\'s own corpus (two worker threads, about an hour on 2 cores)')
+  .option('--out <dir>', 'where to write the model folder and its checkpoints; copy the model files to models/builtin-tiny to ship them', './builtin-tiny')
+  .option('--resume', 'continue from <out>/checkpoint')
+  .option('--steps <n>', 'optimizer steps (default 2000)', Number)
+  .option('--max-minutes <n>', 'stop after this many minutes and write the folder anyway', Number)
+  .option('--tiny', 'a toy shape and recipe that finishes in seconds (smoke test)')
+  .option('--json', 'print the run summary as JSON')
+  .action(async (options: { out: string; resume?: boolean; steps?: number; maxMinutes?: number; tiny?: boolean; json?: boolean }) => {
+    try {
+      const summary = await runPretrainTinyCommand({
+        out: options.out,
+        resume: options.resume === true,
+        tiny: options.tiny === true,
+        ...(options.steps === undefined ? {} : { steps: options.steps }),
+        ...(options.maxMinutes === undefined ? {} : { maxMinutes: options.maxMinutes }),
+      });
+      if (options.json === true) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  });
 
 program
   .command('bench')

@@ -31,7 +31,7 @@ export interface PretrainTinyCommandOptions {
 }
 
 export const defaultPretrainRecipe = {
-  steps: 1600,
+  steps: 2000,
   batchSize: 12,
   learningRate: 2e-3,
   warmupSteps: 60,

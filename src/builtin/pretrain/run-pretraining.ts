@@ -8,6 +8,7 @@
  * one would have.
  */
 import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { createSeededRandom, deriveSeed } from '../../core/seeded-random.js';
 import { createChatTemplate } from '../../model/chat-template.js';
 import { chatmlTemplate } from '../../model/chatml-template.js';
@@ -115,7 +116,7 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
         weightDecay: options.weightDecay,
       },
     };
-    await rm(`${options.out}/checkpoint`, { recursive: true, force: true });
+    await rm(join(options.out, 'checkpoint'), { recursive: true, force: true });
   }
   const tokenizer = createTokenizer({ tokenizerJson: files.tokenizerJson, tokenizerConfig: parseTokenizerConfig(files.tokenizerConfig) });
   const encoder = createSequenceEncoder(createChatTemplate({ source: chatmlTemplate }), tokenizer);
@@ -133,7 +134,7 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
       maxGradientNorm: 1,
     },
   });
-  log(`model: ${options.architecture.layerCount} layers, d ${options.architecture.hiddenSize}, vocab ${options.architecture.vocabularySize}; ${pool.size} worker(s); ${totalSteps} steps of ${recipe.batchSize} examples`);
+  log(`model: ${shape.layerCount} layers, d ${shape.hiddenSize}, vocab ${shape.vocabSize}; ${pool.size} worker(s); ${totalSteps} steps of ${recipe.batchSize} examples`);
 
   // Batches are prepared while the workers compute the previous step; `examplePosition` in the
   // state only advances when a batch has been trained, so a checkpoint never skips data.
