@@ -141,7 +141,7 @@ export async function runBenchCommand(target: string, options: { json: boolean; 
     return;
   }
   if (target !== 'gateway') {
-    throw new ClawrlError('configuration_error', `clawrl bench ${target} is not available in this version of clawrl yet; 'clawrl bench gateway', 'engine' and 'store' are.`);
+    throw new ClawrlError('configuration_error', `Unknown benchmark '${target}': use gateway, engine, store or training.`);
   }
   const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
   const result = await runGatewayBench({
