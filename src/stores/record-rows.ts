@@ -6,6 +6,10 @@
 import { decodeFloat64Blob } from '../core/token-blob-codec.js';
 import type {
   FeedbackRecord,
+  PolicyArtifactKind,
+  PolicyVersionRecord,
+  TrainingStepMetrics,
+  TrainingStepRecord,
   HintSelection,
   JudgeScore,
   JudgeVote,
@@ -119,5 +123,54 @@ export function toSampleRecord(
     support: row.support === null ? null : (JSON.parse(row.support) as SupportToken[][]),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+  };
+}
+
+export interface PolicyVersionRow {
+  version: number;
+  parent: number | null;
+  kind: PolicyArtifactKind;
+  step: number | null;
+  samples: number;
+  metrics: string | null;
+  bytes: number;
+  created_at: number;
+  /** SQLite answers comparisons with 0/1, Postgres with a boolean. */
+  active: boolean | number;
+}
+
+export interface TrainingStepRow {
+  step: number;
+  policy_version: number;
+  samples_used: number;
+  metrics: string;
+  checkpoint: string | null;
+  started_at: number;
+  ended_at: number;
+}
+
+export function toPolicyVersionRecord(row: PolicyVersionRow): PolicyVersionRecord {
+  return {
+    version: row.version,
+    parent: row.parent,
+    kind: row.kind,
+    step: row.step,
+    samples: row.samples,
+    metrics: row.metrics === null ? null : (JSON.parse(row.metrics) as TrainingStepMetrics),
+    createdAt: row.created_at,
+    active: row.active === true || row.active === 1,
+    bytes: row.bytes,
+  };
+}
+
+export function toTrainingStepRecord(row: TrainingStepRow): TrainingStepRecord {
+  return {
+    step: row.step,
+    policyVersion: row.policy_version,
+    samplesUsed: row.samples_used,
+    metrics: JSON.parse(row.metrics) as TrainingStepMetrics,
+    checkpoint: row.checkpoint,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
   };
 }

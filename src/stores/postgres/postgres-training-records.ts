@@ -15,65 +15,21 @@ import type {
   PolicyArtifactKind,
   PolicyVersionRecord,
   TrainingSample,
-  TrainingStepMetrics,
   TrainingStepRecord,
 } from '../../spec/records.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { checkPaging } from './postgres-paging.js';
+import { toPolicyVersionRecord, toTrainingStepRecord, type PolicyVersionRow, type TrainingStepRow } from '../record-rows.js';
 import { sampleSelectList, toSampleRecord, type PostgresSampleRow } from './postgres-sample-rows.js';
 
-interface VersionRow {
-  version: number;
-  parent: number | null;
-  kind: PolicyArtifactKind;
-  step: number | null;
-  samples: number;
-  metrics: string | null;
-  bytes: number;
-  created_at: number;
-  active: boolean;
-}
 
-interface StepRow {
-  step: number;
-  policy_version: number;
-  samples_used: number;
-  metrics: string;
-  checkpoint: string | null;
-  started_at: number;
-  ended_at: number;
-}
 
 const activeVersion = '(SELECT version FROM policy_activations ORDER BY id DESC LIMIT 1)';
 const selectVersions = `SELECT version, parent, kind, step, samples, metrics, bytes, created_at,
   coalesce(version = ${activeVersion}, false) AS active FROM policy_versions`;
 const selectSteps = 'SELECT step, policy_version, samples_used, metrics, checkpoint, started_at, ended_at FROM training_steps';
 
-function toVersionRecord(row: VersionRow): PolicyVersionRecord {
-  return {
-    version: row.version,
-    parent: row.parent,
-    kind: row.kind,
-    step: row.step,
-    samples: row.samples,
-    metrics: row.metrics === null ? null : (JSON.parse(row.metrics) as TrainingStepMetrics),
-    createdAt: row.created_at,
-    active: row.active,
-    bytes: row.bytes,
-  };
-}
 
-function toStepRecord(row: StepRow): TrainingStepRecord {
-  return {
-    step: row.step,
-    policyVersion: row.policy_version,
-    samplesUsed: row.samples_used,
-    metrics: JSON.parse(row.metrics) as TrainingStepMetrics,
-    checkpoint: row.checkpoint,
-    startedAt: row.started_at,
-    endedAt: row.ended_at,
-  };
-}
 
 export class PostgresTrainingRecords {
   readonly #database: PostgresDatabase;
@@ -155,9 +111,9 @@ export class PostgresTrainingRecords {
         ],
       );
     });
-    const [row] = await this.#database.rows<StepRow>(`${selectSteps} WHERE step = $1`, [step.step]);
+    const [row] = await this.#database.rows<TrainingStepRow>(`${selectSteps} WHERE step = $1`, [step.step]);
     if (row === undefined) throw new ClawrlError('store_error', `training step ${step.step} vanished after its commit`);
-    return toStepRecord(row);
+    return toTrainingStepRecord(row);
   }
 
   async activate(version: PolicyVersion, at: number): Promise<boolean> {
@@ -169,7 +125,7 @@ export class PostgresTrainingRecords {
   }
 
   async listVersions(): Promise<PolicyVersionRecord[]> {
-    return (await this.#database.rows<VersionRow>(`${selectVersions} ORDER BY version`)).map(toVersionRecord);
+    return (await this.#database.rows<PolicyVersionRow>(`${selectVersions} ORDER BY version`)).map(toPolicyVersionRecord);
   }
 
   async artifact(version: PolicyVersion): Promise<{ kind: PolicyArtifactKind; files: Record<string, Uint8Array> } | null> {
@@ -188,8 +144,8 @@ export class PostgresTrainingRecords {
     const limit = options.limit ?? 100;
     const offset = options.offset ?? 0;
     checkPaging(limit, offset);
-    const rows = await this.#database.rows<StepRow>(`${selectSteps} ORDER BY step DESC LIMIT $1 OFFSET $2`, [limit, offset]);
-    return rows.map(toStepRecord);
+    const rows = await this.#database.rows<TrainingStepRow>(`${selectSteps} ORDER BY step DESC LIMIT $1 OFFSET $2`, [limit, offset]);
+    return rows.map(toTrainingStepRecord);
   }
 
   async summary(): Promise<TrainingSummary> {
@@ -213,9 +169,9 @@ export class PostgresTrainingRecords {
   }
 
   async #version(version: PolicyVersion): Promise<PolicyVersionRecord> {
-    const [row] = await this.#database.rows<VersionRow>(`${selectVersions} WHERE version = $1`, [version]);
+    const [row] = await this.#database.rows<PolicyVersionRow>(`${selectVersions} WHERE version = $1`, [version]);
     if (row === undefined) throw new ClawrlError('store_error', `policy version ${version} vanished after its insert`);
-    return toVersionRecord(row);
+    return toPolicyVersionRecord(row);
   }
 
   /** Runs inside the caller's transaction. */

@@ -17,31 +17,11 @@ import type {
   PolicyVersionRecord,
   SampleRecord,
   TrainingSample,
-  TrainingStepMetrics,
   TrainingStepRecord,
 } from '../../spec/records.js';
+import { toPolicyVersionRecord, toTrainingStepRecord, type PolicyVersionRow, type TrainingStepRow } from '../record-rows.js';
 
-interface VersionRow {
-  version: number;
-  parent: number | null;
-  kind: PolicyArtifactKind;
-  step: number | null;
-  samples: number;
-  metrics: string | null;
-  bytes: number;
-  created_at: number;
-  active: number;
-}
 
-interface StepRow {
-  step: number;
-  policy_version: number;
-  samples_used: number;
-  metrics: string;
-  checkpoint: string | null;
-  started_at: number;
-  ended_at: number;
-}
 
 const versionColumns = `version, parent, kind, step, samples, metrics, bytes, created_at,
   (version = (SELECT version FROM policy_activations ORDER BY id DESC LIMIT 1)) AS active`;
@@ -63,8 +43,8 @@ function statements(database: Database.Database) {
       UPDATE samples SET status = 'trained', training_step = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
       WHERE id = ? AND status = 'ready'
     `),
-    selectVersion: database.prepare<[number], VersionRow>(`SELECT ${versionColumns} FROM policy_versions WHERE version = ?`),
-    listVersions: database.prepare<[], VersionRow>(`SELECT ${versionColumns} FROM policy_versions ORDER BY version`),
+    selectVersion: database.prepare<[number], PolicyVersionRow>(`SELECT ${versionColumns} FROM policy_versions WHERE version = ?`),
+    listVersions: database.prepare<[], PolicyVersionRow>(`SELECT ${versionColumns} FROM policy_versions ORDER BY version`),
     insertVersion: database.prepare<{
       version: number;
       parent: number | null;
@@ -81,12 +61,12 @@ function statements(database: Database.Database) {
     insertFile: database.prepare<[number, string, Uint8Array]>('INSERT INTO policy_files (version, name, bytes) VALUES (?, ?, ?)'),
     selectFiles: database.prepare<[number], { name: string; bytes: Buffer }>('SELECT name, bytes FROM policy_files WHERE version = ? ORDER BY name'),
     activate: database.prepare<[number, number]>('INSERT INTO policy_activations (version, activated_at) VALUES (?, ?)'),
-    selectStep: database.prepare<[number], StepRow>('SELECT * FROM training_steps WHERE step = ?'),
-    insertStep: database.prepare<StepRow>(`
+    selectStep: database.prepare<[number], TrainingStepRow>('SELECT * FROM training_steps WHERE step = ?'),
+    insertStep: database.prepare<TrainingStepRow>(`
       INSERT INTO training_steps (step, policy_version, samples_used, metrics, checkpoint, started_at, ended_at)
       VALUES (@step, @policy_version, @samples_used, @metrics, @checkpoint, @started_at, @ended_at)
     `),
-    listSteps: database.prepare<[number, number], StepRow>('SELECT * FROM training_steps ORDER BY step DESC LIMIT ? OFFSET ?'),
+    listSteps: database.prepare<[number, number], TrainingStepRow>('SELECT * FROM training_steps ORDER BY step DESC LIMIT ? OFFSET ?'),
     summary: database.prepare<[], { steps: number; active: number | null; latest: number | null }>(`
       SELECT (SELECT count(*) FROM training_steps) AS steps,
         (SELECT version FROM policy_activations ORDER BY id DESC LIMIT 1) AS active,
@@ -98,31 +78,7 @@ function statements(database: Database.Database) {
   };
 }
 
-function toVersionRecord(row: VersionRow): PolicyVersionRecord {
-  return {
-    version: row.version,
-    parent: row.parent,
-    kind: row.kind,
-    step: row.step,
-    samples: row.samples,
-    metrics: row.metrics === null ? null : (JSON.parse(row.metrics) as TrainingStepMetrics),
-    createdAt: row.created_at,
-    active: row.active === 1,
-    bytes: row.bytes,
-  };
-}
 
-function toStepRecord(row: StepRow): TrainingStepRecord {
-  return {
-    step: row.step,
-    policyVersion: row.policy_version,
-    samplesUsed: row.samples_used,
-    metrics: JSON.parse(row.metrics) as TrainingStepMetrics,
-    checkpoint: row.checkpoint,
-    startedAt: row.started_at,
-    endedAt: row.ended_at,
-  };
-}
 
 function checkVersion(version: NewPolicyVersion): void {
   if (!Number.isInteger(version.version) || version.version < 0) {
@@ -185,7 +141,7 @@ export class SqliteTrainingRecords {
     this.#commit.immediate(options);
     const row = this.#statements.selectStep.get(options.step.step);
     if (row === undefined) throw new ClawrlError('store_error', `training step ${options.step.step} vanished after its commit`);
-    return toStepRecord(row);
+    return toTrainingStepRecord(row);
   }
 
   activate(version: PolicyVersion, at: number): boolean {
@@ -195,7 +151,7 @@ export class SqliteTrainingRecords {
   }
 
   listVersions(): PolicyVersionRecord[] {
-    return this.#statements.listVersions.all().map(toVersionRecord);
+    return this.#statements.listVersions.all().map(toPolicyVersionRecord);
   }
 
   artifact(version: PolicyVersion): { kind: PolicyArtifactKind; files: Record<string, Uint8Array> } | null {
@@ -212,14 +168,14 @@ export class SqliteTrainingRecords {
     if (!Number.isInteger(limit) || limit < 0 || !Number.isInteger(offset) || offset < 0) {
       throw new ClawrlError('invalid_request', 'limit and offset must be non-negative integers');
     }
-    return this.#statements.listSteps.all(limit, offset).map(toStepRecord);
+    return this.#statements.listSteps.all(limit, offset).map(toTrainingStepRecord);
   }
 
   summary(): TrainingSummary {
     const row = this.#statements.summary.get();
     if (row === undefined) throw new ClawrlError('store_error', 'training summary query returned no row');
     const last = this.#statements.listSteps.get(1, 0);
-    return { steps: row.steps, lastStep: last === undefined ? null : toStepRecord(last), activeVersion: row.active, latestVersion: row.latest };
+    return { steps: row.steps, lastStep: last === undefined ? null : toTrainingStepRecord(last), activeVersion: row.active, latestVersion: row.latest };
   }
 
   sessionVersion(sessionId: string): PolicyVersion | null {
@@ -229,7 +185,7 @@ export class SqliteTrainingRecords {
   #version(version: PolicyVersion): PolicyVersionRecord {
     const row = this.#statements.selectVersion.get(version);
     if (row === undefined) throw new ClawrlError('store_error', `policy version ${version} vanished after its insert`);
-    return toVersionRecord(row);
+    return toPolicyVersionRecord(row);
   }
 
   #storeVersion(version: NewPolicyVersion, activate: boolean): void {
