@@ -6,6 +6,7 @@
 import { decodeFloat64Blob } from '../core/token-blob-codec.js';
 import type {
   FeedbackRecord,
+  JudgingCounts,
   PolicyArtifactKind,
   PolicyVersionRecord,
   TrainingStepMetrics,
@@ -172,5 +173,34 @@ export function toTrainingStepRecord(row: TrainingStepRow): TrainingStepRecord {
     checkpoint: row.checkpoint,
     startedAt: row.started_at,
     endedAt: row.ended_at,
+  };
+}
+
+export interface JudgingCountsRow {
+  judged: number;
+  pending: number;
+  retrying: number;
+  without_next_state: number;
+  hints_accepted: number;
+  hints_rejected: number;
+  average_latency_ms: number | null;
+  readable_votes: number;
+  agreeing_votes: number;
+  samples_ready: number;
+  samples_trained: number;
+  samples_dropped: number;
+}
+
+export function toJudgingCounts(row: JudgingCountsRow): JudgingCounts {
+  return {
+    judged: row.judged,
+    pending: row.pending,
+    retrying: row.retrying,
+    withoutNextState: row.without_next_state,
+    hintsAccepted: row.hints_accepted,
+    hintsRejected: row.hints_rejected,
+    averageLatencyMs: row.average_latency_ms,
+    voteAgreement: row.readable_votes === 0 ? null : row.agreeing_votes / row.readable_votes,
+    samples: { ready: row.samples_ready, trained: row.samples_trained, dropped: row.samples_dropped },
   };
 }

@@ -27,27 +27,12 @@ import type {
 import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { checkPaging } from './postgres-paging.js';
-import { toFeedbackRecord, toJudgementRecord, type FeedbackRow, type JudgementRow } from '../record-rows.js';
+import { toFeedbackRecord, toJudgementRecord, toJudgingCounts, type FeedbackRow, type JudgementRow, type JudgingCountsRow } from '../record-rows.js';
 import { sampleColumns, toSampleRecord, type PostgresSampleRow } from './postgres-sample-rows.js';
 
 const defaultListLimit = 100;
 
 export type TurnLoader = (client: Queryable, id: string) => Promise<TurnRecord | null>;
-
-interface JudgingCountsRow {
-  judged: number;
-  pending: number;
-  retrying: number;
-  without_next_state: number;
-  hints_accepted: number;
-  hints_rejected: number;
-  average_latency_ms: number | null;
-  readable_votes: number;
-  agreeing_votes: number;
-  samples_ready: number;
-  samples_trained: number;
-  samples_dropped: number;
-}
 
 const selectJudgements = `
   SELECT judgement.id, turn.id AS turn_id, judge, judge_model, prompt_version, score, votes, hint, hint_candidates,
@@ -302,17 +287,7 @@ export class PostgresJudgingRecords {
         (SELECT count(*) FROM samples WHERE status = 'dropped')::integer AS samples_dropped
     `);
     if (row === undefined) throw new ClawrlError('store_error', 'judging counts query returned no row');
-    return {
-      judged: row.judged,
-      pending: row.pending,
-      retrying: row.retrying,
-      withoutNextState: row.without_next_state,
-      hintsAccepted: row.hints_accepted,
-      hintsRejected: row.hints_rejected,
-      averageLatencyMs: row.average_latency_ms,
-      voteAgreement: row.readable_votes === 0 ? null : row.agreeing_votes / row.readable_votes,
-      samples: { ready: row.samples_ready, trained: row.samples_trained, dropped: row.samples_dropped },
-    };
+    return toJudgingCounts(row);
   }
 }
 

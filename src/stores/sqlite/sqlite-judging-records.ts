@@ -25,7 +25,7 @@ import type {
   SampleRecord,
   TurnRecord,
 } from '../../spec/records.js';
-import { toFeedbackRecord, toJudgementRecord, toSampleRecord, type SampleRow } from '../record-rows.js';
+import { toFeedbackRecord, toJudgementRecord, toJudgingCounts, toSampleRecord, type SampleRow } from '../record-rows.js';
 import { sqliteJudgingStatements, type SqliteJudgingStatements, type TurnKeyRow } from './sqlite-judging-statements.js';
 import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 
@@ -144,17 +144,7 @@ export class SqliteJudgingRecords {
   counts(): JudgingCounts {
     const row = this.#statements.counts.get();
     if (row === undefined) throw new ClawrlError('store_error', 'judging counts query returned no row');
-    return {
-      judged: row.judged,
-      pending: row.pending,
-      retrying: row.retrying,
-      withoutNextState: row.without_next_state,
-      hintsAccepted: row.hints_accepted,
-      hintsRejected: row.hints_rejected,
-      averageLatencyMs: row.average_latency_ms,
-      voteAgreement: row.readable_votes === 0 ? null : row.agreeing_votes / row.readable_votes,
-      samples: { ready: row.samples_ready, trained: row.samples_trained, dropped: row.samples_dropped },
-    };
+    return toJudgingCounts(row);
   }
 
   #claimDue(options: ClaimTurnsOptions): JudgeClaim[] {

@@ -4,7 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { HintSelection, SampleStatus } from '../../spec/records.js';
-import type { FeedbackRow, JudgementRow, SampleRow } from '../record-rows.js';
+import type { FeedbackRow, JudgementRow, JudgingCountsRow, SampleRow } from '../record-rows.js';
 
 export interface TurnKeyRow {
   ordinal: number;
@@ -23,21 +23,6 @@ export interface QueueRow {
 }
 
 export type SampleInsert = Omit<SampleRow, 'ordinal' | 'turn_id' | 'session_id'>;
-
-interface JudgingCountsRow {
-  judged: number;
-  pending: number;
-  retrying: number;
-  without_next_state: number;
-  hints_accepted: number;
-  hints_rejected: number;
-  average_latency_ms: number | null;
-  readable_votes: number;
-  agreeing_votes: number;
-  samples_ready: number;
-  samples_trained: number;
-  samples_dropped: number;
-}
 
 const judgementColumns = `judgement.id, turn.id AS turn_id, judge, judge_model, prompt_version, score, votes, hint,
   hint_candidates, hint_selection, latency_ms, judgement.created_at`;
