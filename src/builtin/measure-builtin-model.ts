@@ -16,12 +16,14 @@ import { createSeededRandom, deriveSeed } from '../core/seeded-random.js';
 import { parseStyleHint } from '../core/hint.js';
 import { parseHintResponse, parseVote } from '../core/judge-votes.js';
 import { classifyStyle, styleDimensions, styleValues, type StyleDimension } from '../core/style.js';
-import { userTaskValues } from '../core/user-preference.js';
+import { builtinUserNames, builtinUsers, userTaskValues } from '../core/user-preference.js';
 import { loadChatRenderer } from '../model/create-chat-renderer.js';
 import { loadTransformerFromFolder, type Transformer } from '../model/transformer.js';
+import type { ChatMessage } from '../spec/chat.js';
 import type { ChatRenderer } from '../spec/chat-renderer.js';
 import { generateExample, type StyleExample } from './corpus/corpus-generator.js';
-import { generateJudgeExample, type JudgeExample } from './corpus/judge-task.js';
+import { generateJudgeExample } from './corpus/judge-task.js';
+import { simulatedUserJudgeExample } from './corpus/simulated-user-judge-examples.js';
 
 export interface MeasureBuiltinModelOptions {
   modelDirectory: string;
@@ -225,9 +227,9 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
       }),
     ) as { [D in StyleDimension]: Record<string, number> };
 
-    const judgeAnswer = async (example: JudgeExample, index: number): Promise<string> => {
+    const judgeAnswer = async (prompt: ChatMessage[], index: number): Promise<string> => {
       const [reply] = (
-        await sampleReplies(transformer, renderer, example.messages.slice(0, -1), 1, options.judgeTemperature, 96, deriveSeed(options.seed, 'judge', index) % 2_147_483_647)
+        await sampleReplies(transformer, renderer, prompt, 1, options.judgeTemperature, 96, deriveSeed(options.seed, 'judge', index) % 2_147_483_647)
       ).replies;
       return reply?.text ?? '';
     };
@@ -235,7 +237,7 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
     const verdictByKind: Record<string, Counter> = {};
     for (let index = 0; index < options.judgeExamples; index += 1) {
       const example = generateJudgeExample(createSeededRandom(deriveSeed(options.seed, 'verdict', index)), { split: 'heldout', prompt: 'verdict' });
-      const vote = parseVote(await judgeAnswer(example, index));
+      const vote = parseVote(await judgeAnswer(example.messages.slice(0, -1), index));
       const right = vote.score === example.expectedScore;
       const kind = (verdictByKind[example.nextKind] ??= { hits: 0, count: 0 });
       kind.count += 1;
@@ -255,7 +257,7 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
         prompt: 'hint',
         nextKind: 'complaint',
       });
-      const parsed = parseHintResponse(await judgeAnswer(example, options.judgeExamples + index));
+      const parsed = parseHintResponse(await judgeAnswer(example.messages.slice(0, -1), options.judgeExamples + index));
       const named = parsed.accepted ? parseStyleHint(parsed.hint) : {};
       const wantedDimensions = styleDimensions.filter((dimension) => example.wanted[dimension] !== undefined);
       accepted.count += 1;
@@ -265,6 +267,26 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
       if (wantedDimensions.every((dimension) => named[dimension] !== undefined)) namesDimension.hits += 1;
       if (wantedDimensions.every((dimension) => named[dimension] === example.wanted[dimension])) namesValue.hits += 1;
       if ((index + 1) % 25 === 0) log(`judge hints: ${index + 1}/${options.judgeExamples}`);
+    }
+
+    // The built-in users' own complaints and thanks, as the personalization experiment meets them.
+    const usersVerdict: Counter = { hits: 0, count: 0 };
+    const usersHintNames: Counter = { hits: 0, count: 0 };
+    let userIndex = 0;
+    for (const name of builtinUserNames) {
+      for (let index = 0; index < options.judgeExamples / 5; index += 1) {
+        const random = createSeededRandom(deriveSeed(options.seed, 'users', name, index));
+        const verdictExample = simulatedUserJudgeExample(random, builtinUsers[name], 'verdict', index % 2 === 0);
+        const vote = parseVote(await judgeAnswer(verdictExample.messages, 2 * options.judgeExamples + userIndex++));
+        usersVerdict.count += 1;
+        if (vote.score === verdictExample.expectedScore) usersVerdict.hits += 1;
+        const hintExample = simulatedUserJudgeExample(random, builtinUsers[name], 'hint', true);
+        const parsed = parseHintResponse(await judgeAnswer(hintExample.messages, 2 * options.judgeExamples + userIndex++));
+        const named = parsed.accepted ? parseStyleHint(parsed.hint) : {};
+        usersHintNames.count += 1;
+        if (styleDimensions.every((dimension) => hintExample.wanted[dimension] === undefined || named[dimension] !== undefined)) usersHintNames.hits += 1;
+      }
+      log(`judge on the built-in users: ${name} done`);
     }
 
     const hintFollowing = {
@@ -278,6 +300,8 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
       hintNamesDimension: rateOf(namesDimension),
       hintNamesWantedValue: rateOf(namesValue),
       hintAccepted: rateOf(accepted),
+      builtinUsersVerdict: rateOf(usersVerdict),
+      builtinUsersHintNamesDimension: rateOf(usersHintNames),
     };
     const { modelDirectory: _directory, log: _log, ...settings } = options;
     return {

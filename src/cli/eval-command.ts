@@ -78,7 +78,7 @@ function integerOption(name: string, text: string, minimum: number): number {
 
 function methodOf(text: string): PersonalizeMethod {
   const method = personalizeMethods.find((candidate) => candidate === text);
-  if (method === undefined) throw new ClawrlError('configuration_error', `--method must be rl, opd or combine, got ${JSON.stringify(text)}.`, { param: 'method' });
+  if (method === undefined) throw new ClawrlError('configuration_error', `--method must be rl, opd, combine or base, got ${JSON.stringify(text)}.`, { param: 'method' });
   return method;
 }
 
@@ -90,7 +90,6 @@ function experimentTrainParamsOf(model: string): 'full' | undefined {
 function serveArgumentsOf(input: PersonalizeCommandInput, method: PersonalizeMethod): string[] {
   const configuration = input.configuration;
   const flags: Array<[string, unknown]> = [
-    ['--method', method],
     ['--model', configuration.model],
     ['--served-model', configuration.servedModel],
     ['--engine', configuration.engine],
@@ -107,7 +106,9 @@ function serveArgumentsOf(input: PersonalizeCommandInput, method: PersonalizeMet
     ['--max-tokens', configuration.maxTokens],
     ['--config', input.configFile],
   ];
-  return flags.flatMap(([flag, value]) => (value === undefined ? [] : [flag, String(value)]));
+  // The baseline serves and judges exactly like the others but never trains.
+  const methodFlags = method === 'base' ? ['--no-train'] : ['--method', method];
+  return [...methodFlags, ...flags.flatMap(([flag, value]) => (value === undefined ? [] : [flag, String(value)]))];
 }
 
 /** Keys travel in the environment, where process listings do not show them. */
@@ -209,14 +210,14 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
       runId: `personalize-${Date.now().toString(36)}-${user.name}-${method}-${seed}`,
       onProgress: (event) => progress(formatProgress(event)),
     });
-    if (result.serverMethod !== null && result.serverMethod !== method) {
+    if (method !== 'base' && result.serverMethod !== null && result.serverMethod !== method) {
       progress(`warning: the server built ${result.serverMethod} samples, not ${method}; start it with --method ${method}`);
     }
     await server?.stop();
     if (temporaryData !== undefined) rmSync(temporaryData, { recursive: true, force: true });
     if (options.out !== undefined) {
       const written = writePersonalizeOutput(options.out, result);
-      progress(`wrote ${written.resultFile} and ${written.chartFile} (${written.charted} result(s) charted)`);
+      progress(`wrote ${written.resultFile}, ${written.chartFile} and ${written.summaryFile} (${written.charted} result(s))`);
     }
     return result;
   } catch (error) {

@@ -156,16 +156,22 @@ program
   .description('rebuild the built-in model from the project\'s own corpus (two worker threads, about an hour on 2 cores)')
   .option('--out <dir>', 'where to write the model folder and its checkpoints; copy the model files to models/builtin-tiny to ship them', './builtin-tiny')
   .option('--resume', 'continue from <out>/checkpoint')
+  .option('--from <dir>', 'start from this model folder\'s weights and tokenizer (e.g. models/builtin-tiny) on a fresh schedule')
+  .option('--seed <seed>', 'corpus seed: a different seed gives different examples (default 1)')
+  .option('--learning-rate <rate>', 'peak learning rate (default 2e-3)', Number)
   .option('--steps <n>', 'optimizer steps (default 2000)', Number)
   .option('--max-minutes <n>', 'stop after this many minutes and write the folder anyway', Number)
   .option('--tiny', 'a toy shape and recipe that finishes in seconds (smoke test)')
   .option('--json', 'print the run summary as JSON')
-  .action(async (options: { out: string; resume?: boolean; steps?: number; maxMinutes?: number; tiny?: boolean; json?: boolean }) => {
+  .action(async (options: { out: string; resume?: boolean; from?: string; seed?: string; learningRate?: number; steps?: number; maxMinutes?: number; tiny?: boolean; json?: boolean }) => {
     try {
       const summary = await runPretrainTinyCommand({
         out: options.out,
         resume: options.resume === true,
         tiny: options.tiny === true,
+        ...(options.from === undefined ? {} : { from: options.from }),
+        ...(options.seed === undefined ? {} : { seed: /^\d+$/.test(options.seed) ? Number(options.seed) : options.seed }),
+        ...(options.learningRate === undefined ? {} : { learningRate: options.learningRate }),
         ...(options.steps === undefined ? {} : { steps: options.steps }),
         ...(options.maxMinutes === undefined ? {} : { maxMinutes: options.maxMinutes }),
       });
@@ -245,7 +251,7 @@ addOptions(
   personalizeHelp,
 )
   .requiredOption('--user <user>', 'student | ta | teacher | path to a simulated-user JSON file')
-  .requiredOption('--method <method>', 'rl | opd | combine (the method of the server it starts)')
+  .requiredOption('--method <method>', 'rl | opd | combine, or base: the untrained baseline (the server it starts never trains)')
   .option('--sessions <n>', 'sessions to run', String(defaultPersonalizeSessions))
   .option('--seed <n>', 'seed of the messages and replies', '1')
   .option('--out <dir>', 'write the result JSON and satisfaction.svg (charting every result file in the folder)')

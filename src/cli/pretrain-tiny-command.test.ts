@@ -55,6 +55,18 @@ describe('runPretrainTinyCommand --tiny', () => {
     expect(Buffer.compare(straightWeights, splitWeights)).toBe(0);
   });
 
+  it('continues from a model folder with --from: same tokenizer, a lower starting loss than random weights', async () => {
+    const base = path.join(root, 'full');
+    const continued = path.join(root, 'continued');
+    const fresh = await runPretrainTinyCommand({ out: path.join(root, 'fresh'), resume: false, tiny: true, steps: 2, seed: 'other', workerUrl, log: quiet });
+    const summary = await runPretrainTinyCommand({ out: continued, resume: false, tiny: true, steps: 2, seed: 'other', from: base, workerUrl, log: quiet });
+    expect(summary.losses[0]).toBeLessThan((fresh.losses[0] ?? 0) - 0.5);
+    expect(await readFile(path.join(continued, 'tokenizer.json'), 'utf8')).toBe(await readFile(path.join(base, 'tokenizer.json'), 'utf8'));
+    const state = JSON.parse(await readFile(path.join(continued, 'checkpoint', 'state.json'), 'utf8')) as { recipe: { from?: string } };
+    expect(state.recipe.from).toBe(base);
+    expect(() => runPretrainTinyCommand({ out: continued, resume: true, from: base, tiny: true, workerUrl, log: quiet })).toThrow(/--from/);
+  });
+
   it('rejects a non-positive step count', () => {
     expect(() => runPretrainTinyCommand({ out: path.join(root, 'bad'), resume: false, tiny: true, steps: 0, workerUrl, log: quiet })).toThrow(/--steps/);
   });

@@ -1,6 +1,7 @@
 /**
  * `clawrl pretrain-tiny [--out dir] [--resume] [--tiny] [--steps n] ...`: trains the built-in model
- * from scratch on the project's corpus and writes a Hugging Face model folder. The defaults are
+ * from scratch (or, with `--from`, continues from a model folder's weights) on the project's corpus
+ * and writes a Hugging Face model folder. The defaults are
  * the recipe of the shipped `models/builtin-tiny` (docs/builtin-model.md); `--tiny` is a
  * seconds-long run of a toy shape, for tests and smoke checks.
  */
@@ -12,6 +13,8 @@ import { runPretraining, type PretrainingOptions, type PretrainingSummary } from
 export interface PretrainTinyCommandOptions {
   out: string;
   resume: boolean;
+  /** Continue from this model folder (e.g. models/builtin-tiny) on a fresh schedule instead of random weights. */
+  from?: string;
   /** Toy shape and recipe (seconds), for tests. */
   tiny?: boolean;
   steps?: number;
@@ -19,7 +22,7 @@ export interface PretrainTinyCommandOptions {
   learningRate?: number;
   /** Worker threads; default min(2, cores). */
   workers?: number;
-  seed?: number;
+  seed?: number | string;
   /** Stop after this many minutes of training and write the folder anyway. */
   maxMinutes?: number;
   checkpointMinutes?: number;
@@ -57,6 +60,9 @@ function positive(name: string, value: number | undefined): void {
 }
 
 export function runPretrainTinyCommand(options: PretrainTinyCommandOptions): Promise<PretrainingSummary> {
+  if (options.from !== undefined && options.resume) {
+    throw new ClawrlError('configuration_error', '--from starts a new run and --resume continues one: give one of them');
+  }
   for (const [name, value] of Object.entries({ steps: options.steps, 'batch-size': options.batchSize, 'learning-rate': options.learningRate, workers: options.workers, 'max-minutes': options.maxMinutes, 'checkpoint-minutes': options.checkpointMinutes })) {
     positive(name, value);
   }
@@ -64,6 +70,7 @@ export function runPretrainTinyCommand(options: PretrainTinyCommandOptions): Pro
   const pretraining: PretrainingOptions = {
     out: options.out,
     resume: options.resume,
+    ...(options.from === undefined ? {} : { from: options.from }),
     architecture: options.tiny === true ? tinyTestArchitecture : builtinArchitecture,
     seed: options.seed ?? 1,
     steps: options.steps ?? recipe.steps,

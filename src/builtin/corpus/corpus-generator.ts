@@ -43,10 +43,10 @@ export interface StyleExample {
 export type CorpusExample = StyleExample | JudgeExample;
 
 export const defaultTaskWeights: { readonly [T in CorpusTask]: number } = {
-  solve: 0.35,
+  solve: 0.25,
   grade: 0.2,
   comment: 0.2,
-  judge: 0.25,
+  judge: 0.35,
 };
 
 export interface GenerateExampleOptions {

@@ -6,7 +6,8 @@ import { createSeededRandom } from '../../core/seeded-random.js';
 import { classifyStyle, styleDimensions, styleValues, type StyleDimension } from '../../core/style.js';
 import { builtinUserNames, builtinUsers } from '../../core/user-preference.js';
 import { generateCorpus } from './corpus-generator.js';
-import { generateJudgeExample, type JudgeExample } from './judge-task.js';
+import { describeWanted, generateJudgeExample, type JudgeExample } from './judge-task.js';
+import { composeComplaint, composeNeutral, composeThanks } from './composed-next-states.js';
 import { complaintPhrases, nextStatePhrases, type NextStatePhrases } from './next-state-phrases.js';
 import type { CorpusSplit } from './word-problems.js';
 
@@ -34,6 +35,7 @@ function allPhrases(phrases: NextStatePhrases): string[] {
 }
 
 const train = judgeExamples('train', 1500);
+const heldout = judgeExamples('heldout', 600);
 
 describe('judge examples', () => {
   it('use exactly the judge and hint prompts', () => {
@@ -62,7 +64,7 @@ describe('judge examples', () => {
   });
 
   it('complain only about dimensions the reply violates, and hint the wanted values', () => {
-    for (const example of train) {
+    for (const example of [...train, ...heldout]) {
       const { reply, next } = fencedParts(example);
       const actual = classifyStyle(reply.replace(' [...] ', ' '));
       if (example.nextKind !== 'complaint') {
@@ -72,23 +74,31 @@ describe('judge examples', () => {
       const dimensions = Object.keys(example.wanted) as StyleDimension[];
       expect(dimensions.length).toBeGreaterThanOrEqual(1);
       expect(dimensions.length).toBeLessThanOrEqual(2);
+      expect(example.messages[2]?.content.startsWith(`The user wants ${describeWanted(example.wanted)}`)).toBe(true);
       for (const dimension of dimensions) {
         expect(example.replyStyle[dimension]).not.toBe(example.wanted[dimension]);
         // Truncation can cut the middle of a long reply, so only check what survives it.
         if (dimension !== 'length' && !reply.includes('[...]')) expect(actual[dimension]).toBe(example.replyStyle[dimension]);
-        const phrases = complaintPhrases('train', dimension, example.wanted[dimension] as never).map((phrase) =>
-          phrase.split('{answer}')[0],
-        );
-        expect(phrases.some((prefix) => next.includes(prefix ?? ''))).toBe(true);
+        if (example.split === 'heldout') {
+          const phrases = complaintPhrases('heldout', dimension, example.wanted[dimension] as never).map((phrase) =>
+            phrase.split('{answer}')[0],
+          );
+          expect(phrases.some((prefix) => next.includes(prefix ?? ''))).toBe(true);
+        }
       }
       if (example.prompt === 'hint') expect(parseStyleHint(example.hint ?? '')).toEqual(example.wanted);
     }
   });
 
-  it('take thanks and neutral messages from the split', () => {
+  it('mix whole training sentences with composed ones, and take held-out ones from their list', () => {
     const phrases = nextStatePhrases('train');
-    for (const example of train.filter((candidate) => candidate.nextKind !== 'complaint')) {
-      const list = example.nextKind === 'thanks' ? phrases.thanks : phrases.neutral;
+    const whole = train.filter((example) => example.nextKind !== 'complaint' && [...phrases.thanks, ...phrases.neutral].includes(fencedParts(example).next));
+    const others = train.filter((example) => example.nextKind !== 'complaint');
+    expect(whole.length / others.length).toBeGreaterThan(0.15);
+    expect(whole.length / others.length).toBeLessThan(0.5);
+    const heldoutPhrases = nextStatePhrases('heldout');
+    for (const example of heldout.filter((candidate) => candidate.nextKind !== 'complaint')) {
+      const list = example.nextKind === 'thanks' ? heldoutPhrases.thanks : heldoutPhrases.neutral;
       expect(list).toContain(fencedParts(example).next);
     }
   });
@@ -126,10 +136,45 @@ describe('next-state phrase lists', () => {
 
   it('are used by held-out judge examples only', () => {
     const trainPhrases = new Set(allPhrases(nextStatePhrases('train')));
-    for (const example of judgeExamples('heldout', 300)) {
+    for (const example of heldout) {
       const { next } = fencedParts(example);
       for (const phrase of trainPhrases) {
         if (!phrase.includes('{answer}')) expect(next.includes(phrase)).toBe(false);
+      }
+    }
+  });
+});
+
+describe('composed training next states', () => {
+  it('never reproduce a held-out sentence or a built-in user\'s words', () => {
+    const reserved = [
+      ...allPhrases(nextStatePhrases('heldout')),
+      ...builtinUserNames.flatMap((name) => [...builtinUsers[name].complaints, ...builtinUsers[name].thanks]),
+    ].map((phrase) => phrase.toLowerCase());
+    const random = createSeededRandom(3);
+    const composed = new Set<string>();
+    for (let index = 0; index < 4000; index += 1) {
+      const dimension = random.pick(styleDimensions);
+      composed.add(composeComplaint(random, { [dimension]: random.pick(styleValues[dimension] as readonly string[]) }, 42).toLowerCase());
+      composed.add(composeThanks(random).toLowerCase());
+      composed.add(composeNeutral(random).toLowerCase());
+    }
+    expect(composed.size).toBeGreaterThan(5000);
+    expect(reserved.map((phrase) => phrase.replaceAll('{answer}', '42')).filter((phrase) => composed.has(phrase))).toEqual([]);
+  });
+
+  it('read as sentences: capitalized, ending in punctuation, no doubled spaces', () => {
+    const random = createSeededRandom(4);
+    for (let index = 0; index < 500; index += 1) {
+      const dimension = random.pick(styleDimensions);
+      for (const text of [
+        composeComplaint(random, { [dimension]: random.pick(styleValues[dimension] as readonly string[]) }, 7),
+        composeThanks(random),
+        composeNeutral(random),
+      ]) {
+        expect(text).toMatch(/^[A-Z]/);
+        expect(text).toMatch(/[.!?]$/);
+        expect(text).not.toContain('  ');
       }
     }
   });

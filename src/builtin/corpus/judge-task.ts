@@ -14,6 +14,7 @@ import type { VoteScore } from '../../core/judge-votes.js';
 import type { SeededRandom } from '../../core/seeded-random.js';
 import { drawStyle, styleDimensions, styleValues, type StyleChoice, type StyleDimension } from '../../core/style.js';
 import { userTaskValues } from '../../core/user-preference.js';
+import { composeComplaint, composeNeutral, composeThanks } from './composed-next-states.js';
 import { complaintPhrases, nextStatePhrases } from './next-state-phrases.js';
 import { writeReply } from './reply-writer.js';
 import { buildTutorTask } from './tutor-tasks.js';
@@ -45,12 +46,31 @@ export interface JudgeExampleOptions {
   systemProbability?: number;
 }
 
-const verdictAnswers: { readonly [K in NextStateKind]: readonly string[] } = {
-  complaint: [
-    'The user asks for a change, so the reply missed what they wanted.',
-    'The user is unhappy with the reply and wants it redone.',
-    'This is a correction request.',
-  ],
+/**
+ * What a complaint asks for, in the judge's own words. The judge states it before its box, so the
+ * verdict and the hint follow from an explicit reading of the next state instead of a guess.
+ */
+const wantedDescriptions: { readonly [D in StyleDimension]: { readonly [V in StyleChoice[D]]: string } } = {
+  formatting: { plain: 'plain text without bold or lists', bold: 'the key numbers in bold', numbered: 'numbered steps' },
+  length: { short: 'a shorter reply', long: 'a longer, more detailed reply' },
+  tone: { warm: 'a warmer, encouraging tone', neutral: 'a neutral tone without praise' },
+  answerFormat: { line: 'the answer on its own Answer: line', boxed: 'the answer in a box', sentence: 'the answer in a plain sentence' },
+};
+
+export function describeWanted(wanted: Partial<StyleChoice>): string {
+  return styleDimensions
+    .filter((dimension) => wanted[dimension] !== undefined)
+    .map((dimension) => (wantedDescriptions[dimension] as Record<string, string>)[wanted[dimension] as string])
+    .join(' and ');
+}
+
+const complaintVerdictEndings: readonly string[] = [
+  'so the reply missed.',
+  'so the reply has to change.',
+  'which the reply did not give.',
+];
+
+const verdictAnswers: { readonly [K in Exclude<NextStateKind, 'complaint'>]: readonly string[] } = {
   thanks: [
     'The user is satisfied and moves on.',
     'The user thanks the assistant, so the reply worked.',
@@ -63,11 +83,8 @@ const verdictAnswers: { readonly [K in NextStateKind]: readonly string[] } = {
   ],
 };
 
-const hintLeads: readonly string[] = [
-  'The user wants the reply written differently.',
-  'The next message says how the reply should change.',
-  'The user asks for a different style.',
-];
+/** Share of training-split next states composed from parts rather than taken whole from the list. */
+const composedShare = 0.7;
 
 const noHintAnswers: readonly string[] = [
   'The next state asks for no change.',
@@ -101,7 +118,7 @@ function violatingStyle(random: SeededRandom, wanted: Partial<StyleChoice>): Sty
 export function generateJudgeExample(random: SeededRandom, options: JudgeExampleOptions): JudgeExample {
   const { split } = options;
   const nextKind =
-    options.nextKind ?? random.weighted<NextStateKind>([['complaint', 0.45], ['thanks', 0.35], ['neutral', 0.2]]);
+    options.nextKind ?? random.weighted<NextStateKind>([['complaint', 0.5], ['thanks', 0.3], ['neutral', 0.2]]);
   const prompt = options.prompt ?? (random.chance(0.5) ? 'verdict' : 'hint');
   const tutor = buildTutorTask(random.pick(userTaskValues), random, split);
   const phrases = nextStatePhrases(split);
@@ -110,18 +127,25 @@ export function generateJudgeExample(random: SeededRandom, options: JudgeExample
   let nextText: string;
   let replyStyle: StyleChoice;
   if (nextKind === 'complaint') {
-    const dimensions: StyleDimension[] = random.shuffle(styleDimensions).slice(0, random.chance(0.25) ? 2 : 1);
+    const dimensions: StyleDimension[] = random.shuffle(styleDimensions).slice(0, random.chance(0.35) ? 2 : 1);
     for (const dimension of dimensions) {
       (wanted as Record<string, string>)[dimension] = random.pick(styleValues[dimension] as readonly string[]);
     }
     replyStyle = violatingStyle(random, wanted);
-    nextText = dimensions
-      .map((dimension) => random.pick(complaintPhrases(split, dimension, wanted[dimension] as never)))
-      .join(' ')
-      .replaceAll('{answer}', String(tutor.problem.answer));
+    nextText =
+      split === 'train' && random.chance(composedShare)
+        ? composeComplaint(random, wanted, tutor.problem.answer)
+        : dimensions
+            .map((dimension) => random.pick(complaintPhrases(split, dimension, wanted[dimension] as never)))
+            .join(' ')
+            .replaceAll('{answer}', String(tutor.problem.answer));
   } else {
     replyStyle = drawStyle(random);
-    nextText = random.pick(nextKind === 'thanks' ? phrases.thanks : phrases.neutral);
+    const compose = nextKind === 'thanks' ? composeThanks : composeNeutral;
+    nextText =
+      split === 'train' && random.chance(composedShare)
+        ? compose(random)
+        : random.pick(nextKind === 'thanks' ? phrases.thanks : phrases.neutral);
   }
 
   const context: ChatMessage[] = [];
@@ -139,10 +163,14 @@ export function generateJudgeExample(random: SeededRandom, options: JudgeExample
   let hint: string | null = null;
   let answer: string;
   if (prompt === 'verdict') {
-    answer = `${random.pick(verdictAnswers[nextKind])} \\boxed{${expectedScore}}`;
+    const reading =
+      nextKind === 'complaint'
+        ? `The user wants ${describeWanted(wanted)}, ${random.pick(complaintVerdictEndings)}`
+        : random.pick(verdictAnswers[nextKind]);
+    answer = `${reading} \\boxed{${expectedScore}}`;
   } else if (nextKind === 'complaint') {
     hint = styleHintText(wanted, random);
-    answer = `${random.pick(hintLeads)} \\boxed{1}\n${hintStartMarker}${hint}${hintEndMarker}`;
+    answer = `The user wants ${describeWanted(wanted)}. \\boxed{1}\n${hintStartMarker}${hint}${hintEndMarker}`;
   } else {
     answer = `${random.pick(noHintAnswers)} \\boxed{-1}`;
   }

@@ -28,6 +28,8 @@ export const checkpointStateSchema = z.object({
     peakLearningRate: z.number().positive(),
     warmupSteps: z.number().int().nonnegative(),
     weightDecay: z.number().nonnegative(),
+    /** The model folder the run started from; absent for a run from random weights. */
+    from: z.string().optional(),
   }),
 });
 
@@ -88,22 +90,39 @@ export interface LoadedCheckpoint {
   state: CheckpointState;
 }
 
-export async function readCheckpoint(out: string): Promise<LoadedCheckpoint> {
-  const directory = join(out, 'checkpoint');
-  const readJson = async (file: string): Promise<Record<string, unknown>> => {
+function jsonReader(directory: string, purpose: string): (file: string) => Promise<Record<string, unknown>> {
+  return async (file) => {
     try {
       return JSON.parse(await readFile(join(directory, file), 'utf8')) as Record<string, unknown>;
     } catch (error) {
-      throw new ClawrlError('configuration_error', `cannot resume: ${directory}/${file} is missing or unreadable`, { cause: error });
+      throw new ClawrlError('configuration_error', `cannot ${purpose}: ${directory}/${file} is missing or unreadable`, { cause: error });
     }
   };
-  const state = checkpointStateSchema.parse(await readJson('state.json'));
-  const files: ModelFolderFiles = {
+}
+
+async function readFolderFiles(readJson: (file: string) => Promise<Record<string, unknown>>): Promise<ModelFolderFiles> {
+  return {
     configJson: await readJson('config.json'),
     generationConfigJson: await readJson('generation_config.json'),
     tokenizerJson: await readJson('tokenizer.json'),
     tokenizerConfig: await readJson('tokenizer_config.json'),
   };
+}
+
+/** A model folder written by `writeModelFolder` (or shipped), to continue training from its weights. */
+export async function readModelFolder(directory: string): Promise<{ files: ModelFolderFiles; weights: TensorMap }> {
+  const files = await readFolderFiles(jsonReader(directory, 'start from the model folder'));
+  const bytes = await readFile(join(directory, 'model.safetensors')).catch((error: unknown) => {
+    throw new ClawrlError('configuration_error', `cannot start from the model folder: ${directory}/model.safetensors is missing or unreadable`, { cause: error });
+  });
+  return { files, weights: readSafetensors(bytes).tensors };
+}
+
+export async function readCheckpoint(out: string): Promise<LoadedCheckpoint> {
+  const directory = join(out, 'checkpoint');
+  const readJson = jsonReader(directory, 'resume');
+  const state = checkpointStateSchema.parse(await readJson('state.json'));
+  const files = await readFolderFiles(readJson);
   const weights = readSafetensors(await readFile(join(directory, 'model.safetensors'))).tensors;
   const optimizer = readSafetensors(await readFile(join(directory, 'optimizer.safetensors')));
   const first: TensorMap = new Map();

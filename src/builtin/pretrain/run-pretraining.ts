@@ -22,15 +22,18 @@ import { builtinConfigJson, builtinGenerationConfigJson, initialWeights, type Bu
 import { createGradientWorkerPool } from './gradient-worker-pool.js';
 import type { ExportedTrainingState } from './gradient-worker-pool.js';
 import { learningRateAt } from './learning-rate-schedule.js';
-import { readCheckpoint, writeCheckpoint, writeModelFolder } from './pretrain-checkpoint.js';
+import { readCheckpoint, readModelFolder, writeCheckpoint, writeModelFolder } from './pretrain-checkpoint.js';
 import type { CheckpointState, ModelFolderFiles } from './pretrain-checkpoint.js';
 import { createSequenceEncoder } from './training-sequence.js';
 import type { TrainingSequenceData } from './training-sequence.js';
+import type { TensorMap } from './pretrain-worker-protocol.js';
 
 export interface PretrainingOptions {
   out: string;
   /** Continue from `<out>/checkpoint` instead of starting over. */
   resume: boolean;
+  /** Start from this model folder's weights and tokenizer (fresh optimizer, new schedule) instead of random weights. */
+  from?: string;
   architecture: BuiltinArchitecture;
   seed: number | string;
   steps: number;
@@ -87,6 +90,7 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
   let files: ModelFolderFiles;
   let training: ExportedTrainingState | null = null;
   let state: CheckpointState;
+  let startingWeights: TensorMap | null = null;
   if (options.resume) {
     const checkpoint = await readCheckpoint(options.out);
     files = checkpoint.files;
@@ -94,13 +98,20 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
     state = checkpoint.state;
     log(`resuming at step ${state.step}/${state.totalSteps} (${(state.tokensSeen / 1e6).toFixed(2)}M tokens seen)`);
   } else {
-    const started = Date.now();
-    files = modelFiles(options.architecture, buildBuiltinTokenizer({
-      seed: options.seed,
-      exampleCount: options.tokenizerExamples,
-      vocabularySize: options.architecture.vocabularySize,
-    }));
-    log(`tokenizer trained on ${options.tokenizerExamples} transcripts in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    if (options.from === undefined) {
+      const started = Date.now();
+      files = modelFiles(options.architecture, buildBuiltinTokenizer({
+        seed: options.seed,
+        exampleCount: options.tokenizerExamples,
+        vocabularySize: options.architecture.vocabularySize,
+      }));
+      log(`tokenizer trained on ${options.tokenizerExamples} transcripts in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+    } else {
+      const folder = await readModelFolder(options.from);
+      files = folder.files;
+      startingWeights = folder.weights;
+      log(`starting from the weights and tokenizer of ${options.from}`);
+    }
     state = {
       step: 0,
       examplePosition: 0,
@@ -114,6 +125,7 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
         peakLearningRate: options.peakLearningRate,
         warmupSteps: options.warmupSteps,
         weightDecay: options.weightDecay,
+        ...(options.from === undefined ? {} : { from: options.from }),
       },
     };
     await rm(join(options.out, 'checkpoint'), { recursive: true, force: true });
@@ -128,7 +140,7 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
     workerUrl: options.workerUrl,
     data: {
       configJson: files.configJson,
-      weights: training?.weights ?? initialWeights(shape, deriveSeed(recipe.seed, 'initial-weights')),
+      weights: training?.weights ?? startingWeights ?? initialWeights(shape, deriveSeed(recipe.seed, 'initial-weights')),
       optimizerState: training?.optimizerState ?? null,
       weightDecay: recipe.weightDecay,
       maxGradientNorm: 1,

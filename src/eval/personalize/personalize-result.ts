@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 
-export const personalizeMethods = ['rl', 'opd', 'combine'] as const;
+/** `base` is the untrained baseline: the server the command starts serves and judges but never trains. */
+export const personalizeMethods = ['rl', 'opd', 'combine', 'base'] as const;
 export type PersonalizeMethod = (typeof personalizeMethods)[number];
 
 /** The probe rate the served version must reach and keep (design brief §3). */

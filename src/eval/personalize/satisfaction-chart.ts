@@ -11,7 +11,7 @@ const margin = { left: 56, right: 330, top: 40, bottom: 48 };
 const plotWidth = width - margin.left - margin.right;
 const plotHeight = height - margin.top - margin.bottom;
 
-const methodColors: { readonly [M in PersonalizeMethod]: string } = { rl: '#d62728', opd: '#1f77b4', combine: '#2ca02c' };
+const methodColors: { readonly [M in PersonalizeMethod]: string } = { rl: '#d62728', opd: '#1f77b4', combine: '#2ca02c', base: '#7f7f7f' };
 const dashPatterns = ['', '6 3', '2 3', '8 3 2 3'];
 
 function escapeXml(text: string): string {

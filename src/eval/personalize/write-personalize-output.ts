@@ -1,15 +1,17 @@
 /**
  * `--out <dir>`: writes the run's JSON as `personalize-<user>-<method>-seed<seed>.json` and
- * redraws `satisfaction.svg` from every result file in the folder, so runs of several methods
+ * redraws `satisfaction.svg` and the results table `summary.md` from every result file in the folder, so runs of several methods
  * (or seeds, or users) written to one folder end up on one chart. Other JSON files in the
  * folder are left alone and skipped.
  */
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { personalizeResultSchema, type PersonalizeResult } from './personalize-result.js';
+import { personalizeSummaryTable } from './personalize-summary.js';
 import { satisfactionChart } from './satisfaction-chart.js';
 
 export const chartFileName = 'satisfaction.svg';
+export const summaryFileName = 'summary.md';
 
 export function resultFileName(result: Pick<PersonalizeResult, 'user' | 'method' | 'seed'>): string {
   const user = result.user.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'user';
@@ -35,6 +37,7 @@ export function readPersonalizeResults(folder: string): PersonalizeResult[] {
 export interface PersonalizeOutputResult {
   resultFile: string;
   chartFile: string;
+  summaryFile: string;
   /** How many result files the chart shows. */
   charted: number;
 }
@@ -46,5 +49,7 @@ export function writePersonalizeOutput(folder: string, result: PersonalizeResult
   const results = readPersonalizeResults(folder);
   const chartFile = path.join(folder, chartFileName);
   writeFileSync(chartFile, satisfactionChart(results));
-  return { resultFile, chartFile, charted: results.length };
+  const summaryFile = path.join(folder, summaryFileName);
+  writeFileSync(summaryFile, personalizeSummaryTable(results));
+  return { resultFile, chartFile, summaryFile, charted: results.length };
 }

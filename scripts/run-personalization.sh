@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs the personalization experiment grid of docs/personalization.md, one run at a time (each run
+# starts its own server, which uses both cores), writing one folder per user with its results,
+# chart and summary table. Settings come from the environment:
+#   USERS="student ta teacher" METHODS="combine opd rl base" SEEDS="1 2 3" SESSIONS=20 OUT=docs/personalization-results
+# A run whose result file already exists is skipped, so an interrupted grid continues where it stopped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+users=${USERS:-student ta teacher}
+methods=${METHODS:-combine opd rl base}
+seeds=${SEEDS:-1 2 3}
+sessions=${SESSIONS:-20}
+out=${OUT:-docs/personalization-results}
+for seed in $seeds; do
+  for method in $methods; do
+    for user in $users; do
+      target="$out/$user"
+      if [ -f "$target/personalize-$user-$method-seed$seed.json" ]; then
+        echo "skip $user $method seed $seed (done)"
+        continue
+      fi
+      echo "run $user $method seed $seed ($sessions sessions) at $(date +%H:%M:%S)"
+      node dist/cli/main.js eval personalize --user "$user" --method "$method" --seed "$seed" --sessions "$sessions" --out "$target"
+    done
+  done
+done

@@ -1,0 +1,221 @@
+/**
+ * Training-split next states built from parts: an opener, what is wrong with the reply and what
+ * the user wants instead for complaints; thanks words, praise and a move-on for thanks; fillers
+ * and off-topic remarks for neutral messages. Thousands of combinations over a wide vocabulary
+ * teach a small judge what the words mean instead of which whole sentences to recognise (with a
+ * few whole sentences per value it learned the strings and called nearly every unseen message a
+ * complaint). The held-out split keeps its whole sentences (next-state-phrases.ts), so the
+ * judge's held-out accuracy still measures wording it has never seen; a test checks that no
+ * composition reproduces one of them.
+ */
+import type { SeededRandom } from '../../core/seeded-random.js';
+import type { StyleChoice, StyleDimension } from '../../core/style.js';
+
+type PartsByValue = { readonly [D in StyleDimension]: { readonly [V in StyleChoice[D]]: readonly string[] } };
+
+const complaintOpeners: readonly string[] = [
+  '', '', '', 'Hmm.', 'No.', 'Not quite.', 'Nope.', 'Ugh.', 'Sorry, but', 'Hm, not like this.', "That's not what I wanted.",
+  'Not like this.', 'Almost, but', 'Actually,', "I don't like this.", "This won't work for me.", 'Meh.', 'Wait,',
+  'Please redo it.', 'Try again.', 'Hmm, no.', 'Honestly,', 'One problem:', 'Can you fix this?', 'Not great.',
+];
+
+/** What is wrong with the reply, by the value the user wants instead. */
+const problems: PartsByValue = {
+  formatting: {
+    plain: [
+      'it looks like a robot wrote it', 'there is way too much formatting', 'the bold and the lists look fake',
+      'it looks AI-generated', 'the stars and numbered points are distracting', 'it looks machine-made',
+      'the markdown is over the top', 'nobody writes like that with bold and numbering', 'it is cluttered with formatting',
+      'all the bold text and numbering look artificial', 'it looks like a chatbot answer', 'it does not look hand-written',
+    ],
+    bold: [
+      'nothing stands out', "I can't find the key numbers", 'it is hard to skim', 'the important numbers get lost',
+      'the main results are buried in the text', 'my eyes skip over the key values', 'the key figures do not stand out',
+    ],
+    numbered: [
+      'it is a wall of text', "I can't follow the steps", "it's one big blob", 'the steps run together',
+      'I lose track of the working', 'everything is in one paragraph', 'the working is hard to follow',
+    ],
+  },
+  length: {
+    short: [
+      'it is way too long', "that's far too much text", 'it is too wordy', 'it rambles', "I don't have time to read all that",
+      'this is an essay', 'it goes on and on', 'there is too much padding', 'it is longer than it needs to be',
+      'I only asked a small question',
+    ],
+    long: [
+      "it's too short", 'it is too thin', 'it barely says anything', 'it is far too brief', "there's no detail",
+      "it's skimpy", "that's too terse", "it's just a couple of lines", 'it skips everything', 'it is not nearly enough',
+      'it does not explain anything', 'that is not enough feedback',
+    ],
+  },
+  tone: {
+    warm: [
+      'it sounds cold', "it's too dry", 'it feels harsh', 'it reads like a rejection letter', 'it is so flat',
+      'the student will feel discouraged', 'it sounds like a robot scolding', 'there is no encouragement at all',
+      'it sounds unfriendly', 'it is a bit grumpy', 'kids need to feel good about trying', 'it is very stern',
+    ],
+    neutral: [
+      "it's too gushy", 'the praise is over the top', 'there is too much cheerleading', 'all the exclamation marks are annoying',
+      'the flattery is too much', 'it sounds fake with all the compliments', 'it is too bubbly', 'the enthusiasm is distracting',
+    ],
+  },
+  answerFormat: {
+    line: [
+      "I can't find the final answer", 'the result is buried', "the answer isn't labelled", 'I have to hunt for the result',
+      'the final number is hidden in the text',
+    ],
+    boxed: [
+      "the answer isn't boxed", 'my class always boxes the answer', 'the final number is not marked',
+      'the result has no box around it', 'our worksheets need boxed answers',
+    ],
+    sentence: [
+      'the Answer: label looks odd', "I don't like the box around the answer", 'the tag on the answer looks weird',
+      'the answer label feels robotic', 'nobody boxes or labels answers like that',
+    ],
+  },
+};
+
+/** What the user asks for instead. `{answer}` stands for the problem's answer. */
+const requests: PartsByValue = {
+  formatting: {
+    plain: [
+      'write it in plain prose', 'no bold and no lists please', 'just use normal paragraphs', 'drop the formatting',
+      'make it look hand-written', 'lose the stars and the numbering', 'write it like a normal person would',
+      'no bold text, no numbered steps', 'keep it plain, without any markdown', 'remove the bold and the list',
+    ],
+    bold: [
+      'put the key numbers in bold', 'bold the important values', 'make the main results stand out in bold',
+      'highlight the key figures in bold', 'use bold for the important numbers', 'mark the key values with bold',
+    ],
+    numbered: [
+      'number the steps', 'use a numbered list', 'give me steps 1, 2, 3', 'put each step on its own numbered line',
+      'split the working into numbered steps', 'lay the steps out as a numbered list', 'make it an enumerated list',
+    ],
+  },
+  length: {
+    short: [
+      'keep it short', 'just a few sentences', 'cut it down', 'shorter please', 'give me the short version', 'be brief',
+      'trim it', 'one or two lines is enough', 'make it quick', 'keep it under 40 words',
+    ],
+    long: [
+      'explain it in much more detail', 'write a lot more', 'go through it step by step, thoroughly',
+      'I need at least a full paragraph', 'expand on it', 'give me a detailed explanation', 'say much more about it',
+      'write at least 100 words', 'elaborate on every step', 'go into depth',
+    ],
+  },
+  tone: {
+    warm: [
+      'be more encouraging', 'add some warmth', 'say something kind, like well done', 'cheer the student on',
+      'be friendlier', 'sound kind and supportive', 'add a bit of praise', 'make it upbeat and friendly', 'be gentle and warm',
+    ],
+    neutral: [
+      'just the facts', 'keep it neutral', 'skip the praise', 'be matter-of-fact', 'tone it down', 'no compliments please',
+      'stay factual', 'keep it sober and plain in tone', 'leave out the cheering',
+    ],
+  },
+  answerFormat: {
+    line: [
+      'put the answer on its own line as Answer: {answer}', 'end with an Answer: line', "finish with 'Answer:' and the number",
+      'add a last line that says Answer: {answer}', 'label the result on a separate Answer: line',
+    ],
+    boxed: [
+      'box the final answer', 'put the answer in \\boxed{}', 'wrap the result in a box', 'use a LaTeX box for the answer',
+      'write it as \\boxed{{answer}}', 'put a box around the final number',
+    ],
+    sentence: [
+      'just say the answer in a sentence', 'no box and no Answer: line, put it in the text', 'work the answer into a normal sentence',
+      'state the result in words, without a label', 'mention the answer naturally in a sentence',
+    ],
+  },
+};
+
+const thanksWords: readonly string[] = [
+  'Thanks', 'Thank you', 'Thanks a lot', 'Many thanks', 'Cheers', 'Much appreciated', 'I appreciate it', 'Thank you so much',
+  'Thanks a bunch', 'Thx', 'Great, thanks', 'Ok, thanks', 'Thanks again', 'Big thanks',
+];
+
+const praises: readonly string[] = [
+  "that's perfect", 'exactly what I needed', 'great', 'this is just right', 'spot on', 'lovely', 'brilliant', 'nice work',
+  'that works', 'this is clear', 'that looks right', 'good job', 'excellent', "that's much better", 'now it is right',
+  'I like it', "that's helpful", 'super', 'wonderful', 'fantastic', 'awesome', 'sorted', 'that is the style I wanted',
+  'that is the right length', 'the tone is right', 'that is what I was after', 'this works for me', 'all good',
+  'very helpful', 'that is ready to hand in', 'the students will like this', 'I can use this', 'clear and helpful',
+];
+
+const moveOns: readonly string[] = [
+  'On to the next one.', 'Moving on.', "I'll use this.", 'Next question coming.', 'That helps a lot.', 'All clear now.',
+  'That saves me time.', "I'll send it.", 'Now I get it.', 'See you tomorrow.', "Let's do another.",
+];
+
+const neutralOpeners: readonly string[] = ['', '', 'Hmm.', 'Ok.', 'Wait.', 'Hold on.', 'By the way,', 'Random question:', 'Oh,', 'Right.'];
+
+const neutralRemarks: readonly string[] = [
+  'what time is it?', 'did you watch the football on Saturday?', 'will it be sunny tomorrow?', 'someone is at the door.',
+  "I'll look at this later.", 'do you know any good books?', 'my cat wants food.', 'let me ask my friend first.',
+  'I need a coffee.', 'how do I reset my password?', 'what is the capital of France?', 'the bus is late again.',
+  'let me read it first.', 'can you remind me about the meeting?', 'my laptop battery is low.', 'I have to pick up my kid.',
+  'what should I cook tonight?', 'give me a minute.', 'let me think about it.', 'is the library open on Sunday?',
+  'I will be back in ten minutes.', 'who won the match?', 'my internet keeps dropping.', 'how long is the holiday?',
+];
+
+function sentence(text: string): string {
+  const trimmed = text.trim();
+  if (trimmed === '') return '';
+  const capitalized = trimmed[0]!.toUpperCase() + trimmed.slice(1);
+  return /[.!?]$/.test(capitalized) ? capitalized : `${capitalized}.`;
+}
+
+function partsOf(table: PartsByValue, dimension: StyleDimension, value: string): readonly string[] {
+  return (table[dimension] as Record<string, readonly string[]>)[value] ?? [];
+}
+
+/** One dimension's complaint: what is wrong, what to do instead, or both. */
+function complaintClause(random: SeededRandom, dimension: StyleDimension, value: string): string {
+  const problem = random.pick(partsOf(problems, dimension, value));
+  const request = random.pick(partsOf(requests, dimension, value));
+  const shape = random.weighted<'both' | 'problem-then-request' | 'request-only' | 'problem-only' | 'request-because'>([
+    ['both', 0.3], ['problem-then-request', 0.2], ['request-only', 0.25], ['problem-only', 0.1], ['request-because', 0.15],
+  ]);
+  if (shape === 'both') return `${sentence(problem)} ${sentence(`${request}${random.chance(0.4) ? ', please' : ''}`)}`;
+  if (shape === 'problem-then-request') return sentence(`${problem}, so ${request}`);
+  if (shape === 'request-only') return sentence(random.chance(0.5) ? `please ${request}` : request);
+  if (shape === 'problem-only') return sentence(problem);
+  return sentence(`${request}, ${problem}`);
+}
+
+export function composeComplaint(random: SeededRandom, wanted: Partial<StyleChoice>, answer: number): string {
+  const dimensions = (Object.keys(wanted) as StyleDimension[]).filter((dimension) => wanted[dimension] !== undefined);
+  const opener = random.pick(complaintOpeners);
+  const clauses = random.shuffle(dimensions).map((dimension) => complaintClause(random, dimension, wanted[dimension] as string));
+  let body = clauses.join(' ');
+  if (opener.endsWith(',') || opener.endsWith(':') || opener === 'Sorry, but' || opener === 'Almost, but') {
+    body = body[0]!.toLowerCase() + body.slice(1);
+  }
+  return `${opener} ${body}`.trim().replaceAll('{answer}', String(answer));
+}
+
+export function composeThanks(random: SeededRandom): string {
+  const shape = random.weighted<'thanks-praise' | 'praise-thanks' | 'praise' | 'thanks'>([
+    ['thanks-praise', 0.35], ['praise-thanks', 0.3], ['praise', 0.2], ['thanks', 0.15],
+  ]);
+  const thanks = random.pick(thanksWords);
+  const praise = random.pick(praises);
+  let text: string;
+  if (shape === 'thanks-praise') text = `${thanks}, ${praise}${random.chance(0.3) ? '!' : '.'}`;
+  else if (shape === 'praise-thanks') {
+    text = random.chance(0.5) ? `${sentence(praise).slice(0, -1)}, ${thanks.toLowerCase()}.` : `${sentence(praise).slice(0, -1)}! ${thanks}.`;
+  } else if (shape === 'praise') text = `${sentence(praise).slice(0, -1)}${random.chance(0.5) ? '!' : '.'}`;
+  else text = `${thanks}${random.chance(0.5) ? '!' : '.'}`;
+  return random.chance(0.35) ? `${text} ${random.pick(moveOns)}` : text;
+}
+
+export function composeNeutral(random: SeededRandom): string {
+  const opener = random.pick(neutralOpeners);
+  const remark = random.pick(neutralRemarks);
+  if (opener === '') return sentence(remark);
+  return opener.endsWith(',') || opener.endsWith(':') ? `${opener} ${remark}` : `${opener} ${sentence(remark)}`;
+}
+
+/** Every part, for tests that check the composed next states against the held-out split. */
+export const composedNextStateParts = { complaintOpeners, problems, requests, thanksWords, praises, moveOns, neutralOpeners, neutralRemarks };

@@ -1,0 +1,48 @@
+/**
+ * Judge examples on the built-in simulated users' own words (core/user-preference.ts): a held-out
+ * task of the user's kind, a reply that breaks the user's preference answered with one of its
+ * complaints, or one that keeps it answered with one of its thanks. These words are in neither
+ * corpus split, so they measure the judge as the personalization experiment meets it.
+ */
+import { parseStyleHint } from '../../core/hint.js';
+import { buildHintPrompt, buildJudgePrompt } from '../../core/judge-prompts.js';
+import type { VoteScore } from '../../core/judge-votes.js';
+import type { SeededRandom } from '../../core/seeded-random.js';
+import { drawStyle, type StyleChoice } from '../../core/style.js';
+import { satisfiesPreference, type SimulatedUser } from '../../core/user-preference.js';
+import type { ChatMessage } from '../../spec/chat.js';
+import type { JudgePromptKind } from './judge-task.js';
+import { writeReply } from './reply-writer.js';
+import { buildTutorTask } from './tutor-tasks.js';
+
+export interface SimulatedUserJudgeExample {
+  /** The judge prompt, without an answer. */
+  messages: ChatMessage[];
+  prompt: JudgePromptKind;
+  complaint: boolean;
+  expectedScore: VoteScore;
+  /** What the user's own hint asks for: the values a good judge hint names. */
+  wanted: Partial<StyleChoice>;
+}
+
+export function simulatedUserJudgeExample(random: SeededRandom, user: SimulatedUser, prompt: JudgePromptKind, complaint: boolean): SimulatedUserJudgeExample {
+  const tutor = buildTutorTask(user.task, random, 'heldout');
+  let reply = writeReply(tutor.content, drawStyle(random), random);
+  // Rejection sampling: a reply that breaks the preference for complaints, keeps it for thanks.
+  for (let attempt = 0; attempt < 200 && satisfiesPreference(user.preference, reply) === complaint; attempt += 1) {
+    reply = writeReply(tutor.content, drawStyle(random), random);
+  }
+  const input = {
+    context: [{ role: 'user', content: tutor.userMessage } satisfies ChatMessage],
+    response: { role: 'assistant', content: reply } satisfies ChatMessage,
+    nextState: [{ role: 'user', content: random.pick(complaint ? user.complaints : user.thanks) } satisfies ChatMessage],
+  };
+  const expectedScore: VoteScore = prompt === 'hint' ? (complaint ? 1 : -1) : complaint ? -1 : 1;
+  return {
+    messages: prompt === 'verdict' ? buildJudgePrompt(input) : buildHintPrompt(input),
+    prompt,
+    complaint,
+    expectedScore,
+    wanted: parseStyleHint(user.hint),
+  };
+}
