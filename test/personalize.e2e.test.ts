@@ -80,6 +80,7 @@ describe('clawrl eval personalize', () => {
     expect(JSON.parse(readFileSync(path.join(out, 'personalize-brief-grader-rl-seed5.json'), 'utf8'))).toEqual(result);
     expect(readFileSync(path.join(out, 'satisfaction.svg'), 'utf8').match(/<polyline /g)).toHaveLength(1);
     expect(existsSync(path.join(data, 'server.log'))).toBe(true);
+    expect(readFileSync(path.join(out, 'summary.md'), 'utf8')).toContain('| brief-grader | rl | 5 |');
 
     // What the server recorded agrees with the result.
     const store = createSqliteRecordStore({ path: path.join(data, 'clawrl.db') });
@@ -100,6 +101,25 @@ describe('clawrl eval personalize', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it('measures the untrained base with --method base: the server never trains, so one probe serves for the run', async () => {
+    const userFile = path.join(work, 'user.json');
+    writeFileSync(userFile, JSON.stringify(user));
+    const out = path.join(work, 'out-base');
+    const data = path.join(work, 'data-base');
+    const run = await runCli([
+      'eval', 'personalize', '--user', userFile, '--method', 'base', '--sessions', '4', '--seed', '5', '--probe-size', '4',
+      '--json', '--out', out, '--data', data, '--engine', 'local', '--model', folder, '--judge', 'rules', '--max-tokens', '12', '--train-every', '1',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(path.join(data, 'server.log'), 'utf8')).not.toMatch(/training on/);
+    const result = personalizeResultSchema.parse(JSON.parse(run.stdout));
+    expect(result.probe).toHaveLength(1);
+    expect(result.sessions.every((session) => session.policyVersion === 0)).toBe(true);
+    expect(result.method).toBe('base');
+    expect(run.stderr).not.toMatch(/warning: the server built/);
+    expect(readFileSync(path.join(out, 'summary.md'), 'utf8')).toContain('| brief-grader | base | 5 |');
   });
 
   it('rejects a user file that is not a simulated-user spec before starting anything', async () => {
