@@ -146,7 +146,7 @@ export async function runBenchCommand(target: string, options: { json: boolean; 
   const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
   const result = await runGatewayBench({
     ...defaultGatewayBenchOptions,
-    ...(options.quick ? { concurrencies: [1, 4], requestsAt: () => 20 } : {}),
+    ...(options.quick ? { concurrencies: [1, 4], requestsAt: () => 20, warmUpRequests: 0 } : {}),
     onProgress: progress,
   });
   process.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatGatewayBench(result)}\n`);

@@ -4,6 +4,7 @@
  * order (the first request is served on the active policy version) and stops them in reverse
  * order on SIGINT/SIGTERM: stop accepting, drain in-flight requests, stop judging (turns in
  * flight stay queued), let a running step finish, close the engine and the bus, flush the store.
+ * The judge runs in its own thread whenever it can (`start-judge-thread.ts`), off the HTTP loop.
  * `clawrl gateway`, `judge` and `trainer` start the same parts one per process.
  */
 import { hostname } from 'node:os';
@@ -17,6 +18,7 @@ import { openRecordStore, type StoreConfiguration } from './open-record-store.js
 import { runUntilSignal } from './run-until-signal.js';
 import { startGatewayService, type GatewayConfiguration } from './start-gateway-service.js';
 import { startJudgeService, type JudgeServiceConfiguration } from './start-judge-service.js';
+import { judgeRunsInThread, startJudgeThread } from './start-judge-thread.js';
 import { startPolicyFollower } from './start-policy-follower.js';
 import { startTraining, type TrainingConfiguration } from './start-training.js';
 
@@ -56,7 +58,10 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
       }),
       (started) => started.close(),
     );
-    parts.add(startJudgeService(configuration, { store: announcingStore, engine, logger }), (started) => started.close());
+    const judge = judgeRunsInThread(configuration)
+      ? await startJudgeThread(configuration, { logger })
+      : startJudgeService(configuration, { store: announcingStore, engine, logger });
+    parts.add(judge, (started) => started.close());
     const gateway = parts.add(
       await startGatewayService(configuration, { store: announcingStore, engine, policies: training.policies, logger }),
       (started) => started.close(),

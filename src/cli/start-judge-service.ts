@@ -19,7 +19,7 @@ export interface RunningJudge {
 }
 
 /** Whether the judge process needs an inference engine: to judge with the policy, or to score OPD teachers. */
-export function judgeNeedsEngine(configuration: JudgeServiceConfiguration): boolean {
+export function judgeNeedsEngine(configuration: Pick<JudgeServiceConfiguration, 'judge' | 'method'>): boolean {
   return configuration.judge === 'policy' || configuration.method !== 'rl';
 }
 

@@ -61,7 +61,7 @@ export function decodeFloat64Blob(blob: Uint8Array): number[] {
   return values;
 }
 
-export function commonPrefixLength(left: readonly number[], right: readonly number[]): number {
+export function commonPrefixLength(left: ArrayLike<number>, right: ArrayLike<number>): number {
   const limit = Math.min(left.length, right.length);
   let length = 0;
   while (length < limit && left[length] === right[length]) length += 1;

@@ -143,8 +143,12 @@ export function createChatCompletionsHandler(context: GatewayContext) {
           createId: context.createId,
         });
         const type = parseTurnType(c.req.header('x-turn-type') ?? parsed.bodyTurnType) ?? inferTurnType(parsed.request.messages);
-        await context.store.upsertSession({ id: session.sessionId, tenant, at: startedAt });
-        if (type === 'main') await linkPreviousTurn(session.sessionId, parsed.request.messages, session.conversationRoot);
+        // Issued together, so a store that group-commits (SQLite) commits both at once: the link
+        // reads only the previous turn, which the session touch does not change.
+        await Promise.all([
+          context.store.upsertSession({ id: session.sessionId, tenant, at: startedAt }),
+          type === 'main' ? linkPreviousTurn(session.sessionId, parsed.request.messages, session.conversationRoot) : undefined,
+        ]);
         draft = {
           turnId: context.createId('turn'),
           sessionId: session.sessionId,

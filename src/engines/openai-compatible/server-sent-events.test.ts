@@ -19,4 +19,15 @@ describe('readServerSentEvents', () => {
   it('joins multi-line data, ignores comments and other fields, keeps a final unterminated event', async () => {
     expect(await read(': keep-alive\n\nevent: x\ndata: a\ndata:b\nid: 3\n\ndata: [DONE]')).toEqual(['a\nb', '[DONE]']);
   });
+
+  it('accepts bare CR line ends, also when a CR ends one read and the stream', async () => {
+    expect(await read('data: a\r\rdata: b\r', '\rdata: c\r', '\n\r')).toEqual(['a', 'b', 'c']);
+  });
+
+  it('reads a long event split over many reads intact', async () => {
+    const ids = Array.from({ length: 11_000 }, (_, index) => index).join(',');
+    const text = `data: {"prompt_token_ids":[${ids}]}\n\ndata: [DONE]\n\n`;
+    const parts = Array.from({ length: Math.ceil(text.length / 997) }, (_, index) => text.slice(index * 997, (index + 1) * 997));
+    expect(await read(...parts)).toEqual([`{"prompt_token_ids":[${ids}]}`, '[DONE]']);
+  });
 });

@@ -89,7 +89,7 @@ export class PostgresRecordStore implements RecordStore {
   readonly #training: PostgresTrainingRecords;
   // The latest prompt+response sequence per (session, type) this process wrote, so recording the
   // next turn does not rebuild its base; keyed by ordinal, so another process's turn is never mistaken for it.
-  readonly #sequences = createPromptSequenceCache(256);
+  readonly #sequences = createPromptSequenceCache();
 
   constructor(database: PostgresDatabase) {
     this.#database = database;
@@ -166,10 +166,7 @@ export class PostgresRecordStore implements RecordStore {
         throw error;
       }
       // Only after the commit: a rolled-back turn must never become another turn's base.
-      this.#sequences.remember(turn.sessionId, turn.type, inserted.ordinal, [
-        ...turn.promptTokenIds,
-        ...turn.responseTokenIds,
-      ]);
+      this.#sequences.remember(turn.sessionId, turn.type, inserted.ordinal, turn.promptTokenIds, turn.responseTokenIds);
       return { ...turn, index: inserted.index, nextState: null, nextStateAt: null };
     });
   }

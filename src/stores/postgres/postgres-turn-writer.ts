@@ -94,7 +94,7 @@ async function promptBase(
     )
   ).rows;
   if (previous === undefined) return { ordinal: null, prefixLength: 0 };
-  let sequence = sequences.recall(sessionId, type, previous.ordinal);
+  let sequence: ArrayLike<number> | undefined = sequences.recall(sessionId, type, previous.ordinal);
   if (sequence === undefined) {
     const tokens = await loadTurnTokens(client, previous.ordinal);
     sequence = [...tokens.promptTokenIds, ...tokens.responseTokenIds];

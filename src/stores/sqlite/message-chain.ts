@@ -3,6 +3,12 @@
  * from a root node to a tip; successive requests of a session share their prefix path, so each
  * distinct message in a given position is stored once however many turns repeat it. Tool lists,
  * which agents resend unchanged with every request, are stored once per distinct list.
+ *
+ * Every request of a session resends its whole prefix (an agent's ~40 KB system prompt first), so
+ * the chain remembers which node each (parent, body) is: a known message costs a map lookup instead
+ * of a SHA-256, a query and reading the body back. Only committed nodes are remembered (the caller
+ * hands `learned` to `remember` after its commit), and nodes are never deleted, so a remembered id
+ * stays right. Bounded by the characters it holds; least recently used entries go first.
  */
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
@@ -10,13 +16,24 @@ import type { ChatMessage, ToolDefinition } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { canonicalJson } from '../../core/canonical-json.js';
 
-export interface MessageChain {
-  /** Stores the list (inside the caller's transaction) and returns its tip node id; null when empty. */
-  store(messages: readonly ChatMessage[]): number | null;
-  load(tipId: number | null): ChatMessage[];
-  storeTools(tools: readonly ToolDefinition[]): number;
-  loadTools(toolSetId: number): ToolDefinition[];
+/** A node the chain met while storing; remembered once the caller's transaction committed. */
+export interface KnownNode {
+  key: string;
+  id: number;
 }
+
+export interface MessageChain {
+  /** Stores the list (inside the caller's transaction); its tip node id is null when empty. */
+  store(messages: readonly ChatMessage[]): { tipId: number | null; learned: KnownNode[] };
+  load(tipId: number | null): ChatMessage[];
+  storeTools(tools: readonly ToolDefinition[]): { id: number; learned: KnownNode[] };
+  loadTools(toolSetId: number): ToolDefinition[];
+  /** Call only after the transaction that stored these nodes has committed. */
+  remember(learned: readonly KnownNode[]): void;
+}
+
+/** Characters of message and tool bodies remembered: 8 Mi (~16 MiB). */
+const knownBudget = 8 * 1024 * 1024;
 
 interface NodeRow {
   id: number;
@@ -50,6 +67,17 @@ export function createMessageChain(database: Database.Database): MessageChain {
   const insertToolSet = database.prepare<[Buffer, string]>('INSERT INTO tool_sets (hash, body) VALUES (?, ?)');
   const loadToolSet = database.prepare<[number], { body: string }>('SELECT body FROM tool_sets WHERE id = ?');
 
+  const known = new Map<string, number>();
+  let knownCharacters = 0;
+  const recall = (key: string): number | undefined => {
+    const id = known.get(key);
+    if (id !== undefined) {
+      known.delete(key);
+      known.set(key, id);
+    }
+    return id;
+  };
+
   // A hash match with a different body would silently splice another conversation into this one.
   function checkBody(row: NodeRow, body: string): number {
     if (row.body !== body) {
@@ -61,16 +89,20 @@ export function createMessageChain(database: Database.Database): MessageChain {
   return {
     store(messages) {
       let parentId: number | null = null;
+      const learned: KnownNode[] = [];
       for (const message of messages) {
         const body = canonicalJson(message);
-        const hash = hashOf(body);
-        const existing: NodeRow | undefined = parentId === null ? findRoot.get(hash) : findChild.get(parentId, hash);
-        parentId =
-          existing === undefined
-            ? Number(insertNode.run(parentId, hash, body).lastInsertRowid)
-            : checkBody(existing, body);
+        const key = `m${parentId ?? ''}:${body}`;
+        let id = recall(key);
+        if (id === undefined) {
+          const hash = hashOf(body);
+          const existing: NodeRow | undefined = parentId === null ? findRoot.get(hash) : findChild.get(parentId, hash);
+          id = existing === undefined ? Number(insertNode.run(parentId, hash, body).lastInsertRowid) : checkBody(existing, body);
+          learned.push({ key, id });
+        }
+        parentId = id;
       }
-      return parentId;
+      return { tipId: parentId, learned };
     },
 
     load(tipId) {
@@ -80,9 +112,28 @@ export function createMessageChain(database: Database.Database): MessageChain {
 
     storeTools(tools) {
       const body = canonicalJson(tools);
+      const key = `t:${body}`;
+      const cached = recall(key);
+      if (cached !== undefined) return { id: cached, learned: [] };
       const hash = hashOf(body);
       const existing = findToolSet.get(hash);
-      return existing === undefined ? Number(insertToolSet.run(hash, body).lastInsertRowid) : checkBody(existing, body);
+      const id = existing === undefined ? Number(insertToolSet.run(hash, body).lastInsertRowid) : checkBody(existing, body);
+      return { id, learned: [{ key, id }] };
+    },
+
+    remember(learned) {
+      for (const { key, id } of learned) {
+        if (key.length > knownBudget) continue;
+        if (!known.has(key)) knownCharacters += key.length;
+        known.delete(key);
+        known.set(key, id);
+      }
+      while (knownCharacters > knownBudget) {
+        const oldest = known.keys().next();
+        if (oldest.done === true) break;
+        known.delete(oldest.value);
+        knownCharacters -= oldest.value.length;
+      }
     },
 
     loadTools(toolSetId) {

@@ -37,6 +37,13 @@ export interface TurnReader {
   tokens(ordinal: number): { promptTokenIds: number[]; responseTokenIds: number[] };
 }
 
+/** A turn leased to a judge worker, before its record is read back. */
+export interface LeasedTurn {
+  ordinal: number;
+  generation: number;
+  attempts: number;
+}
+
 function checkPaging(limit: number, offset: number): void {
   for (const [name, value] of [['limit', limit], ['offset', offset]] as const) {
     if (!Number.isInteger(value) || value < 0) {
@@ -48,7 +55,7 @@ function checkPaging(limit: number, offset: number): void {
 export class SqliteJudgingRecords {
   readonly #statements: SqliteJudgingStatements;
   readonly #turns: TurnReader;
-  readonly #claim: Database.Transaction<(options: ClaimTurnsOptions) => JudgeClaim[]>;
+  readonly #lease: Database.Transaction<(options: ClaimTurnsOptions) => LeasedTurn[]>;
   readonly #release: Database.Transaction<(options: ReleaseTurnOptions) => boolean>;
   readonly #recordJudgement: Database.Transaction<(judgement: NewJudgement) => number>;
   readonly #recordFeedback: Database.Transaction<(feedback: NewFeedback) => number | null>;
@@ -58,7 +65,7 @@ export class SqliteJudgingRecords {
   constructor(database: Database.Database, turns: TurnReader) {
     this.#statements = sqliteJudgingStatements(database);
     this.#turns = turns;
-    this.#claim = database.transaction((options) => this.#claimDue(options));
+    this.#lease = database.transaction((options) => this.#leaseDue(options));
     this.#release = database.transaction((options) => this.#releaseClaim(options));
     this.#recordJudgement = database.transaction((judgement) => this.#insertJudgement(judgement));
     this.#recordFeedback = database.transaction((feedback) => this.#insertFeedback(feedback));
@@ -74,11 +81,28 @@ export class SqliteJudgingRecords {
     if (turn !== undefined && turn.type === 'main' && turn.trainable === 1) this.#statements.enqueue.run(turn.ordinal, at);
   }
 
-  claimTurns(options: ClaimTurnsOptions): JudgeClaim[] {
+  /** The write half of a claim: leases the due turns. */
+  leaseDue(options: ClaimTurnsOptions): LeasedTurn[] {
     if (!Number.isInteger(options.limit) || options.limit < 0) {
       throw new ClawrlError('invalid_request', `limit must be a non-negative integer, got ${options.limit}`, { param: 'limit' });
     }
-    return this.#claim.immediate(options);
+    return this.#lease.immediate(options);
+  }
+
+  /** The read half of a claim: the leased turns with their feedback and judgements. */
+  claimsOf(leased: readonly LeasedTurn[]): JudgeClaim[] {
+    return leased.map((row) => {
+      const { id } = this.#turnKeyOf(row.ordinal);
+      const turn = this.#turns.turn(id);
+      if (turn === null) throw new ClawrlError('store_error', `queued turn ${id} vanished`);
+      return {
+        turn,
+        generation: row.generation,
+        attempts: row.attempts,
+        feedback: this.#latestFeedback(row.ordinal),
+        judgements: this.#judgementsOf(row.ordinal),
+      };
+    });
   }
 
   releaseTurn(options: ReleaseTurnOptions): boolean {
@@ -105,10 +129,14 @@ export class SqliteJudgingRecords {
     return turn === undefined ? null : this.#latestFeedback(turn.ordinal);
   }
 
-  recordSample(sample: NewSample): SampleRecord {
+  insertSample(sample: NewSample): void {
     this.#recordSample.immediate(sample);
-    const row = this.#statements.selectSample.get(sample.id);
-    if (row === undefined) throw new ClawrlError('store_error', `sample ${sample.id} vanished after its insert`);
+  }
+
+  /** A sample just inserted, as a record (read after its commit). */
+  sampleRecord(id: string): SampleRecord {
+    const row = this.#statements.selectSample.get(id);
+    if (row === undefined) throw new ClawrlError('store_error', `sample ${id} vanished after its insert`);
     return this.#toSampleRecord(row);
   }
 
@@ -147,23 +175,10 @@ export class SqliteJudgingRecords {
     return toJudgingCounts(row);
   }
 
-  #claimDue(options: ClaimTurnsOptions): JudgeClaim[] {
+  #leaseDue(options: ClaimTurnsOptions): LeasedTurn[] {
     const due = this.#statements.selectDue.all({ now: options.now, limit: options.limit });
-    const claims: JudgeClaim[] = [];
-    for (const row of due) {
-      this.#statements.lease.run(options.workerId, options.now + options.leaseMs, row.turn_ordinal);
-      const { id } = this.#turnKeyOf(row.turn_ordinal);
-      const turn = this.#turns.turn(id);
-      if (turn === null) throw new ClawrlError('store_error', `queued turn ${id} vanished`);
-      claims.push({
-        turn,
-        generation: row.generation,
-        attempts: row.attempts,
-        feedback: this.#latestFeedback(row.turn_ordinal),
-        judgements: this.#judgementsOf(row.turn_ordinal),
-      });
-    }
-    return claims;
+    for (const row of due) this.#statements.lease.run(options.workerId, options.now + options.leaseMs, row.turn_ordinal);
+    return due.map((row) => ({ ordinal: row.turn_ordinal, generation: row.generation, attempts: row.attempts }));
   }
 
   #releaseClaim(options: ReleaseTurnOptions): boolean {

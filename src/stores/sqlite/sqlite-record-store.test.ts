@@ -187,6 +187,35 @@ describe('createSqliteRecordStore on a file', () => {
     await store.close();
   });
 
+  it('group-commits concurrent turns: a failing one rejects alone and leaves no node another turn could reuse', async () => {
+    const store = createSqliteRecordStore({ path });
+    await store.upsertSession({ id: 's1', tenant: null, at: 0 });
+    const system: ChatMessage = { role: 'system', content: 'You tutor arithmetic.' };
+    const turnWith = (id: string, question: string, promptTokenIds: number[]): NewTurn => ({
+      ...turnOf('s1', 0, undefined),
+      id,
+      type: 'side',
+      messages: [system, { role: 'user', content: question }],
+      promptTokenIds,
+    });
+    // Queued together, so they run in one transaction; the second fails after storing its messages.
+    const [kept, failed, alsoKept] = await Promise.allSettled([
+      store.recordTurn(turnWith('kept', 'first question', [1, 2])),
+      store.recordTurn(turnWith('failed', 'rolled back question', [1, 2.5])),
+      store.recordTurn(turnWith('also-kept', 'third question', [1, 3])),
+    ]);
+    expect([kept.status, failed.status, alsoKept.status]).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(failed.status === 'rejected' && (failed.reason as ClawrlError).code).toBe('store_error');
+    expect(await store.getTurn('failed')).toBeNull();
+    // The rolled-back node's row id is taken by another message now; the rolled-back question must
+    // be stored afresh, not found in the chain's memory under that id.
+    await store.recordTurn(turnWith('other', 'a different question', [1, 4]));
+    await store.recordTurn(turnWith('retried', 'rolled back question', [1, 5]));
+    expect((await store.getTurn('retried'))?.messages).toEqual([system, { role: 'user', content: 'rolled back question' }]);
+    expect((await store.getTurn('other'))?.messages).toEqual([system, { role: 'user', content: 'a different question' }]);
+    await store.close();
+  });
+
   it('fails every call after close with store_error', async () => {
     const store = createSqliteRecordStore({ path: ':memory:' });
     await store.close();

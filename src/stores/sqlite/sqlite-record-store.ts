@@ -1,8 +1,10 @@
 /**
  * The SQLite `RecordStore`. Built by `createSqliteRecordStore`; see that file for the schema.
  *
- * better-sqlite3 is synchronous: each method does its work in one transaction on the calling
- * tick and returns a settled promise, so a resolved write is already committed.
+ * better-sqlite3 is synchronous: reads run on the calling tick. Writes are group-committed
+ * (`group-commit.ts`): queued, run together in one transaction after the loop's pending I/O, each
+ * in its own savepoint, and resolved only once that transaction has committed — so a resolved
+ * write is durable, as the seam promises, while many concurrent writes share one commit.
  */
 import type Database from 'better-sqlite3';
 import type { ChatMessage } from '../../spec/chat.js';
@@ -41,34 +43,38 @@ import type {
   TurnType,
 } from '../../spec/records.js';
 import { canonicalJson } from '../../core/canonical-json.js';
-import { createMessageChain, type MessageChain } from './message-chain.js';
+import { createGroupCommit, type GroupCommit } from './group-commit.js';
+import { createMessageChain, type KnownNode, type MessageChain } from './message-chain.js';
 import { createPromptSequenceCache, type PromptSequenceCache } from '../../core/prompt-sequence-cache.js';
 import { SqliteJudgingRecords } from './sqlite-judging-records.js';
 import { SqliteTrainingRecords } from './sqlite-training-records.js';
-import { sqliteStatements, type SessionRow, type SqliteStatements, type TurnRow } from './sqlite-statements.js';
-import {
-  commonPrefixLength,
-  decodeFloat64Blob,
-  decodeInt32Blob,
-  encodeFloat64Blob,
-  encodeInt32Blob,
-  reconstructPromptTokenIds,
-} from '../../core/token-blob-codec.js';
+import { sqliteStatements, type SqliteStatements } from './sqlite-statements.js';
+import { SqliteTurnReader } from './sqlite-turn-reader.js';
+import { commonPrefixLength, encodeFloat64Blob, encodeInt32Blob } from '../../core/token-blob-codec.js';
 
 const defaultListLimit = 100;
 
-type SessionUpsert = Parameters<RecordStore['upsertSession']>[0];
+function storeErrorOf(operation: string, error: unknown): ClawrlError {
+  if (ClawrlError.isInstance(error)) return error;
+  return new ClawrlError('store_error', `${operation} failed: ${String(error)}`, { cause: error });
+}
+
+interface InsertedTurn {
+  ordinal: number;
+  index: number;
+  /** Message and tool nodes to remember once the turn has committed. */
+  learned: KnownNode[];
+}
 
 export class SqliteRecordStore implements RecordStore {
   readonly #database: Database.Database;
   readonly #statements: SqliteStatements;
   readonly #messageChain: MessageChain;
+  readonly #reader: SqliteTurnReader;
   // The latest prompt+response sequence per (session, type), so recording the next turn does not
   // have to rebuild its base from the database.
-  readonly #sequences: PromptSequenceCache = createPromptSequenceCache(32);
-  readonly #upsertSession: Database.Transaction<(input: SessionUpsert) => void>;
-  readonly #insertTurnTransaction: Database.Transaction<(turn: NewTurn) => { ordinal: number; index: number }>;
-  readonly #linkNextState: Database.Transaction<(turnId: string, nextState: string, at: number) => boolean>;
+  readonly #sequences: PromptSequenceCache = createPromptSequenceCache();
+  readonly #group: GroupCommit;
   readonly #judging: SqliteJudgingRecords;
   readonly #training: SqliteTrainingRecords;
   #closed = false;
@@ -77,38 +83,30 @@ export class SqliteRecordStore implements RecordStore {
     this.#database = database;
     this.#statements = sqliteStatements(database);
     this.#messageChain = createMessageChain(database);
-    this.#upsertSession = database.transaction((input) => {
-      this.#statements.upsertSession.run(input);
-    });
-    this.#insertTurnTransaction = database.transaction((turn) => this.#insertTurn(turn));
+    this.#reader = new SqliteTurnReader(this.#statements, this.#messageChain);
+    this.#group = createGroupCommit(database);
     this.#judging = new SqliteJudgingRecords(database, {
       turn: (id) => {
         const row = this.#statements.selectTurn.get(id);
-        return row === undefined ? null : this.#toTurnRecord(row);
+        return row === undefined ? null : this.#reader.turn(row);
       },
-      tokens: (ordinal) => this.#storedTokens(ordinal),
+      tokens: (ordinal) => this.#reader.tokens(ordinal),
     });
     this.#training = new SqliteTrainingRecords(
       database,
       (turnId) => this.#judging.listSamples({ turnId, status: 'ready', limit: 1 })[0] ?? null,
     );
-    this.#linkNextState = database.transaction((turnId, nextState, at) => {
-      if (this.#statements.linkNextState.run(nextState, at, turnId).changes === 0) return false;
-      this.#judging.queueLinkedTurn(turnId, at);
-      return true;
-    });
   }
 
   async upsertSession(input: { id: string; tenant: string | null; at: number }): Promise<void> {
-    return this.#run('upsertSession', () =>
-      this.#upsertSession.immediate({ id: input.id, tenant: input.tenant, at: input.at }),
-    );
+    // Every write runs atomically inside the group commit (alone, or in its own savepoint).
+    return this.#write('upsertSession', () => void this.#statements.upsertSession.run({ id: input.id, tenant: input.tenant, at: input.at }));
   }
 
   async getSession(id: string): Promise<SessionRecord | null> {
     return this.#run('getSession', () => {
       const row = this.#statements.selectSession.get(id);
-      return row === undefined ? null : this.#toSessionRecord(row);
+      return row === undefined ? null : this.#reader.session(row);
     });
   }
 
@@ -127,34 +125,38 @@ export class SqliteRecordStore implements RecordStore {
         options.status === undefined
           ? this.#statements.listSessions.all(limit, offset)
           : this.#statements.listSessionsByStatus.all(options.status, limit, offset);
-      return rows.map((row) => this.#toSessionRecord(row));
+      return rows.map((row) => this.#reader.session(row));
     });
   }
 
   async closeSession(id: string, reason: SessionCloseReason, at: number): Promise<boolean> {
-    return this.#run('closeSession', () => this.#statements.closeSession.run(at, reason, id).changes > 0);
+    return this.#write('closeSession', () => this.#statements.closeSession.run(at, reason, id).changes > 0);
   }
 
   async closeIdleSessions(idleSince: number, at: number): Promise<string[]> {
-    return this.#run('closeIdleSessions', () =>
+    return this.#write('closeIdleSessions', () =>
       this.#statements.closeIdleSessions.all(at, idleSince).map((row) => row.id),
     );
   }
 
   async recordTurn(turn: NewTurn): Promise<TurnRecord> {
-    return this.#run('recordTurn', () => {
-      const sequence = [...turn.promptTokenIds, ...turn.responseTokenIds];
-      const { ordinal, index } = this.#insertTurnTransaction.immediate(turn);
-      // Only after the commit: a rolled-back turn must never become another turn's base.
-      this.#sequences.remember(turn.sessionId, turn.type, ordinal, sequence);
-      return { ...turn, index, nextState: null, nextStateAt: null };
-    });
+    const { index } = await this.#write(
+      'recordTurn',
+      () => this.#insertTurn(turn),
+      // Only after the commit: a rolled-back turn must never become another turn's base, nor a
+      // rolled-back node a known one.
+      ({ ordinal, learned }) => {
+        this.#sequences.remember(turn.sessionId, turn.type, ordinal, turn.promptTokenIds, turn.responseTokenIds);
+        this.#messageChain.remember(learned);
+      },
+    );
+    return { ...turn, index, nextState: null, nextStateAt: null };
   }
 
   async getTurn(id: string): Promise<TurnRecord | null> {
     return this.#run('getTurn', () => {
       const row = this.#statements.selectTurn.get(id);
-      return row === undefined ? null : this.#toTurnRecord(row);
+      return row === undefined ? null : this.#reader.turn(row);
     });
   }
 
@@ -166,7 +168,12 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async linkNextState(turnId: string, nextState: ChatMessage[], at: number): Promise<boolean> {
-    return this.#run('linkNextState', () => this.#linkNextState.immediate(turnId, canonicalJson(nextState), at));
+    const serialized = canonicalJson(nextState);
+    return this.#write('linkNextState', () => {
+      if (this.#statements.linkNextState.run(serialized, at, turnId).changes === 0) return false;
+      this.#judging.queueLinkedTurn(turnId, at);
+      return true;
+    });
   }
 
   async findByReplyKey(replyKey: string): Promise<{ sessionId: string; turnId: string } | null> {
@@ -181,15 +188,18 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async claimTurnsForJudging(options: ClaimTurnsOptions): Promise<JudgeClaim[]> {
-    return this.#run('claimTurnsForJudging', () => this.#judging.claimTurns(options));
+    // The lease is the write; rebuilding the claimed turns is reading, done after the commit so the
+    // write lock is held only for the lease.
+    const leased = await this.#write('claimTurnsForJudging', () => this.#judging.leaseDue(options));
+    return this.#run('claimTurnsForJudging', () => this.#judging.claimsOf(leased));
   }
 
   async releaseTurn(options: ReleaseTurnOptions): Promise<boolean> {
-    return this.#run('releaseTurn', () => this.#judging.releaseTurn(options));
+    return this.#write('releaseTurn', () => this.#judging.releaseTurn(options));
   }
 
   async recordJudgement(judgement: NewJudgement): Promise<JudgementRecord> {
-    return this.#run('recordJudgement', () => this.#judging.recordJudgement(judgement));
+    return this.#write('recordJudgement', () => this.#judging.recordJudgement(judgement));
   }
 
   async listJudgements(turnId: string): Promise<JudgementRecord[]> {
@@ -197,7 +207,7 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async recordFeedback(feedback: NewFeedback): Promise<FeedbackRecord | null> {
-    return this.#run('recordFeedback', () => this.#judging.recordFeedback(feedback));
+    return this.#write('recordFeedback', () => this.#judging.recordFeedback(feedback));
   }
 
   async getFeedback(turnId: string): Promise<FeedbackRecord | null> {
@@ -205,7 +215,8 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async recordSample(sample: NewSample): Promise<SampleRecord> {
-    return this.#run('recordSample', () => this.#judging.recordSample(sample));
+    await this.#write('recordSample', () => this.#judging.insertSample(sample));
+    return this.#run('recordSample', () => this.#judging.sampleRecord(sample.id));
   }
 
   async listSamples(options: ListSamplesOptions = {}): Promise<SampleRecord[]> {
@@ -218,24 +229,24 @@ export class SqliteRecordStore implements RecordStore {
     reason?: string;
     at: number;
   }): Promise<number> {
-    return this.#run('updateSampleStatus', () => this.#judging.updateSampleStatus(input));
+    return this.#write('updateSampleStatus', () => this.#judging.updateSampleStatus(input));
   }
 
   // Training (migration 3), delegated like judging.
   async claimSamplesForTraining(options: ClaimSamplesOptions): Promise<TrainingSample[]> {
-    return this.#run('claimSamplesForTraining', () => this.#training.claimSamples(options));
+    return this.#write('claimSamplesForTraining', () => this.#training.claimSamples(options));
   }
   async releaseTrainingSamples(input: { workerId: string; ids?: string[] }): Promise<number> {
-    return this.#run('releaseTrainingSamples', () => this.#training.releaseSamples(input));
+    return this.#write('releaseTrainingSamples', () => this.#training.releaseSamples(input));
   }
   async recordPolicyVersion(version: NewPolicyVersion, options: { activate: boolean }): Promise<PolicyVersionRecord> {
-    return this.#run('recordPolicyVersion', () => this.#training.recordVersion(version, options.activate));
+    return this.#write('recordPolicyVersion', () => this.#training.recordVersion(version, options.activate));
   }
   async commitTrainingStep(options: CommitTrainingStepOptions): Promise<TrainingStepRecord> {
-    return this.#run('commitTrainingStep', () => this.#training.commitStep(options));
+    return this.#write('commitTrainingStep', () => this.#training.commitStep(options));
   }
   async activatePolicyVersion(version: PolicyVersion, at: number): Promise<boolean> {
-    return this.#run('activatePolicyVersion', () => this.#training.activate(version, at));
+    return this.#write('activatePolicyVersion', () => this.#training.activate(version, at));
   }
   async listPolicyVersions(): Promise<PolicyVersionRecord[]> {
     return this.#run('listPolicyVersions', () => this.#training.listVersions());
@@ -277,6 +288,8 @@ export class SqliteRecordStore implements RecordStore {
     this.#closed = true;
     this.#sequences.clear();
     try {
+      // Queued writes were accepted before the close: commit them first.
+      this.#group.flush();
       this.#database.close();
     } catch (error) {
       throw new ClawrlError('store_error', 'failed to close the SQLite record store', { cause: error });
@@ -288,13 +301,22 @@ export class SqliteRecordStore implements RecordStore {
     try {
       return work();
     } catch (error) {
-      if (ClawrlError.isInstance(error)) throw error;
-      throw new ClawrlError('store_error', `${operation} failed: ${String(error)}`, { cause: error });
+      throw storeErrorOf(operation, error);
     }
   }
 
-  /** Runs inside recordTurn's transaction. */
-  #insertTurn(turn: NewTurn): { ordinal: number; index: number } {
+  /** A write through the group commit: resolves once committed. */
+  async #write<T>(operation: string, work: () => T, afterCommit?: (result: T) => void): Promise<T> {
+    if (this.#closed) throw new ClawrlError('store_error', `${operation}: the record store is closed`);
+    try {
+      return await this.#group.write(work, afterCommit);
+    } catch (error) {
+      throw storeErrorOf(operation, error);
+    }
+  }
+
+  /** Runs inside recordTurn's write. */
+  #insertTurn(turn: NewTurn): InsertedTurn {
     const session = this.#statements.selectSession.get(turn.sessionId);
     if (session === undefined) {
       throw new ClawrlError('store_error', `cannot record turn ${turn.id}: unknown session ${turn.sessionId}`);
@@ -306,6 +328,8 @@ export class SqliteRecordStore implements RecordStore {
     this.#statements.countTurn.run(turn.type === 'main' ? 1 : 0, turn.type === 'side' ? 1 : 0, turn.sessionId);
 
     const base = this.#promptBase(turn.sessionId, turn.type, turn.promptTokenIds);
+    const messages = this.#messageChain.store(turn.messages);
+    const tools = this.#messageChain.storeTools(turn.tools);
     const inserted = this.#statements.insertTurn.run({
       id: turn.id,
       session_id: turn.sessionId,
@@ -316,9 +340,9 @@ export class SqliteRecordStore implements RecordStore {
       tenant: turn.tenant,
       model: turn.model,
       policy_version: turn.policyVersion,
-      messages_tip_id: this.#messageChain.store(turn.messages),
+      messages_tip_id: messages.tipId,
       message_count: turn.messages.length,
-      tool_set_id: this.#messageChain.storeTools(turn.tools),
+      tool_set_id: tools.id,
       sampling: canonicalJson(turn.sampling),
       prompt_base_ordinal: base.ordinal,
       prompt_prefix_length: base.prefixLength,
@@ -334,7 +358,7 @@ export class SqliteRecordStore implements RecordStore {
       error: turn.error,
       reply_key: turn.replyKey,
     });
-    return { ordinal: Number(inserted.lastInsertRowid), index };
+    return { ordinal: Number(inserted.lastInsertRowid), index, learned: [...messages.learned, ...tools.learned] };
   }
 
   /** The session's previous turn of the same type, and how much of its sequence this prompt repeats. */
@@ -353,77 +377,7 @@ export class SqliteRecordStore implements RecordStore {
 
   /** A stored turn's prompt followed by its response. */
   #storedSequence(ordinal: number): number[] {
-    const { promptTokenIds, responseTokenIds } = this.#storedTokens(ordinal);
-    return [...promptTokenIds, ...responseTokenIds];
-  }
-
-  #storedTokens(ordinal: number): { promptTokenIds: number[]; responseTokenIds: number[] } {
-    const links = this.#statements.selectPromptChain.all(ordinal).map((link) => ({
-      prefixLength: link.prompt_prefix_length,
-      suffix: decodeInt32Blob(link.prompt_suffix),
-      responseTokenIds: decodeInt32Blob(link.response_token_ids),
-    }));
-    const last = links.at(-1);
-    if (last === undefined) throw new ClawrlError('store_error', `missing turn with ordinal ${ordinal}`);
-    return { promptTokenIds: reconstructPromptTokenIds(links), responseTokenIds: last.responseTokenIds };
-  }
-
-  #toSessionRecord(row: SessionRow): SessionRecord {
-    return {
-      id: row.id,
-      tenant: row.tenant,
-      status: row.status,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      closedAt: row.closed_at,
-      closeReason: row.close_reason,
-      turnIds: this.#statements.selectMainTurnIds.all(row.id).map((turn) => turn.id),
-      sideTurns: row.side_turns,
-    };
-  }
-
-  #toTurnRecord(row: TurnRow): TurnRecord {
-    const responseTokenIds = decodeInt32Blob(row.response_token_ids);
-    const promptTokenIds =
-      row.prompt_base_ordinal === null
-        ? decodeInt32Blob(row.prompt_suffix)
-        : this.#storedTokens(row.ordinal).promptTokenIds;
-    if (promptTokenIds.length !== row.prompt_length) {
-      throw new ClawrlError(
-        'store_error',
-        `turn ${row.id}: rebuilt ${promptTokenIds.length} prompt ids, expected ${row.prompt_length}`,
-      );
-    }
-    const messages = this.#messageChain.load(row.messages_tip_id);
-    if (messages.length !== row.message_count) {
-      throw new ClawrlError(
-        'store_error',
-        `turn ${row.id}: rebuilt ${messages.length} messages, expected ${row.message_count}`,
-      );
-    }
-    return {
-      id: row.id,
-      sessionId: row.session_id,
-      type: row.type,
-      status: row.status,
-      trainable: row.trainable === 1,
-      tenant: row.tenant,
-      model: row.model,
-      policyVersion: row.policy_version,
-      messages,
-      tools: this.#messageChain.loadTools(row.tool_set_id),
-      sampling: JSON.parse(row.sampling) as TurnRecord['sampling'],
-      promptTokenIds,
-      responseTokenIds,
-      logprobs: decodeFloat64Blob(row.logprobs),
-      response: JSON.parse(row.response) as ChatMessage,
-      finishReason: row.finish_reason,
-      timings: { startedAt: row.started_at, firstTokenAt: row.first_token_at, endedAt: row.ended_at },
-      error: row.error,
-      replyKey: row.reply_key,
-      index: row.turn_index,
-      nextState: row.next_state === null ? null : (JSON.parse(row.next_state) as ChatMessage[]),
-      nextStateAt: row.next_state_at,
-    };
+    const { promptTokenIds, responseTokenIds } = this.#reader.tokens(ordinal);
+    return promptTokenIds.concat(responseTokenIds);
   }
 }
