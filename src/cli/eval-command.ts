@@ -56,6 +56,8 @@ export interface PersonalizeCommandOptions {
   seed: string;
   out?: string;
   probeSize?: string;
+  /** commander's `--no-wait`: false drives sessions at full speed. */
+  wait?: boolean;
 }
 
 export interface PersonalizeCommandInput {
@@ -148,6 +150,10 @@ export function formatProgress(progress: PersonalizeProgress): string {
         `serving v${progress.servedVersion}, probe rate ${progress.servedProbeRate.toFixed(2)}`,
       ].join('  ');
     }
+    case 'wait':
+      return progress.outcome === 'no-admin'
+        ? 'warning: no admin view of the server (GET /admin/status), so sessions do not wait for judging and training; sessions to success then depend on how fast this client runs'
+        : `warning: the server had not caught up ${Math.round(progress.waitedMs / 1000)} s after session ${progress.afterSession}; not waiting for it any more in this run`;
   }
 }
 
@@ -207,6 +213,7 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
       seed,
       sessions,
       probeSize,
+      waitForServer: options.wait !== false,
       runId: `personalize-${Date.now().toString(36)}-${user.name}-${method}-${seed}`,
       onProgress: (event) => progress(formatProgress(event)),
     });

@@ -27,7 +27,7 @@ export interface TrainingControl {
     | { kind: 'all-stale'; samplesDropped: number }
     | { kind: 'idle' }
   >;
-  status(): { paused: boolean; training: boolean; trainingVersion: PolicyVersion; samplesDroppedStale: number; failedSteps: number };
+  status(): { paused: boolean; training: boolean; trainingVersion: PolicyVersion; samplesDroppedStale: number; failedSteps: number; trainEvery: number };
 }
 
 export function wirePolicyVersion(record: PolicyVersionRecord): Record<string, unknown> {

@@ -54,6 +54,8 @@ export interface TrainerStatus {
   trainingVersion: PolicyVersion;
   samplesDroppedStale: number;
   failedSteps: number;
+  /** Ready samples per step: a step is due when at least this many are ready. */
+  trainEvery: number;
 }
 
 export interface Trainer {
@@ -257,7 +259,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
         lastCheckpoint = null;
       });
     },
-    status: () => ({ paused, training, trainingVersion, samplesDroppedStale, failedSteps }),
+    status: () => ({ paused, training, trainingVersion, samplesDroppedStale, failedSteps, trainEvery }),
     async close() {
       closed = true;
       if (timer !== undefined) clearInterval(timer);

@@ -39,6 +39,15 @@ export interface PersonalizeClient {
   /** The active version per `GET /admin/policies`, or null when the server cannot tell us. */
   activePolicyVersion(): Promise<number | null>;
   turnJudging(turnId: string): Promise<TurnJudgingSummary | null>;
+  /** What the server still has to judge and train, per `GET /admin/status`; null when it cannot tell us. */
+  backlog(): Promise<ServerBacklog | null>;
+}
+
+export interface ServerBacklog {
+  /** Turns with a next state that are not judged yet (retries included). */
+  judgingPending: number;
+  /** A step is running, or enough samples are ready for one to start. */
+  trainingDue: boolean;
 }
 
 export interface PersonalizeClientOptions {
@@ -49,6 +58,13 @@ export interface PersonalizeClientOptions {
 }
 
 const policiesSchema = z.object({ data: z.array(z.object({ version: z.number(), active: z.boolean() }).passthrough()) });
+const statusSchema = z.object({
+  samples: z.object({ ready: z.number() }).passthrough(),
+  judging: z.object({ pending: z.number(), retrying: z.number() }).passthrough(),
+  training: z
+    .object({ enabled: z.boolean(), paused: z.boolean().optional(), training: z.boolean().optional(), trainEvery: z.number().optional() })
+    .passthrough(),
+});
 const turnViewSchema = z.object({
   judgement: z.object({ judge: z.string(), judgeModel: z.string().nullable().optional() }).passthrough().nullable(),
   samples: z.array(z.object({ method: z.string() }).passthrough()),
@@ -114,6 +130,14 @@ export function createPersonalizeClient(options: PersonalizeClientOptions): Pers
       return parsed.data.data.find((policy) => policy.active)?.version ?? null;
     },
 
+    async backlog() {
+      const parsed = statusSchema.safeParse(await adminJson('/admin/status'));
+      if (!parsed.success) return null;
+      const { samples, judging, training } = parsed.data;
+      const stepDue = training.trainEvery !== undefined && samples.ready >= training.trainEvery;
+      const trainingDue = training.enabled && training.paused !== true && (training.training === true || stepDue);
+      return { judgingPending: judging.pending + judging.retrying, trainingDue };
+    },
     async turnJudging(turnId) {
       const parsed = turnViewSchema.safeParse(await adminJson(`/admin/turns/${encodeURIComponent(turnId)}`));
       if (!parsed.success) return null;

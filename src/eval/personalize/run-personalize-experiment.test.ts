@@ -21,6 +21,7 @@ function scriptedClient(versionAt: (requestsSoFar: number) => number, activeVers
     },
     activePolicyVersion: async () => activeVersion(),
     turnJudging: async () => ({ judge: { judge: 'rules', judgeModel: 'rules:default' }, sampleMethod: 'rl' }),
+    backlog: async () => null,
   };
   return { client, requests };
 }
@@ -98,5 +99,42 @@ describe('runPersonalizeExperiment', () => {
       [3, 1],
     ]);
     expect(result.consecutiveCriterion).toBeNull();
+  });
+
+  it('waits after each session until the server has judged it and trained on what is due', async () => {
+    // The server finishes its backlog on the third check after each session, and serves the new
+    // version only once it has: without the wait, every session would be answered by version 0.
+    let version = 0;
+    let checks = 0;
+    const { client } = scriptedClient(() => version, () => version);
+    client.backlog = async () => {
+      checks += 1;
+      if (checks % 3 !== 0) return { judgingPending: 1, trainingDue: checks % 3 === 2 };
+      version += 1;
+      return { judgingPending: 0, trainingDue: false };
+    };
+    const result = await runPersonalizeExperiment({ client, user: builtinUsers.student, method: 'rl', seed: 3, sessions: 2, probeSize: 2, runId: 'run', waitPollMs: 1 });
+    expect(checks).toBe(6);
+    expect(result.sessions.map((session) => session.policyVersion)).toEqual([0, 1]);
+    expect(result.probe.map((entry) => entry.policyVersion)).toEqual([0, 1, 2]);
+  });
+
+  it('says so and stops waiting when the server has no admin view or does not catch up', async () => {
+    const { client } = scriptedClient(() => 0);
+    const progress: PersonalizeProgress[] = [];
+    await runPersonalizeExperiment({ client, user: builtinUsers.student, method: 'rl', seed: 3, sessions: 2, probeSize: 2, runId: 'run', onProgress: (event) => progress.push(event) });
+    expect(progress.filter((event) => event.kind === 'wait').map((event) => event.kind === 'wait' && event.outcome)).toEqual(['no-admin']);
+
+    let checks = 0;
+    client.backlog = async () => {
+      checks += 1;
+      return { judgingPending: 2, trainingDue: false };
+    };
+    const slow: PersonalizeProgress[] = [];
+    await runPersonalizeExperiment({
+      client, user: builtinUsers.student, method: 'rl', seed: 3, sessions: 3, probeSize: 2, runId: 'run2', maxWaitMs: 20, waitPollMs: 5, onProgress: (event) => slow.push(event),
+    });
+    expect(slow.filter((event) => event.kind === 'wait').map((event) => event.kind === 'wait' && event.outcome)).toEqual(['timed-out']);
+    expect(checks).toBeLessThan(10);
   });
 });

@@ -29,7 +29,8 @@ import { consecutiveCriterion, sessionsToSuccess } from './success-criteria.js';
 export type PersonalizeProgress =
   | { kind: 'probe-started'; afterSession: number; attempt: number; size: number }
   | { kind: 'probe'; probe: PersonalizeProbe }
-  | { kind: 'session'; session: PersonalizeSession; total: number; satisfiedSoFar: number; servedVersion: number; servedProbeRate: number };
+  | { kind: 'session'; session: PersonalizeSession; total: number; satisfiedSoFar: number; servedVersion: number; servedProbeRate: number }
+  | { kind: 'wait'; afterSession: number; outcome: 'no-admin' | 'timed-out'; waitedMs: number };
 
 export interface PersonalizeExperimentOptions {
   client: PersonalizeClient;
@@ -42,6 +43,16 @@ export interface PersonalizeExperimentOptions {
   runId: string;
   /** Probe attempts before a probe that still mixes versions is accepted as it is (default 3). */
   maxProbeAttempts?: number;
+  /**
+   * After each session, wait until the server has judged it and trained on every batch that is
+   * due (default true), as a user who takes a while between sessions gives it time to. Without
+   * waiting, the count of sessions to success depends on how fast the client types.
+   */
+  waitForServer?: boolean;
+  /** Longest wait after one session (default 10 minutes); the run goes on after it. */
+  maxWaitMs?: number;
+  /** Pause between backlog checks (default 250 ms). */
+  waitPollMs?: number;
   onProgress?: (progress: PersonalizeProgress) => void;
 }
 
@@ -107,12 +118,35 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
     };
   }
 
+  let canWait = options.waitForServer ?? true;
+  async function waitForServer(afterSession: number): Promise<void> {
+    const started = Date.now();
+    const maxWaitMs = options.maxWaitMs ?? 600_000;
+    while (canWait) {
+      const backlog = await client.backlog();
+      if (backlog === null) {
+        canWait = false;
+        report({ kind: 'wait', afterSession, outcome: 'no-admin', waitedMs: Date.now() - started });
+        return;
+      }
+      if (backlog.judgingPending === 0 && !backlog.trainingDue) return;
+      if (Date.now() - started >= maxWaitMs) {
+        // A server that never catches up (a judge that keeps failing) must not stall every session.
+        canWait = false;
+        report({ kind: 'wait', afterSession, outcome: 'timed-out', waitedMs: Date.now() - started });
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, options.waitPollMs ?? 250));
+    }
+  }
+
   const probes: PersonalizeProbe[] = [await probe(0)];
   const sessions: PersonalizeSession[] = [];
   const judging = createJudgingLookup(client);
   for (const planned of plan.sessions) {
     const { session, lastVersion } = await runSession(planned);
     sessions.push(session);
+    await waitForServer(planned.index);
     await judging.lookUp(sessions[0]?.turnIds[0]);
     const served = (await client.activePolicyVersion()) ?? lastVersion;
     if (served !== probes[probes.length - 1]?.policyVersion) probes.push(await probe(planned.index));
