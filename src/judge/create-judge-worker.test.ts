@@ -9,7 +9,7 @@ import type { NewTurn, SampleMethod } from '../spec/records.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
 import { createJudgeWorker, retryDelayMs, type JudgeWorkerOptions } from './create-judge-worker.js';
 import { createPrmJudge } from './create-prm-judge.js';
-import type { JudgeModel } from './judge-model.js';
+import { judgeModelOfSingleAnswers, type JudgeModel } from './judge-model.js';
 import { createScoringEngine } from './testing/scoring-engine.js';
 
 const rollout = [-0.5, -1, -0.25];
@@ -42,12 +42,12 @@ function turnOf(id: string): NewTurn {
 function scriptedModel(state: { down: boolean; verdict: string; hints: string[] }): JudgeModel & { calls: number } {
   let hintCall = 0;
   const model = Object.assign(
-    async (request: Parameters<JudgeModel>[0]) => {
+    judgeModelOfSingleAnswers(async (request) => {
       model.calls += 1;
       if (state.down) throw new ClawrlError('upstream_error', 'judge endpoint unreachable', { retryable: true });
       if (request.messages[0]?.content === hintSystemPrompt) return state.hints[hintCall++ % state.hints.length] ?? '';
       return state.verdict;
-    },
+    }),
     { calls: 0 },
   );
   return model;

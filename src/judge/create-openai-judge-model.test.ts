@@ -70,7 +70,7 @@ describe('the openai judge backend against a vLLM-shaped server', () => {
 
   it('throws retryable errors for server errors and garbage, and a time-out for a hung server', async () => {
     const model = createOpenAIJudgeModel({ baseUrl: `${server.url}/v1`, model: 'judge-model', timeoutMs: 200 });
-    const request = { messages: [{ role: 'user' as const, content: 'hi' }], temperature: 0.6, maxTokens: 16 };
+    const request = { messages: [{ role: 'user' as const, content: 'hi' }], temperature: 0.6, maxTokens: 16, n: 1 };
     try {
       server.setFailMode('http-500');
       expect(await failureOf(model(request, new AbortController().signal))).toMatchObject({ code: 'upstream_error', retryable: true });
@@ -83,12 +83,13 @@ describe('the openai judge backend against a vLLM-shaped server', () => {
     }
     const unknownModel = createOpenAIJudgeModel({ baseUrl: server.url, model: 'missing-model' });
     expect(await failureOf(unknownModel(request, new AbortController().signal))).toMatchObject({ code: 'upstream_error', retryable: false });
-    expect(await model(request, new AbortController().signal)).toBe('You said: hi');
+    expect(await model(request, new AbortController().signal)).toEqual(['You said: hi']);
+    expect(await model({ ...request, n: 3 }, new AbortController().signal)).toEqual(['You said: hi', 'You said: hi', 'You said: hi']);
   });
 
   it('throws a retryable error when the endpoint is unreachable', async () => {
     const model = createOpenAIJudgeModel({ baseUrl: 'http://127.0.0.1:1', model: 'judge-model' });
-    const error = await failureOf(model({ messages: [{ role: 'user', content: 'hi' }], temperature: 0.6, maxTokens: 16 }, new AbortController().signal));
+    const error = await failureOf(model({ messages: [{ role: 'user', content: 'hi' }], temperature: 0.6, maxTokens: 16, n: 1 }, new AbortController().signal));
     expect(error).toMatchObject({ code: 'upstream_error', retryable: true });
   });
 });

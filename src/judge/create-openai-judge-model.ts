@@ -4,7 +4,7 @@
  * find (the CLI reads it from the environment).
  */
 import { ClawrlError } from '../spec/clawrl-error.js';
-import type { JudgeModel } from './judge-model.js';
+import { judgeModelOfSingleAnswers, type JudgeModel } from './judge-model.js';
 import { judgeChatCompletionResponseSchema, type JudgeChatCompletionRequest } from './openai-judge-api.js';
 
 export interface OpenAIJudgeModelOptions {
@@ -23,7 +23,7 @@ export function chatCompletionsUrlOf(baseUrl: string): string {
 export function createOpenAIJudgeModel(options: OpenAIJudgeModelOptions): JudgeModel {
   const url = chatCompletionsUrlOf(options.baseUrl);
   const timeoutMs = options.timeoutMs ?? 120_000;
-  return async (request, signal) => {
+  return judgeModelOfSingleAnswers(async (request, signal) => {
     const body: JudgeChatCompletionRequest = {
       model: options.model,
       messages: request.messages.map((message) => ({ role: message.role, content: message.content })),
@@ -66,5 +66,5 @@ export function createOpenAIJudgeModel(options: OpenAIJudgeModelOptions): JudgeM
       throw new ClawrlError('upstream_error', `the judge at ${url} answered without choices[0].message`, { retryable: true });
     }
     return validation.data.choices[0]?.message.content ?? '';
-  };
+  });
 }

@@ -1,6 +1,8 @@
 /**
- * The `policy` judge backend: the served model judges, through the `InferenceEngine` seam. Judge
- * generations are not turns: they are neither recorded nor trained on.
+ * The `policy` judge backend: the served model judges, through the `InferenceEngine` seam, with
+ * all votes of a prompt sampled as one request of `n` choices (the local engine samples them as a
+ * batch over one prompt prefill). Judge generations are not turns: they are neither recorded nor
+ * trained on.
  */
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
@@ -13,14 +15,16 @@ export function createPolicyJudgeModel(engine: InferenceEngine): JudgeModel {
         messages: request.messages,
         tools: [],
         toolChoice: 'none',
-        sampling: { temperature: request.temperature, topP: 1, stop: [], n: 1, topLogprobs: 0, maxTokens: request.maxTokens },
+        sampling: { temperature: request.temperature, topP: 1, stop: [], n: request.n, topLogprobs: 0, maxTokens: request.maxTokens },
       },
       signal,
     );
-    let streamed = '';
+    const streamed: string[] = Array.from({ length: request.n }, () => '');
     for await (const event of events) {
-      if (event.type === 'text-delta' && event.choiceIndex === 0) streamed += event.text;
-      if (event.type === 'end') return event.result.choices[0]?.message.content ?? streamed;
+      if (event.type === 'text-delta') streamed[event.choiceIndex] = (streamed[event.choiceIndex] ?? '') + event.text;
+      if (event.type === 'end') {
+        return streamed.map((text, index) => event.result.choices[index]?.message.content ?? text);
+      }
     }
     throw new ClawrlError('upstream_error', 'the policy engine ended the judge generation without a result', { retryable: true });
   };

@@ -49,12 +49,15 @@ export function createPrmJudge(options: PrmJudgeOptions): Judge {
     throw new ClawrlError('configuration_error', `the judge needs at least one vote, got ${votes} votes and ${hintVotes} hint votes`);
   }
 
-  async function ask(messages: JudgeModelMessages, signal: AbortSignal): Promise<string> {
+  async function ask(messages: JudgeModelMessages, n: number, signal: AbortSignal): Promise<string[]> {
+    let answers: string[];
     try {
-      return await options.model({ messages, temperature, maxTokens }, signal);
+      answers = await options.model({ messages, temperature, maxTokens, n }, signal);
     } catch (error) {
       throw asJudgeFailure(error);
     }
+    if (answers.length !== n) throw asJudgeFailure(new Error(`asked for ${n} answers, got ${answers.length}`));
+    return answers;
   }
 
   return {
@@ -72,8 +75,8 @@ export function createPrmJudge(options: PrmJudgeOptions): Judge {
       const verdictPrompt = buildJudgePrompt(promptInput);
       const hintPrompt = input.wantHint ? buildHintPrompt(promptInput) : null;
       const [verdictTexts, hintTexts] = await Promise.all([
-        Promise.all(Array.from({ length: votes }, () => ask(verdictPrompt, signal))),
-        hintPrompt === null ? [] : Promise.all(Array.from({ length: hintVotes }, () => ask(hintPrompt, signal))),
+        ask(verdictPrompt, votes, signal),
+        hintPrompt === null ? [] : ask(hintPrompt, hintVotes, signal),
       ]);
       const verdicts: JudgeVote[] = verdictTexts.map((text) => ({
         kind: 'verdict',

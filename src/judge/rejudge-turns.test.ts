@@ -1,3 +1,4 @@
+import { judgeModelOfSingleAnswers } from './judge-model.js';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../spec/logger.js';
 import type { NewTurn } from '../spec/records.js';
@@ -53,10 +54,10 @@ describe('rejudgeTurns', () => {
     const prm = createPrmJudge({
       judgeId: 'openai',
       modelName: 'other-judge',
-      model: async () => {
+      model: judgeModelOfSingleAnswers(async () => {
         calls += 1;
         return 'hmm \\boxed{-1}';
-      },
+      }),
     });
     const options = { store, wantHint: false, now: () => 9_000, logger: silentLogger };
     expect(await rejudgeTurns({ ...options, judge: prm, since: 400 })).toEqual({ judged: 1, skipped: 0, failed: 0 });
