@@ -139,9 +139,35 @@ const praises: readonly string[] = [
   "that's perfect", 'exactly what I needed', 'great', 'this is just right', 'spot on', 'lovely', 'brilliant', 'nice work',
   'that works', 'this is clear', 'that looks right', 'good job', 'excellent', "that's much better", 'now it is right',
   'I like it', "that's helpful", 'super', 'wonderful', 'fantastic', 'awesome', 'sorted', 'that is the style I wanted',
-  'that is the right length', 'the tone is right', 'that is what I was after', 'this works for me', 'all good',
+  'that is the right length', 'the tone is right', 'that is what I was after', 'all good',
   'very helpful', 'that is ready to hand in', 'the students will like this', 'I can use this', 'clear and helpful',
 ];
+
+/**
+ * Thanks that name the style the reply has ("this is thorough enough"). Without them the judge
+ * learned style words as complaint words: a thanks for a thorough grading read as "wants a shorter
+ * reply", and training on that judgement taught the policy the opposite of the user's taste.
+ */
+const stylePraises: PartsByValue = {
+  formatting: {
+    plain: ['it reads naturally', 'it looks hand-written, good', 'no clutter, nice', 'clean plain text, good'],
+    bold: ['the bold numbers help', 'the key figures in bold are easy to spot', 'I like the bold highlights'],
+    numbered: ['the numbered steps are easy to follow', 'the numbered list is clear', 'step by step, nice'],
+  },
+  length: {
+    short: ['nice and short', 'short and sweet', 'brief, just how I like it', 'quick to read, good'],
+    long: ['this is detailed enough', 'the detail is just right', 'nice and detailed', 'a thorough explanation, great', 'plenty of feedback'],
+  },
+  tone: {
+    warm: ['the kind words are lovely', 'the encouragement is great', 'such a friendly tone', 'the student will feel good'],
+    neutral: ['straight to the point, good', 'factual and calm, good', 'no fluff, nice'],
+  },
+  answerFormat: {
+    line: ['the Answer: line is handy', 'easy to find the answer line'],
+    boxed: ['the boxed answer is perfect', 'the box makes the answer clear'],
+    sentence: ['the answer reads naturally in the sentence', 'the answer in plain words is fine'],
+  },
+};
 
 const moveOns: readonly string[] = [
   'On to the next one.', 'Moving on.', "I'll use this.", 'Next question coming.', 'That helps a lot.', 'All clear now.',
@@ -195,7 +221,14 @@ export function composeComplaint(random: SeededRandom, wanted: Partial<StyleChoi
   return `${opener} ${body}`.trim().replaceAll('{answer}', String(answer));
 }
 
-export function composeThanks(random: SeededRandom): string {
+/** Thanks, naming now and then a style value the reply has (`replyStyle`). */
+export function composeThanks(random: SeededRandom, replyStyle?: StyleChoice): string {
+  if (replyStyle !== undefined && random.chance(0.4)) {
+    const dimension = random.pick(Object.keys(stylePraises) as StyleDimension[]);
+    const praise = random.pick(partsOf(stylePraises, dimension, replyStyle[dimension]));
+    const thanks = random.pick(thanksWords);
+    return random.chance(0.5) ? `${thanks}, ${praise}.` : `${sentence(praise).slice(0, -1)}, ${thanks.toLowerCase()}!`;
+  }
   const shape = random.weighted<'thanks-praise' | 'praise-thanks' | 'praise' | 'thanks'>([
     ['thanks-praise', 0.35], ['praise-thanks', 0.3], ['praise', 0.2], ['thanks', 0.15],
   ]);
@@ -218,4 +251,4 @@ export function composeNeutral(random: SeededRandom): string {
 }
 
 /** Every part, for tests that check the composed next states against the held-out split. */
-export const composedNextStateParts = { complaintOpeners, problems, requests, thanksWords, praises, moveOns, neutralOpeners, neutralRemarks };
+export const composedNextStateParts = { complaintOpeners, problems, requests, thanksWords, praises, stylePraises, moveOns, neutralOpeners, neutralRemarks };

@@ -157,6 +157,7 @@ describe('composed training next states', () => {
       const dimension = random.pick(styleDimensions);
       composed.add(composeComplaint(random, { [dimension]: random.pick(styleValues[dimension] as readonly string[]) }, 42).toLowerCase());
       composed.add(composeThanks(random).toLowerCase());
+      composed.add(composeThanks(random, { formatting: "plain", length: "long", tone: "warm", answerFormat: "boxed" }).toLowerCase());
       composed.add(composeNeutral(random).toLowerCase());
     }
     expect(composed.size).toBeGreaterThan(5000);

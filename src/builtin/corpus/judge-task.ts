@@ -141,10 +141,11 @@ export function generateJudgeExample(random: SeededRandom, options: JudgeExample
             .replaceAll('{answer}', String(tutor.problem.answer));
   } else {
     replyStyle = drawStyle(random);
-    const compose = nextKind === 'thanks' ? composeThanks : composeNeutral;
     nextText =
       split === 'train' && random.chance(composedShare)
-        ? compose(random)
+        ? nextKind === 'thanks'
+          ? composeThanks(random, replyStyle)
+          : composeNeutral(random)
         : random.pick(nextKind === 'thanks' ? phrases.thanks : phrases.neutral);
   }
 
