@@ -4,11 +4,10 @@
  * without an engine to load them into. The gateways and judges load them from the store when
  * `createPublishingPolicyServing` announces them.
  */
-import { ClawrlError } from '../spec/clawrl-error.js';
 import type { PolicyArtifact, PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
-import type { PolicyServing } from '../trainer/policy-serving.js';
+import { recordBaseVersionIfMissing, storedPolicyArtifact, type PolicyServing } from '../trainer/policy-serving.js';
 
 export interface StorePolicyServingOptions {
   store: RecordStore;
@@ -20,11 +19,7 @@ export function createStorePolicyServing(options: StorePolicyServingOptions): Po
   const { store, logger } = options;
   let servedVersion: PolicyVersion = 0;
 
-  async function artifactOf(version: PolicyVersion): Promise<PolicyArtifact> {
-    const stored = await store.getPolicyArtifact(version);
-    if (stored === null) throw new ClawrlError('not_found', `No policy version ${version}.`, { param: 'version' });
-    return { version, kind: stored.kind, files: stored.files };
-  }
+  const artifactOf = (version: PolicyVersion): Promise<PolicyArtifact> => storedPolicyArtifact(store, version);
 
   return {
     get servedVersion() {
@@ -32,13 +27,7 @@ export function createStorePolicyServing(options: StorePolicyServingOptions): Po
     },
     artifactOf,
     async start() {
-      const summary = await store.trainingSummary();
-      if (summary.latestVersion === null) {
-        await store.recordPolicyVersion(
-          { version: 0, parent: null, kind: 'base', files: {}, step: null, samples: 0, metrics: null, createdAt: options.now() },
-          { activate: true },
-        );
-      }
+      const summary = await recordBaseVersionIfMissing(store, options.now);
       servedVersion = summary.activeVersion ?? 0;
       return servedVersion;
     },

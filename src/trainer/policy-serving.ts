@@ -30,15 +30,30 @@ export interface PolicyServing {
   serve(artifact: PolicyArtifact): Promise<void>;
 }
 
+/** The stored artifact of `version`; `not_found` when the store has no such version. */
+export async function storedPolicyArtifact(store: RecordStore, version: PolicyVersion): Promise<PolicyArtifact> {
+  const stored = await store.getPolicyArtifact(version);
+  if (stored === null) throw new ClawrlError('not_found', `No policy version ${version}.`, { param: 'version' });
+  return { version, kind: stored.kind, files: stored.files };
+}
+
+/** Records the base model as version 0 (active) in a store that has no version yet; returns the summary it read. */
+export async function recordBaseVersionIfMissing(store: RecordStore, now: () => number): ReturnType<RecordStore['trainingSummary']> {
+  const summary = await store.trainingSummary();
+  if (summary.latestVersion === null) {
+    await store.recordPolicyVersion(
+      { version: 0, parent: null, kind: 'base', files: {}, step: null, samples: 0, metrics: null, createdAt: now() },
+      { activate: true },
+    );
+  }
+  return summary;
+}
+
 export function createPolicyServing(options: PolicyServingOptions): PolicyServing {
   const { store, engine, logger } = options;
   let servedVersion: PolicyVersion = 0;
 
-  async function artifactOf(version: PolicyVersion): Promise<PolicyArtifact> {
-    const stored = await store.getPolicyArtifact(version);
-    if (stored === null) throw new ClawrlError('not_found', `No policy version ${version}.`, { param: 'version' });
-    return { version, kind: stored.kind, files: stored.files };
-  }
+  const artifactOf = (version: PolicyVersion): Promise<PolicyArtifact> => storedPolicyArtifact(store, version);
 
   async function serve(artifact: PolicyArtifact): Promise<void> {
     if (!engine.capabilities.policyLoading) {
@@ -58,13 +73,7 @@ export function createPolicyServing(options: PolicyServingOptions): PolicyServin
     },
     artifactOf,
     async start() {
-      const summary = await store.trainingSummary();
-      if (summary.latestVersion === null) {
-        await store.recordPolicyVersion(
-          { version: 0, parent: null, kind: 'base', files: {}, step: null, samples: 0, metrics: null, createdAt: options.now() },
-          { activate: true },
-        );
-      }
+      const summary = await recordBaseVersionIfMissing(store, options.now);
       const active = summary.activeVersion ?? 0;
       if (active !== 0) {
         try {

@@ -45,16 +45,7 @@ function statements(database: Database.Database) {
     `),
     selectVersion: database.prepare<[number], PolicyVersionRow>(`SELECT ${versionColumns} FROM policy_versions WHERE version = ?`),
     listVersions: database.prepare<[], PolicyVersionRow>(`SELECT ${versionColumns} FROM policy_versions ORDER BY version`),
-    insertVersion: database.prepare<{
-      version: number;
-      parent: number | null;
-      kind: PolicyArtifactKind;
-      step: number | null;
-      samples: number;
-      metrics: string | null;
-      bytes: number;
-      created_at: number;
-    }>(`
+    insertVersion: database.prepare<Omit<PolicyVersionRow, 'active'>>(`
       INSERT INTO policy_versions (version, parent, kind, step, samples, metrics, bytes, created_at)
       VALUES (@version, @parent, @kind, @step, @samples, @metrics, @bytes, @created_at)
     `),
