@@ -161,9 +161,10 @@ program
   .option('--learning-rate <rate>', 'peak learning rate (default 2e-3)', Number)
   .option('--steps <n>', 'optimizer steps (default 2000)', Number)
   .option('--max-minutes <n>', 'stop after this many minutes and write the folder anyway', Number)
+  .option('--judge-share <fraction>', 'share of judge examples in the corpus stream, 0-1 (default 0.35)', Number)
   .option('--tiny', 'a toy shape and recipe that finishes in seconds (smoke test)')
   .option('--json', 'print the run summary as JSON')
-  .action(async (options: { out: string; resume?: boolean; from?: string; seed?: string; learningRate?: number; steps?: number; maxMinutes?: number; tiny?: boolean; json?: boolean }) => {
+  .action(async (options: { out: string; resume?: boolean; from?: string; seed?: string; learningRate?: number; steps?: number; maxMinutes?: number; judgeShare?: number; tiny?: boolean; json?: boolean }) => {
     try {
       const summary = await runPretrainTinyCommand({
         out: options.out,
@@ -174,6 +175,7 @@ program
         ...(options.learningRate === undefined ? {} : { learningRate: options.learningRate }),
         ...(options.steps === undefined ? {} : { steps: options.steps }),
         ...(options.maxMinutes === undefined ? {} : { maxMinutes: options.maxMinutes }),
+        ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
       });
       if (options.json === true) process.stdout.write(`${JSON.stringify(summary)}\n`);
     } catch (error) {

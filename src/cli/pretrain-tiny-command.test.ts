@@ -67,7 +67,15 @@ describe('runPretrainTinyCommand --tiny', () => {
     expect(() => runPretrainTinyCommand({ out: continued, resume: true, from: base, tiny: true, workerUrl, log: quiet })).toThrow(/--from/);
   });
 
-  it('rejects a non-positive step count', () => {
+  it('rejects a non-positive step count and a judge share outside 0–1', () => {
     expect(() => runPretrainTinyCommand({ out: path.join(root, 'bad'), resume: false, tiny: true, steps: 0, workerUrl, log: quiet })).toThrow(/--steps/);
+    expect(() => runPretrainTinyCommand({ out: path.join(root, 'bad'), resume: false, tiny: true, judgeShare: 1.5, workerUrl, log: quiet })).toThrow(/--judge-share/);
+  });
+
+  it('records --judge-share in the recipe, so a resumed run keeps the mix', async () => {
+    const out = path.join(root, 'judge-heavy');
+    await runPretrainTinyCommand({ out, resume: false, tiny: true, steps: 2, judgeShare: 0.8, from: path.join(root, 'full'), workerUrl, log: quiet });
+    const state = JSON.parse(await readFile(path.join(out, 'checkpoint', 'state.json'), 'utf8')) as { recipe: { judgeShare?: number } };
+    expect(state.recipe.judgeShare).toBe(0.8);
   });
 });

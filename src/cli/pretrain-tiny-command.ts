@@ -23,6 +23,8 @@ export interface PretrainTinyCommandOptions {
   /** Worker threads; default min(2, cores). */
   workers?: number;
   seed?: number | string;
+  /** Share of judge examples, 0–1 (default: the corpus default, 0.35). */
+  judgeShare?: number;
   /** Stop after this many minutes of training and write the folder anyway. */
   maxMinutes?: number;
   checkpointMinutes?: number;
@@ -66,6 +68,9 @@ export function runPretrainTinyCommand(options: PretrainTinyCommandOptions): Pro
   for (const [name, value] of Object.entries({ steps: options.steps, 'batch-size': options.batchSize, 'learning-rate': options.learningRate, workers: options.workers, 'max-minutes': options.maxMinutes, 'checkpoint-minutes': options.checkpointMinutes })) {
     positive(name, value);
   }
+  if (options.judgeShare !== undefined && !(options.judgeShare >= 0 && options.judgeShare <= 1)) {
+    throw new ClawrlError('configuration_error', `--judge-share must be between 0 and 1, got ${options.judgeShare}`);
+  }
   const recipe = options.tiny === true ? tinyRecipe : defaultPretrainRecipe;
   const pretraining: PretrainingOptions = {
     out: options.out,
@@ -73,6 +78,7 @@ export function runPretrainTinyCommand(options: PretrainTinyCommandOptions): Pro
     ...(options.from === undefined ? {} : { from: options.from }),
     architecture: options.tiny === true ? tinyTestArchitecture : builtinArchitecture,
     seed: options.seed ?? 1,
+    ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
     steps: options.steps ?? recipe.steps,
     batchSize: options.batchSize ?? recipe.batchSize,
     peakLearningRate: options.learningRate ?? recipe.learningRate,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../spec/chat.js';
-import { appendHint, hintSeparator, parseStyleHint, phrasingsOf, splitHint, styleHintText } from './hint.js';
+import { appendHint, canonicalStyleHint, hintSeparator, parseStyleHint, phrasingsOf, splitHint, styleHintText } from './hint.js';
 import { createSeededRandom } from './seeded-random.js';
 import { styleDimensions, styleValues, type StyleChoice } from './style.js';
 
@@ -64,6 +64,21 @@ describe('styleHintText and parseStyleHint', () => {
       const text = styleHintText(choices, random);
       expect(parseStyleHint(text), text).toEqual(choices);
     }
+  });
+
+  it('words each choice one fixed way, in dimension order, read back as the choice', () => {
+    const random = createSeededRandom(5);
+    for (let index = 0; index < 500; index += 1) {
+      const choices: Partial<StyleChoice> = {};
+      for (const dimension of styleDimensions) {
+        if (random.chance(0.5)) (choices as Record<string, string>)[dimension] = random.pick(styleValues[dimension]);
+      }
+      const text = canonicalStyleHint(choices);
+      expect(parseStyleHint(text), text).toEqual(choices);
+      expect(canonicalStyleHint({ ...choices })).toBe(text);
+    }
+    expect(canonicalStyleHint({ tone: 'warm', formatting: 'plain' })).toBe("Please don't use bold text or numbered lists. Be warm and encouraging.");
+    expect(canonicalStyleHint({})).toBe('');
   });
 
   it('varies its phrasing and order', () => {

@@ -120,6 +120,20 @@ export function phrasingsOf<D extends StyleDimension>(dimension: D, value: Style
 }
 
 /**
+ * The one fixed wording of a hint asking for the given values: the first phrasing of each value,
+ * in dimension order. The built-in judge writes its hints this way, so the hint is a lookup of
+ * the reading it has just stated ("The user wants …") rather than a second, independent guess
+ * among a dozen wordings; the tiny model often stated the right reading and then hinted another
+ * dimension. Empty choices give an empty string.
+ */
+export function canonicalStyleHint(choices: Partial<StyleChoice>): string {
+  return styleDimensions
+    .filter((dimension) => choices[dimension] !== undefined)
+    .map((dimension) => phrasingsOf(dimension, choices[dimension] as StyleChoice[typeof dimension])[0] ?? '')
+    .join(' ');
+}
+
+/**
  * A hint asking for the given values, one sentence per dimension in random order with a random
  * phrasing each. Empty choices give an empty string.
  */

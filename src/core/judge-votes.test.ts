@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { aggregateVotes, parseHintResponse, parseVote, selectHint, type ParsedVote } from './judge-votes.js';
+import { agreedHintIndexes, aggregateVotes, parseHintResponse, parseVote, selectHint, type ParsedVote } from './judge-votes.js';
 
 const vote = (score: 1 | -1 | 0 | null): ParsedVote =>
   score === null ? { score: null, reason: 'unparseable' } : { score };
@@ -90,5 +90,14 @@ describe('selectHint', () => {
     expect(selectHint(['a', 'bbb'], [1])?.method).toBe('longest');
     expect(selectHint(['a', 'bbb'], [Number.NaN, 1])?.method).toBe('longest');
     expect(selectHint([])).toBeNull();
+  });
+
+  it('prefers the hint most votes gave word for word over a longer lone one', () => {
+    const agreed = 'Write at least 100 words.';
+    expect(selectHint(['Please be brief, under 40 words and no lists.', agreed, agreed])).toEqual({ hint: agreed, index: 1, method: 'longest' });
+    expect(selectHint(['short', agreed, agreed], [9, 1, 1])?.hint).toBe(agreed);
+    expect(agreedHintIndexes(['a', 'b', 'c'])).toEqual([0, 1, 2]);
+    expect(agreedHintIndexes(['a', 'b', 'a', 'b', 'c'])).toEqual([0, 1, 2, 3]);
+    expect(agreedHintIndexes([])).toEqual([]);
   });
 });

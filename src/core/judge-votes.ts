@@ -92,20 +92,36 @@ export interface SelectedHint {
 }
 
 /**
- * Picks one of several accepted hints. With one finite overlap score per candidate (the v2
+ * Indexes of the candidates whose text most votes gave, when some text repeats; every index
+ * otherwise. Votes that agree word for word are self-consistent, so a repeated hint is more likely
+ * right than any single vote (the built-in judge words its hints canonically, so agreeing votes
+ * repeat exactly). A larger judge's free-form hints rarely repeat, which leaves every candidate in.
+ */
+export function agreedHintIndexes(candidates: readonly string[]): number[] {
+  const counts = new Map<string, number>();
+  for (const candidate of candidates) counts.set(candidate.trim(), (counts.get(candidate.trim()) ?? 0) + 1);
+  const top = Math.max(0, ...counts.values());
+  const indexes = candidates.map((_, index) => index);
+  return top < 2 ? indexes : indexes.filter((index) => counts.get((candidates[index] as string).trim()) === top);
+}
+
+/**
+ * Picks one of several accepted hints. Candidates are first narrowed to the text most votes agree
+ * on (`agreedHintIndexes`). Among those, with one finite overlap score per candidate (the v2
  * "overlap-guided" selection: the summed top-k overlap between the student and the
  * hint-conditioned teacher), the highest score wins; otherwise, or when the scores do not line up
  * with the candidates, the longest hint wins (OpenClaw-RL v1). Ties go to the longer hint, then
  * the earlier one. No candidates gives null.
  */
 export function selectHint(candidates: readonly string[], overlapScores?: readonly number[]): SelectedHint | null {
-  if (candidates.length === 0) return null;
+  const agreed = agreedHintIndexes(candidates);
+  if (agreed.length === 0) return null;
   const useOverlap =
     overlapScores !== undefined &&
     overlapScores.length === candidates.length &&
     overlapScores.every((score) => Number.isFinite(score));
-  let best = 0;
-  for (let index = 1; index < candidates.length; index += 1) {
+  let best = agreed[0] as number;
+  for (const index of agreed.slice(1)) {
     const length = (candidates[index] as string).length;
     const bestLength = (candidates[best] as string).length;
     if (useOverlap) {

@@ -7,6 +7,7 @@ import {
   firstMessages,
   generateCorpus,
   generateExample,
+  taskWeightsWithJudgeShare,
   type CorpusExample,
   type StyleExample,
 } from './corpus-generator.js';
@@ -36,6 +37,17 @@ describe('generateCorpus', () => {
     expect(counts.get('grade')).toBeGreaterThan(140);
     expect(counts.get('comment')).toBeGreaterThan(140);
     expect(counts.get('judge')).toBeGreaterThan(300);
+  });
+
+  it('takes a judge share and keeps the tutoring tasks in proportion', () => {
+    const weights = taskWeightsWithJudgeShare(0.7);
+    expect(weights.judge).toBe(0.7);
+    expect(weights.solve + weights.grade + weights.comment + weights.judge).toBeCloseTo(1, 10);
+    expect(weights.solve / weights.grade).toBeCloseTo(0.25 / 0.2, 10);
+    const corpus = generateCorpus({ seed: 3, count: 1000, split: 'train', taskWeights: weights });
+    const judged = corpus.filter((example) => example.task === 'judge').length;
+    expect(judged).toBeGreaterThan(650);
+    expect(judged).toBeLessThan(750);
   });
 
   it('ends every transcript with an assistant reply after a user message', () => {

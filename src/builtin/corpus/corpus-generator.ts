@@ -14,7 +14,7 @@
  * worded next states for the judge (see next-state-phrases.ts).
  */
 import type { ChatMessage } from '../../spec/chat.js';
-import { appendHint, styleHintText } from '../../core/hint.js';
+import { appendHint, canonicalStyleHint, styleHintText } from '../../core/hint.js';
 import { createSeededRandom, deriveSeed, type SeededRandom } from '../../core/seeded-random.js';
 import { drawStyle, styleDimensions, styleValues, type StyleChoice } from '../../core/style.js';
 import type { UserTask } from '../../core/user-preference.js';
@@ -49,6 +49,18 @@ export const defaultTaskWeights: { readonly [T in CorpusTask]: number } = {
   judge: 0.35,
 };
 
+/** The default weights with the judge's share set to `judgeShare` and the tutoring tasks scaled to fill the rest. */
+export function taskWeightsWithJudgeShare(judgeShare: number): { [T in CorpusTask]: number } {
+  const tutoring = 1 - defaultTaskWeights.judge;
+  const scale = (1 - judgeShare) / tutoring;
+  return {
+    solve: defaultTaskWeights.solve * scale,
+    grade: defaultTaskWeights.grade * scale,
+    comment: defaultTaskWeights.comment * scale,
+    judge: judgeShare,
+  };
+}
+
 export interface GenerateExampleOptions {
   split: CorpusSplit;
   /** Fixes the task; otherwise drawn by `taskWeights`. */
@@ -66,6 +78,9 @@ export const tutorSystemPrompts: readonly string[] = [
   'You are an assistant for school math.',
 ];
 
+/** Share of hinted tutoring examples whose hint has the canonical wording the built-in judge writes. */
+const canonicalHintShare = 0.4;
+
 function drawHintedValues(random: SeededRandom): Partial<StyleChoice> {
   const count = random.weighted([[1, 0.5], [2, 0.35], [3, 0.15]] as const);
   const hinted: Record<string, string> = {};
@@ -79,7 +94,8 @@ function generateStyleExample(random: SeededRandom, task: UserTask, options: Gen
   const tutor = buildTutorTask(task, random, options.split);
   const withHint = random.chance(options.hintProbability ?? 0.5);
   const hinted = withHint ? drawHintedValues(random) : {};
-  const hint = withHint ? styleHintText(hinted, random) : null;
+  // The judge's hints are canonical, so the policy sees that wording often enough to follow it best.
+  const hint = withHint ? (random.chance(canonicalHintShare) ? canonicalStyleHint(hinted) : styleHintText(hinted, random)) : null;
   const style = drawStyle(random, hinted);
   const base: ChatMessage[] = [];
   if (random.chance(options.systemProbability ?? 0.25)) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseStyleHint } from '../../core/hint.js';
+import { canonicalStyleHint, parseStyleHint } from '../../core/hint.js';
 import { hintSystemPrompt, judgeSystemPrompt } from '../../core/judge-prompts.js';
 import { parseHintResponse, parseVote } from '../../core/judge-votes.js';
 import { createSeededRandom } from '../../core/seeded-random.js';
@@ -86,7 +86,10 @@ describe('judge examples', () => {
           expect(phrases.some((prefix) => next.includes(prefix ?? ''))).toBe(true);
         }
       }
-      if (example.prompt === 'hint') expect(parseStyleHint(example.hint ?? '')).toEqual(example.wanted);
+      if (example.prompt === 'hint') {
+        expect(parseStyleHint(example.hint ?? '')).toEqual(example.wanted);
+        expect(example.hint).toBe(canonicalStyleHint(example.wanted));
+      }
     }
   });
 

@@ -5,10 +5,11 @@
  * The next message is a complaint asking for other values on one or two style dimensions (the
  * reply then has a different value on each), thanks, or a neutral / unrelated follow-up. Verdicts
  * follow OpenClaw-RL: complaint −1, thanks +1, neutral 0. The hint prompt is answered `\boxed{1}`
- * plus a style hint naming the wanted values for complaints, and `\boxed{-1}` otherwise.
+ * plus the canonical style hint of the wanted values for complaints (`canonicalStyleHint`), and
+ * `\boxed{-1}` otherwise.
  */
 import type { ChatMessage } from '../../spec/chat.js';
-import { styleHintText } from '../../core/hint.js';
+import { canonicalStyleHint } from '../../core/hint.js';
 import { buildHintPrompt, buildJudgePrompt, hintEndMarker, hintStartMarker } from '../../core/judge-prompts.js';
 import type { VoteScore } from '../../core/judge-votes.js';
 import type { SeededRandom } from '../../core/seeded-random.js';
@@ -170,7 +171,7 @@ export function generateJudgeExample(random: SeededRandom, options: JudgeExample
         : random.pick(verdictAnswers[nextKind]);
     answer = `${reading} \\boxed{${expectedScore}}`;
   } else if (nextKind === 'complaint') {
-    hint = styleHintText(wanted, random);
+    hint = canonicalStyleHint(wanted);
     answer = `The user wants ${describeWanted(wanted)}. \\boxed{1}\n${hintStartMarker}${hint}${hintEndMarker}`;
   } else {
     answer = `${random.pick(noHintAnswers)} \\boxed{-1}`;

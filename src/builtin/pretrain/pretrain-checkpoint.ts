@@ -30,6 +30,8 @@ export const checkpointStateSchema = z.object({
     weightDecay: z.number().nonnegative(),
     /** The model folder the run started from; absent for a run from random weights. */
     from: z.string().optional(),
+    /** Share of judge examples in the stream; absent means the corpus default. */
+    judgeShare: z.number().min(0).max(1).optional(),
   }),
 });
 

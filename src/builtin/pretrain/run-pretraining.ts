@@ -17,7 +17,7 @@ import { parseTokenizerConfig } from '../../model/tokenizer-config.js';
 import { transformerShapeFromHuggingFaceConfig } from '../../model/transformer-shape.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { buildBuiltinTokenizer } from '../builtin-tokenizer.js';
-import { generateExample } from '../corpus/corpus-generator.js';
+import { generateExample, taskWeightsWithJudgeShare } from '../corpus/corpus-generator.js';
 import { builtinConfigJson, builtinGenerationConfigJson, initialWeights, type BuiltinArchitecture } from './builtin-model-shape.js';
 import { createGradientWorkerPool } from './gradient-worker-pool.js';
 import type { ExportedTrainingState } from './gradient-worker-pool.js';
@@ -42,6 +42,11 @@ export interface PretrainingOptions {
   peakLearningRate: number;
   warmupSteps: number;
   weightDecay: number;
+  /**
+   * Share of judge examples in the stream (the rest keep their default proportions); the corpus
+   * default when absent. A `--from` stage that teaches the judge something new raises it.
+   */
+  judgeShare?: number;
   /** Data-parallel worker threads (one per core). */
   workers: number;
   tokenizerExamples: number;
@@ -126,6 +131,7 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
         warmupSteps: options.warmupSteps,
         weightDecay: options.weightDecay,
         ...(options.from === undefined ? {} : { from: options.from }),
+        ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
       },
     };
     await rm(join(options.out, 'checkpoint'), { recursive: true, force: true });
@@ -151,12 +157,13 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
   // Batches are prepared while the workers compute the previous step; `examplePosition` in the
   // state only advances when a batch has been trained, so a checkpoint never skips data.
   let readPosition = state.examplePosition;
+  const taskWeights = recipe.judgeShare === undefined ? {} : { taskWeights: taskWeightsWithJudgeShare(recipe.judgeShare) };
   const nextBatch = (): { sequences: TrainingSequenceData[]; endPosition: number } => {
     const sequences: TrainingSequenceData[] = [];
     while (sequences.length < recipe.batchSize) {
       const index = readPosition;
       readPosition += 1;
-      const example = generateExample(createSeededRandom(deriveSeed(recipe.seed, 'corpus', 'train', index)), { split: 'train' });
+      const example = generateExample(createSeededRandom(deriveSeed(recipe.seed, 'corpus', 'train', index)), { split: 'train', ...taskWeights });
       const sequence = encoder.encode(example.messages);
       if (sequence.tokenIds.length <= shape.maxPositionEmbeddings) sequences.push(sequence);
     }
