@@ -60,6 +60,8 @@ export interface GatewayBenchOptions {
   requestsAt: (concurrency: number) => number;
   /** Agent-shaped requests each target serves before the first scenario, not measured; default 0. */
   warmUpRequests?: number;
+  /** The `clawrl` entry script to benchmark; default this build's, another to compare builds under one harness. */
+  cliScript?: string;
   /** Default `concurrent` (see the file comment). */
   judgeLoad?: GatewayBenchJudgeLoad;
   /** Longest wait for the judge to drain before a scenario in `drained` mode; default 10 minutes. */
@@ -112,7 +114,7 @@ async function waitForJudgeDrain(gatewayUrl: string, timeoutMs: number, onProgre
 export async function runGatewayBench(options: GatewayBenchOptions = defaultGatewayBenchOptions): Promise<GatewayBenchResult> {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const peerScript = path.join(here, 'run-bench-peer.js');
-  const cliScript = path.join(here, '..', '..', 'cli', 'main.js');
+  const cliScript = options.cliScript ?? path.join(here, '..', '..', 'cli', 'main.js');
   const data = mkdtempSync(path.join(tmpdir(), 'clawrl-bench-'));
   const upstream = await spawnReadyProcess(peerScript, ['upstream']);
   const processes = [upstream];
