@@ -6,7 +6,7 @@ import path from 'node:path';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { runTrainingBenchCommand } from './bench-training-command.js';
 import { runEngineBench, type EngineBenchResult } from '../eval/bench/engine-bench.js';
-import { defaultGatewayBenchOptions, runGatewayBench, type GatewayBenchResult } from '../eval/bench/gateway-bench.js';
+import { defaultGatewayBenchOptions, runGatewayBench, type GatewayBenchJudgeLoad, type GatewayBenchResult } from '../eval/bench/gateway-bench.js';
 import {
   defaultStoreBenchWorkload,
   quickStoreBenchWorkload,
@@ -21,6 +21,7 @@ import { parsePostgresStoreUrl } from './open-record-store.js';
 
 export function formatGatewayBench(result: GatewayBenchResult): string {
   const lines = [
+    `judge load: ${result.judgeLoad}`,
     `added latency vs direct (agent-shaped, streaming, concurrency 1): p50 ${result.addedLatencyMs.p50} ms, p99 ${result.addedLatencyMs.p99} ms (goal ≤ ${result.goal.addedLatencyP50Ms} ms p50)`,
     `throughput vs bare pass-through proxy (agent-shaped, concurrency ≥ 32, worst case): ${result.throughputRatioVsPassthrough}× (goal ≥ ${result.goal.throughputRatio}×)`,
     '',
@@ -117,7 +118,18 @@ function storeBenchTargets(storeUrl: string): { sqlite: StoreBenchTarget; postgr
   };
 }
 
-export async function runBenchCommand(target: string, options: { json: boolean; quick: boolean; model?: string; trainParams?: string }): Promise<void> {
+const judgeLoads: readonly GatewayBenchJudgeLoad[] = ['concurrent', 'drained', 'none'];
+
+function judgeLoadOf(text: string | undefined): GatewayBenchJudgeLoad {
+  const found = judgeLoads.find((load) => load === (text ?? 'concurrent'));
+  if (found === undefined) throw new ClawrlError('configuration_error', `Unknown --judge-load '${text}': use ${judgeLoads.join(', ')}.`);
+  return found;
+}
+
+export async function runBenchCommand(
+  target: string,
+  options: { json: boolean; quick: boolean; model?: string; trainParams?: string; judgeLoad?: string },
+): Promise<void> {
   if (target === 'training') {
     await runTrainingBenchCommand(options);
     return;
@@ -146,6 +158,7 @@ export async function runBenchCommand(target: string, options: { json: boolean; 
   const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
   const result = await runGatewayBench({
     ...defaultGatewayBenchOptions,
+    judgeLoad: judgeLoadOf(options.judgeLoad),
     ...(options.quick ? { concurrencies: [1, 4], requestsAt: () => 20, warmUpRequests: 0 } : {}),
     onProgress: progress,
   });

@@ -25,7 +25,7 @@ export interface GatewayCommandConfiguration extends EngineConfiguration, StoreC
 export async function startGatewayProcess(configuration: GatewayCommandConfiguration, logger: Logger): Promise<{ url: string; close(): Promise<void> }> {
   const parts = createShutdownStack(logger);
   try {
-    const store = parts.add(await openRecordStore(configuration), (opened) => opened.close());
+    const store = parts.add(await openRecordStore(configuration, { recordsTurns: true }), (opened) => opened.close());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-gateway'), (opened) => opened.close());
     const engine = parts.add(await createInferenceEngine(configuration), (created) => created.close());
     const now = () => Date.now();

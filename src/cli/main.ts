@@ -191,11 +191,13 @@ program
   .option('--quick', 'a short run (smoke test), not for reporting figures')
   .option('--model <model>', 'training: builtin:tiny or a Hugging Face model folder (default builtin:tiny)')
   .option('--train-params <params>', 'training: lora | full (default lora)')
-  .action(async (target: string, options: { json?: boolean; quick?: boolean; model?: string; trainParams?: string }) => {
+  .option('--judge-load <load>', 'gateway: concurrent (serve as users run it) | drained (judge backlog drained before each scenario) | none (clawrl gateway alone) (default concurrent)')
+  .action(async (target: string, options: { json?: boolean; quick?: boolean; model?: string; trainParams?: string; judgeLoad?: string }) => {
     try {
       await runBenchCommand(target, {
         json: options.json === true,
         quick: options.quick === true,
+        ...(options.judgeLoad === undefined ? {} : { judgeLoad: options.judgeLoad }),
         ...(options.model === undefined ? {} : { model: options.model }),
         ...(options.trainParams === undefined ? {} : { trainParams: options.trainParams }),
       });

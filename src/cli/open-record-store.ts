@@ -33,7 +33,11 @@ export function parsePostgresStoreUrl(storeUrl: string): { connectionString: str
   return { connectionString: url.toString(), schema };
 }
 
-export async function openRecordStore(configuration: StoreConfiguration): Promise<RecordStore> {
+/**
+ * `recordsTurns`: the store the gateway records turns through on its HTTP thread; SQLite then
+ * checkpoints its WAL from a worker thread instead of inside those commits.
+ */
+export async function openRecordStore(configuration: StoreConfiguration, options: { recordsTurns?: boolean } = {}): Promise<RecordStore> {
   if (configuration.store === 'postgres') {
     if (configuration.storeUrl === undefined || configuration.storeUrl === '') {
       throw new ClawrlError(
@@ -45,5 +49,5 @@ export async function openRecordStore(configuration: StoreConfiguration): Promis
     return createPostgresRecordStore(parsePostgresStoreUrl(configuration.storeUrl));
   }
   mkdirSync(configuration.data, { recursive: true });
-  return createSqliteRecordStore({ path: path.join(configuration.data, 'clawrl.db') });
+  return createSqliteRecordStore({ path: path.join(configuration.data, 'clawrl.db'), checkpointInBackground: options.recordsTurns === true });
 }

@@ -41,7 +41,7 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
   const parts = createShutdownStack(logger);
   const now = () => Date.now();
   try {
-    const store = parts.add(await openRecordStore(configuration), (opened) => opened.close());
+    const store = parts.add(await openRecordStore(configuration, { recordsTurns: true }), (opened) => opened.close());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-serve'), (opened) => opened.close());
     const announcingStore = createEventPublishingStore(store, bus, logger);
     const engine = parts.add(await createInferenceEngine(configuration), (created) => created.close());

@@ -7,6 +7,7 @@ import {
   nextStateAfter,
   openClawSessionHint,
   parseTurnType,
+  quotedReplyIndex,
   quotedReplyKeys,
   replyKeyOf,
 } from './conversation.js';
@@ -61,6 +62,30 @@ describe('conversation', () => {
     ];
     const keys = quotedReplyKeys(messages, conversationRootOf(messages), 1);
     expect(keys.map((key) => key.index)).toEqual([3]);
+  });
+
+  it('finds where a request quotes a given reply, newest first, or -1', () => {
+    const messages: ChatMessage[] = [
+      { role: 'system', content: 'S' },
+      { role: 'user', content: 'a' },
+      { role: 'assistant', content: '1' },
+      { role: 'user', content: 'b' },
+      { role: 'assistant', content: '1' },
+      { role: 'user', content: 'c' },
+    ];
+    const root = conversationRootOf(messages);
+    expect(quotedReplyIndex(messages, root, replyKeyOf(root, { role: 'assistant', content: '1' }))).toBe(4);
+    expect(quotedReplyIndex(messages, root, replyKeyOf(root, { role: 'assistant', content: '2' }))).toBe(-1);
+  });
+
+  it('gives the same root for a system prompt it has seen before and one it has not', () => {
+    const prompt = 'You are an agent. '.repeat(3000);
+    const messages: ChatMessage[] = [{ role: 'system', content: prompt }, { role: 'user', content: 'hi' }];
+    const first = conversationRootOf(messages);
+    expect(conversationRootOf([{ role: 'system', content: `${prompt}` }, { role: 'user', content: 'hi' }])).toBe(first);
+    expect(conversationRootOf([{ role: 'system', content: prompt }, { role: 'user', content: 'other' }])).not.toBe(first);
+    for (let index = 0; index < 100; index += 1) conversationRootOf([{ role: 'system', content: `other ${index}` }]);
+    expect(conversationRootOf(messages)).toBe(first);
   });
 
   it('reads the OpenClaw runtime session hint', () => {

@@ -3,7 +3,7 @@
  * followed it (the next state), which session it continues and whether it is side traffic.
  * Nothing here performs I/O; hashing is deterministic computation.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { ChatMessage } from '../spec/chat.js';
 import type { TurnType } from '../spec/records.js';
 
@@ -42,7 +42,27 @@ export function conversationRootOf(messages: readonly ChatMessage[]): string {
   const system = messages.find((message) => message.role === 'system')?.content ?? '';
   const firstUser =
     messages.find((message) => message.role === 'user' && !isEnvironmentNoise(message))?.content ?? '';
-  return createHash('sha256').update(system).update('\u0001').update(firstUser).digest('base64url');
+  return hashAfterSystem(system).copy().update('\u0001').update(firstUser).digest('base64url');
+}
+
+/**
+ * Hash states that have consumed a system prompt, most recently used last. Every turn of an
+ * agent resends the same ~40 KB prompt; continuing a copy of its state costs a fifth of hashing it.
+ */
+const systemHashes = new Map<string, Hash>();
+const systemHashLimit = 64;
+
+function hashAfterSystem(system: string): Hash {
+  const known = systemHashes.get(system);
+  if (known !== undefined) {
+    systemHashes.delete(system);
+    systemHashes.set(system, known);
+    return known;
+  }
+  const hash = createHash('sha256').update(system);
+  systemHashes.set(system, hash);
+  if (systemHashes.size > systemHashLimit) systemHashes.delete(systemHashes.keys().next().value as string);
+  return hash;
 }
 
 /**
@@ -73,6 +93,15 @@ export function quotedReplyKeys(
     if (message?.role === 'assistant') keys.push({ index, key: replyKeyOf(conversationRoot, message) });
   }
   return keys;
+}
+
+/** Where a request quotes the reply with this key, searching newest first; -1 when it does not. */
+export function quotedReplyIndex(messages: readonly ChatMessage[], conversationRoot: string, replyKey: string): number {
+  for (let index = messages.length - 1; index >= 0; index -= 1) {
+    const message = messages[index];
+    if (message?.role === 'assistant' && replyKeyOf(conversationRoot, message) === replyKey) return index;
+  }
+  return -1;
 }
 
 /**

@@ -4,7 +4,7 @@
  * records the turn durably before the response is acknowledged (`[DONE]` or the JSON body).
  */
 import type { Context } from 'hono';
-import { inferTurnType, isTruthyFlag, nextStateAfter, parseTurnType, quotedReplyKeys, replyKeyOf } from '../core/conversation.js';
+import { inferTurnType, isTruthyFlag, nextStateAfter, parseTurnType, quotedReplyIndex, replyKeyOf } from '../core/conversation.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { GenerateEvent, GenerateRequest } from '../spec/inference-engine.js';
 import type { TurnStatus, TurnType } from '../spec/records.js';
@@ -95,15 +95,15 @@ export function createChatCompletionsHandler(context: GatewayContext) {
   async function linkPreviousTurn(sessionId: string, messages: GenerateRequest['messages'], root: string): Promise<void> {
     const previous = await context.store.getLastMainTurn(sessionId);
     if (previous === null || previous.linked || previous.replyKey === null) return;
-    const quoted = quotedReplyKeys(messages, root).find((candidate) => candidate.key === previous.replyKey);
-    if (quoted === undefined) {
+    const quoted = quotedReplyIndex(messages, root, previous.replyKey);
+    if (quoted === -1) {
       context.logger.warn('request does not quote the previous reply of its session; next state not linked', {
         sessionId,
         turnId: previous.id,
       });
       return;
     }
-    await context.store.linkNextState(previous.id, nextStateAfter(messages, quoted.index), context.now());
+    await context.store.linkNextState(previous.id, nextStateAfter(messages, quoted), context.now());
   }
 
   return async function handleChatCompletion(c: Context, principal: Principal, pathSessionId?: string): Promise<Response> {

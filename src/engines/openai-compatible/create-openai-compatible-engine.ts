@@ -54,7 +54,6 @@ export interface OpenAICompatibleEngineOptions {
   /** How many adapter versions stay loaded on the server; default 4. */
   retainedAdapters?: number;
   contextLength?: number;
-  fetch?: typeof fetch;
 }
 
 async function* chatEvents(stream: AsyncIterable<string>): AsyncGenerator<UpstreamEvent> {
@@ -92,7 +91,6 @@ class OpenAICompatibleEngine implements InferenceEngine {
       timeoutMs: options.timeoutMs,
       name: options.flavor,
       ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
-      ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     });
     this.policies = new PolicyRegistry({
       flavor: options.flavor,
@@ -209,6 +207,7 @@ class OpenAICompatibleEngine implements InferenceEngine {
 
   async close(): Promise<void> {
     this.closing.abort();
+    this.client.close();
   }
 }
 

@@ -1,4 +1,6 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -111,13 +113,22 @@ describe('openai-compatible engine: upstream failures', () => {
 
   it('maps a context-length rejection to context_length_exceeded', async () => {
     const body = await readFile(new URL('./__fixtures__/vllm-error-context-length.json', import.meta.url), 'utf8');
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(400, { 'content-type': 'application/json' });
+        response.end(body);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(() => resolve())));
     const engine = createOpenAICompatibleEngine({
-      baseUrl: 'http://upstream.invalid',
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
       model: 'm',
       flavor: 'vllm',
       timeoutMs: 2000,
-      fetch: async () => new Response(body, { status: 400, headers: { 'content-type': 'application/json' } }),
     });
+    cleanups.push(() => engine.close());
     const error = await failure(collectEvents(engine, hello));
     expect(error.code).toBe('context_length_exceeded');
     expect(error.message).toContain('maximum context length is 32768');

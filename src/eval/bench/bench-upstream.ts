@@ -8,11 +8,19 @@ import type { AddressInfo } from 'node:net';
 
 const replyWords = ['The', ' answer', ' is', ' 42', '.', ' Happy', ' to', ' help', ' further', '!'];
 
+/**
+ * Answers with `n` choices (the policy judge asks for all votes of a prompt in one request of n
+ * choices, as vLLM serves them); a reply of one choice to such a request would make every judging
+ * fail and retry instead of doing its work.
+ */
 function completion(body: { stream?: boolean; n?: number }, promptTokens: number): { json?: string; chunks?: string[] } {
   const id = `chatcmpl-bench-${Math.random().toString(36).slice(2)}`;
   const created = Math.floor(Date.now() / 1000);
+  const choiceCount = Number.isInteger(body.n) && (body.n ?? 1) > 1 ? (body.n ?? 1) : 1;
+  const choiceIndexes = Array.from({ length: choiceCount }, (_, index) => index);
   const promptTokenIds = Array.from({ length: Math.min(promptTokens, 16384) }, (_, index) => (index * 7919) % 32000);
   const tokenIds = replyWords.map((_, index) => 1000 + index);
+  const usage = { prompt_tokens: promptTokenIds.length, completion_tokens: tokenIds.length * choiceCount, total_tokens: promptTokenIds.length + tokenIds.length * choiceCount };
   if (body.stream !== true) {
     return {
       json: JSON.stringify({
@@ -21,35 +29,37 @@ function completion(body: { stream?: boolean; n?: number }, promptTokens: number
         created,
         model: 'bench-model',
         prompt_token_ids: promptTokenIds,
-        choices: [
-          {
-            index: 0,
-            message: { role: 'assistant', content: replyWords.join(''), tool_calls: [] },
-            token_ids: tokenIds,
-            logprobs: { content: replyWords.map((token) => ({ token, logprob: -0.5, bytes: [], top_logprobs: [] })) },
-            finish_reason: 'stop',
-            stop_reason: null,
-          },
-        ],
-        usage: { prompt_tokens: promptTokenIds.length, completion_tokens: tokenIds.length, total_tokens: promptTokenIds.length + tokenIds.length },
+        choices: choiceIndexes.map((index) => ({
+          index,
+          message: { role: 'assistant', content: replyWords.join(''), tool_calls: [] },
+          token_ids: tokenIds,
+          logprobs: { content: replyWords.map((token) => ({ token, logprob: -0.5, bytes: [], top_logprobs: [] })) },
+          finish_reason: 'stop',
+          stop_reason: null,
+        })),
+        usage,
       }),
     };
   }
   const chunk = (choice: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
     `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: 'bench-model', choices: [choice], ...extra })}\n\n`;
-  const chunks = [chunk({ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }, { prompt_token_ids: promptTokenIds })];
-  replyWords.forEach((token, index) => {
-    chunks.push(
-      chunk({
-        index: 0,
-        delta: { content: token },
-        token_ids: [tokenIds[index]],
-        logprobs: { content: [{ token, logprob: -0.5, bytes: [], top_logprobs: [] }] },
-        finish_reason: index === replyWords.length - 1 ? 'stop' : null,
-      }),
-    );
+  const chunks = choiceIndexes.map((index) =>
+    chunk({ index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }, index === 0 ? { prompt_token_ids: promptTokenIds } : {}),
+  );
+  replyWords.forEach((token, position) => {
+    for (const index of choiceIndexes) {
+      chunks.push(
+        chunk({
+          index,
+          delta: { content: token },
+          token_ids: [tokenIds[position]],
+          logprobs: { content: [{ token, logprob: -0.5, bytes: [], top_logprobs: [] }] },
+          finish_reason: position === replyWords.length - 1 ? 'stop' : null,
+        }),
+      );
+    }
   });
-  chunks.push(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: 'bench-model', choices: [], usage: { prompt_tokens: promptTokenIds.length, completion_tokens: tokenIds.length, total_tokens: promptTokenIds.length + tokenIds.length } })}\n\n`);
+  chunks.push(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: 'bench-model', choices: [], usage })}\n\n`);
   chunks.push('data: [DONE]\n\n');
   return { chunks };
 }
@@ -65,9 +75,9 @@ export function startBenchUpstream(port = 0): Promise<{ server: Server; url: str
     request.on('data', (part: Buffer) => parts.push(part));
     request.on('end', () => {
       const text = Buffer.concat(parts).toString('utf8');
-      let body: { stream?: boolean };
+      let body: { stream?: boolean; n?: number };
       try {
-        body = JSON.parse(text) as { stream?: boolean };
+        body = JSON.parse(text) as { stream?: boolean; n?: number };
       } catch {
         response.writeHead(400, { 'content-type': 'application/json' });
         response.end('{"error":{"message":"bad json"}}');

@@ -25,10 +25,16 @@ import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { RecordStore } from '../../spec/record-store.js';
 import { applySqliteMigrations } from './sqlite-migrations.js';
 import { SqliteRecordStore } from './sqlite-record-store.js';
+import { startSqliteCheckpointer } from './start-sqlite-checkpointer.js';
 
 export interface SqliteRecordStoreOptions {
   /** Database file path, or ':memory:' for a private in-memory database. */
   path: string;
+  /**
+   * Checkpoint the WAL from a worker thread rather than in this connection's commits; for the
+   * connection that records turns on the HTTP thread. Ignored in memory.
+   */
+  checkpointInBackground?: boolean;
 }
 
 // Long enough to ride out another process's checkpoint or migration, short enough to surface a
@@ -51,7 +57,8 @@ export function createSqliteRecordStore(options: SqliteRecordStoreOptions): Reco
     database.pragma(`busy_timeout = ${busyTimeoutMilliseconds}`);
     database.pragma('foreign_keys = ON');
     applySqliteMigrations(database);
-    return new SqliteRecordStore(database);
+    const checkpointer = options.checkpointInBackground === true && !inMemory ? startSqliteCheckpointer(database, { path: options.path }) : null;
+    return new SqliteRecordStore(database, { afterClose: () => checkpointer?.close() });
   } catch (error) {
     database?.close();
     if (ClawrlError.isInstance(error)) throw error;

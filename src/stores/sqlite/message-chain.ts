@@ -9,6 +9,11 @@
  * of a SHA-256, a query and reading the body back. Only committed nodes are remembered (the caller
  * hands `learned` to `remember` after its commit), and nodes are never deleted, so a remembered id
  * stays right. Bounded by the characters it holds; least recently used entries go first.
+ *
+ * Serializing a 40 KB system prompt canonically costs more than everything else in finding it, so
+ * a message of only a role and a text (system prompts, user turns: most of an agent's prefix) is
+ * also remembered under those two strings, and tool lists under their plain JSON; both name
+ * exactly one canonical body, so they find the same node without serializing it.
  */
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
@@ -42,6 +47,15 @@ interface NodeRow {
 
 function hashOf(body: string): Buffer {
   return createHash('sha256').update(body).digest();
+}
+
+/** The serialization-free key of a role-and-text message, or null for any other message. */
+function quickKeyOf(parentId: number | null, message: ChatMessage): string | null {
+  for (const field in message) {
+    if (field !== 'role' && field !== 'content' && (message as unknown as Record<string, unknown>)[field] !== undefined) return null;
+  }
+  if (typeof message.content !== 'string') return null;
+  return `q${parentId ?? ''}:${message.role}\u0001${message.content}`;
 }
 
 export function createMessageChain(database: Database.Database): MessageChain {
@@ -91,14 +105,19 @@ export function createMessageChain(database: Database.Database): MessageChain {
       let parentId: number | null = null;
       const learned: KnownNode[] = [];
       for (const message of messages) {
-        const body = canonicalJson(message);
-        const key = `m${parentId ?? ''}:${body}`;
-        let id = recall(key);
+        const quickKey = quickKeyOf(parentId, message);
+        let id = quickKey === null ? undefined : recall(quickKey);
         if (id === undefined) {
-          const hash = hashOf(body);
-          const existing: NodeRow | undefined = parentId === null ? findRoot.get(hash) : findChild.get(parentId, hash);
-          id = existing === undefined ? Number(insertNode.run(parentId, hash, body).lastInsertRowid) : checkBody(existing, body);
-          learned.push({ key, id });
+          const body = canonicalJson(message);
+          const key = `m${parentId ?? ''}:${body}`;
+          id = recall(key);
+          if (id === undefined) {
+            const hash = hashOf(body);
+            const existing: NodeRow | undefined = parentId === null ? findRoot.get(hash) : findChild.get(parentId, hash);
+            id = existing === undefined ? Number(insertNode.run(parentId, hash, body).lastInsertRowid) : checkBody(existing, body);
+            learned.push({ key, id });
+          }
+          if (quickKey !== null) learned.push({ key: quickKey, id });
         }
         parentId = id;
       }
@@ -111,14 +130,17 @@ export function createMessageChain(database: Database.Database): MessageChain {
     },
 
     storeTools(tools) {
+      const quickKey = `u:${JSON.stringify(tools)}`;
+      const quick = recall(quickKey);
+      if (quick !== undefined) return { id: quick, learned: [] };
       const body = canonicalJson(tools);
       const key = `t:${body}`;
       const cached = recall(key);
-      if (cached !== undefined) return { id: cached, learned: [] };
+      if (cached !== undefined) return { id: cached, learned: [{ key: quickKey, id: cached }] };
       const hash = hashOf(body);
       const existing = findToolSet.get(hash);
       const id = existing === undefined ? Number(insertToolSet.run(hash, body).lastInsertRowid) : checkBody(existing, body);
-      return { id, learned: [{ key, id }] };
+      return { id, learned: [{ key, id }, { key: quickKey, id }] };
     },
 
     remember(learned) {

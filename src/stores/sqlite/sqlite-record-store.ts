@@ -78,9 +78,11 @@ export class SqliteRecordStore implements RecordStore {
   readonly #judging: SqliteJudgingRecords;
   readonly #training: SqliteTrainingRecords;
   #closed = false;
+  readonly #afterClose: (() => Promise<void> | undefined) | undefined;
 
-  constructor(database: Database.Database) {
+  constructor(database: Database.Database, options: { afterClose?: () => Promise<void> | undefined } = {}) {
     this.#database = database;
+    this.#afterClose = options.afterClose;
     this.#statements = sqliteStatements(database);
     this.#messageChain = createMessageChain(database);
     this.#reader = new SqliteTurnReader(this.#statements, this.#messageChain);
@@ -293,6 +295,8 @@ export class SqliteRecordStore implements RecordStore {
       this.#database.close();
     } catch (error) {
       throw new ClawrlError('store_error', 'failed to close the SQLite record store', { cause: error });
+    } finally {
+      await this.#afterClose?.();
     }
   }
 

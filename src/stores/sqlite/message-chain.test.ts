@@ -1,0 +1,59 @@
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import type { ChatMessage, ToolDefinition } from '../../spec/chat.js';
+import { createMessageChain } from './message-chain.js';
+import { applySqliteMigrations } from './sqlite-migrations.js';
+
+function openChain() {
+  const database = new Database(':memory:');
+  applySqliteMigrations(database);
+  return { database, chain: createMessageChain(database) };
+}
+
+describe('message chain', () => {
+  const system: ChatMessage = { role: 'system', content: 'You are helpful. '.repeat(2000) };
+  const turnOne: ChatMessage[] = [system, { role: 'user', content: 'hi' }];
+  const turnTwo: ChatMessage[] = [
+    ...turnOne,
+    { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'read', arguments: '{"path":"a"}' }] },
+    { role: 'tool', content: 'file text', toolCallId: 'c1' },
+    { role: 'user', content: 'thanks', name: undefined },
+  ];
+
+  it('finds remembered nodes again, whether by role and text or by canonical body, and loads them back exactly', () => {
+    const { database, chain } = openChain();
+    const first = chain.store(turnOne);
+    chain.remember(first.learned);
+    const second = chain.store(turnTwo.map((message) => ({ ...message })));
+    chain.remember(second.learned);
+    // The shared prefix was known: only the three new messages were learned (the plain ones twice).
+    expect(second.learned.filter((node) => node.key.startsWith('m')).length).toBe(3);
+    const again = chain.store(turnTwo.map((message) => ({ ...message })));
+    expect(again).toEqual({ tipId: second.tipId, learned: [] });
+    expect(chain.load(second.tipId)).toEqual(turnTwo.map((message) => JSON.parse(JSON.stringify(message)) as ChatMessage));
+    expect(database.prepare('SELECT COUNT(*) AS count FROM message_nodes').get()).toEqual({ count: 5 });
+  });
+
+  it('keys a message by its parent: the same text under another prefix is another node', () => {
+    const { chain } = openChain();
+    const stored = chain.store([{ role: 'user', content: 'a' }, { role: 'user', content: 'a' }]);
+    chain.remember(stored.learned);
+    const ids = new Set(stored.learned.map((node) => node.id));
+    expect(ids.size).toBe(2);
+    expect(chain.store([{ role: 'user', content: 'a' }]).tipId).toBe(stored.learned[0]?.id);
+  });
+
+  it('stores a tool list once, whatever the key order it arrives in', () => {
+    const { chain } = openChain();
+    const tools: ToolDefinition[] = [{ name: 'read', description: 'Reads', parameters: { type: 'object', properties: { path: { type: 'string' } } } }];
+    const first = chain.storeTools(tools);
+    chain.remember(first.learned);
+    expect(chain.storeTools(tools)).toEqual({ id: first.id, learned: [] });
+    const reordered: ToolDefinition[] = [{ parameters: { properties: { path: { type: 'string' } }, type: 'object' }, description: 'Reads', name: 'read' }];
+    const second = chain.storeTools(reordered);
+    expect(second.id).toBe(first.id);
+    chain.remember(second.learned);
+    expect(chain.storeTools(reordered)).toEqual({ id: first.id, learned: [] });
+    expect(chain.loadTools(first.id)).toEqual(tools);
+  });
+});
