@@ -146,6 +146,7 @@ describe('createJudgeWorker', () => {
   });
 
   it('picks the hint whose teacher overlaps the student most and builds an OPD sample from its log-probs', async () => {
+    state.verdict = 'The user complains. \\boxed{-1}';
     state.hints = [
       '\\boxed{1} [HINT_START]Write the answer as plain text, without any bold markers.[HINT_END]',
       '\\boxed{1} [HINT_START]Use plain text.[HINT_END]',
@@ -177,14 +178,15 @@ describe('createJudgeWorker', () => {
   });
 
   it('drops OPD samples when the engine cannot score, and keeps the RL part of combine', async () => {
+    state.verdict = 'The user complains. \\boxed{-1}';
     state.hints = ['\\boxed{1} [HINT_START]Use plain text, no bold.[HINT_END]'];
     await worker('opd', { engine: createScoringEngine(null) }).drain();
     expect(await store.listSamples()).toMatchObject([{ method: 'opd', status: 'dropped', dropReason: 'engine-cannot-score', advantages: [] }]);
 
     await store.recordTurn(turnOf('t1'));
-    await store.linkNextState('t1', [{ role: 'user', content: 'thanks' }], 6_000);
+    await store.linkNextState('t1', [{ role: 'user', content: 'no, use plain text' }], 6_000);
     await worker('combine').drain();
-    expect(await store.listSamples({ turnId: 't1' })).toMatchObject([{ method: 'combine', status: 'ready', advantages: [1, 1, 1], teacherLogprobs: null }]);
+    expect(await store.listSamples({ turnId: 't1' })).toMatchObject([{ method: 'combine', status: 'ready', advantages: [-1, -1, -1], teacherLogprobs: null }]);
   });
 
   it('rebuilds the sample when feedback arrives: its score overrides the judge, its hint feeds OPD', async () => {

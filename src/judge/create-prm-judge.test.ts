@@ -68,6 +68,23 @@ describe('createPrmJudge', () => {
     expect(model.requests.map((request) => request.n)).toEqual([3, 3]);
   });
 
+  it('keeps no hint when the verdict says the reply worked, and the votes still show the hints given', async () => {
+    const hinted = '\\boxed{1} [HINT_START]Keep the reply brief.[HINT_END]';
+    const satisfied = await judgeWith(queuedModel(['\\boxed{1}', '\\boxed{1}', '\\boxed{-1}'], [hinted, hinted, hinted])).judge(
+      { ...input, wantHint: true },
+      new AbortController().signal,
+    );
+    expect(satisfied.score).toBe(1);
+    expect(satisfied.hint).toBeNull();
+    expect(satisfied.hintCandidates).toEqual([]);
+    expect(satisfied.votes.filter((vote) => vote.kind === 'hint').map((vote) => vote.hint)).toEqual(Array(3).fill('Keep the reply brief.'));
+    const unclear = await judgeWith(queuedModel(['\\boxed{0}', '\\boxed{0}', '\\boxed{0}'], [hinted, hinted, hinted])).judge(
+      { ...input, wantHint: true },
+      new AbortController().signal,
+    );
+    expect(unclear.hint).toBe('Keep the reply brief.');
+  });
+
   it('throws when a vote fails, so the turn is retried rather than judged on fewer votes', async () => {
     let calls = 0;
     const flaky: JudgeModel = judgeModelOfSingleAnswers(async () => {

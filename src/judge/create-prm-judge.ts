@@ -2,8 +2,8 @@
  * The PRM judge: m verdict votes (default 3, temperature 0.6) on the prompt of
  * `src/core/judge-prompts.ts`, each read by its last `\boxed{}`; unreadable votes are dropped and
  * the majority wins, ties giving 0. With `wantHint` it also asks the hint-extraction prompt
- * (default m times) and keeps every accepted hint as a candidate; the longest is the provisional
- * choice. All calls run concurrently. If any call fails the whole judgement throws, so the worker
+ * (default m times) and keeps every accepted hint as a candidate, unless the verdict is positive;
+ * the longest is the provisional choice. All calls run concurrently. If any call fails the whole judgement throws, so the worker
  * retries the turn rather than record a judgement made of fewer votes than asked for.
  */
 import { aggregateVotes, parseHintResponse, parseVote, selectHint } from '../core/judge-votes.js';
@@ -95,9 +95,14 @@ export function createPrmJudge(options: PrmJudgeOptions): Judge {
           rejection: parsed.accepted ? null : parsed.reason,
         };
       });
-      const hintCandidates = hints.flatMap((vote) => (vote.hint === null ? [] : [vote.hint]));
+      const score = aggregateVotes(verdicts.map((vote) => (vote.score === null ? { score: null, reason: 'unparseable' } : { score: vote.score }))).score;
+      // A verdict that the reply worked and a hint that corrects it contradict each other; trust
+      // the verdict, since a hint on a satisfied user's reply can only teach something unasked for
+      // (the built-in judge wrote "Keep it short." on a TA's thanks for a thorough grading, and OPD
+      // on such hints made the TA's replies shorter). The votes keep the hints they gave.
+      const hintCandidates = score === 1 ? [] : hints.flatMap((vote) => (vote.hint === null ? [] : [vote.hint]));
       return {
-        score: aggregateVotes(verdicts.map((vote) => (vote.score === null ? { score: null, reason: 'unparseable' } : { score: vote.score }))).score,
+        score,
         votes: [...verdicts, ...hints],
         hint: selectHint(hintCandidates)?.hint ?? null,
         hintCandidates,
