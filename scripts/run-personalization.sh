@@ -11,6 +11,7 @@ methods=${METHODS:-combine opd rl base}
 seeds=${SEEDS:-1 2 3}
 sessions=${SESSIONS:-20}
 out=${OUT:-docs/personalization-results}
+failed=0
 for seed in $seeds; do
   for method in $methods; do
     for user in $users; do
@@ -20,7 +21,15 @@ for seed in $seeds; do
         continue
       fi
       echo "run $user $method seed $seed ($sessions sessions) at $(date +%H:%M:%S)"
-      node dist/cli/main.js eval personalize --user "$user" --method "$method" --seed "$seed" --sessions "$sessions" --out "$target"
+      # One failed run (its server's data folder is named in the error) must not cost the rest of the grid.
+      if ! node dist/cli/main.js eval personalize --user "$user" --method "$method" --seed "$seed" --sessions "$sessions" --out "$target"; then
+        echo "FAILED $user $method seed $seed"
+        failed=$((failed + 1))
+      fi
     done
   done
 done
+if [ "$failed" -gt 0 ]; then
+  echo "$failed run(s) failed"
+  exit 1
+fi

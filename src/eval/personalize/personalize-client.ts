@@ -70,6 +70,11 @@ const turnViewSchema = z.object({
   samples: z.array(z.object({ method: z.string() }).passthrough()),
 });
 
+/** The server's OpenAI-style refusal of a conversation that no longer fits the model's context. */
+export function isContextFullError(error: unknown): boolean {
+  return error instanceof OpenAI.APIError && error.status === 400 && error.code === 'context_length_exceeded';
+}
+
 export function createPersonalizeClient(options: PersonalizeClientOptions): PersonalizeClient {
   const base = options.url.replace(/\/+$/, '');
   // Main turns are never retried: a retried request would record the turn twice in its session.

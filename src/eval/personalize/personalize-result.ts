@@ -27,6 +27,11 @@ export const personalizeSessionSchema = z.object({
   turnIds: z.array(z.string()),
   /** Responses of the session that satisfy the preference, out of `turnIds.length`. */
   responsesSatisfied: z.number().int().nonnegative(),
+  /**
+   * Set when a follow-up no longer fit the model's context: the session ended there, as a user
+   * would start a fresh chat (the built-in model has 1,024 positions).
+   */
+  endedEarly: z.literal('context-full').optional(),
 });
 
 export const personalizeProbeSchema = z.object({

@@ -1,3 +1,4 @@
+import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { builtinUsers } from '../../core/user-preference.js';
 import type { CompletionRequest, CompletionResult, PersonalizeClient } from './personalize-client.js';
@@ -67,6 +68,32 @@ describe('runPersonalizeExperiment', () => {
       expect(session.firstResponseSatisfied ? builtinUsers.student.thanks : builtinUsers.student.complaints).toContain(reply);
     }
     expect(progress.filter((event) => event.kind === 'session')).toHaveLength(6);
+  });
+
+  it('ends a session whose follow-up no longer fits the context, and fails on a first message that does not', async () => {
+    const contextFull = () =>
+      OpenAI.APIError.generate(400, { error: { message: 'too long', type: 'invalid_request_error', code: 'context_length_exceeded' } }, 'too long', new Headers());
+    const { client, requests } = scriptedClient(() => 0);
+    const overflowing: PersonalizeClient = {
+      ...client,
+      async complete(request) {
+        if (request.turnType === 'main' && request.messages.length > 1) {
+          requests.push(request);
+          throw contextFull();
+        }
+        return client.complete(request);
+      },
+    };
+    const options = { user: builtinUsers.student, method: 'rl' as const, seed: 4, sessions: 3, probeSize: 2, runId: 'run' };
+    const result = await runPersonalizeExperiment({ ...options, client: overflowing });
+    expect(result.sessions.map((session) => [session.turnIds.length, session.endedEarly])).toEqual(Array(3).fill([1, 'context-full']));
+    expect(personalizeResultSchema.parse(result)).toEqual(result);
+
+    const refusing: PersonalizeClient = {
+      ...client,
+      complete: async (request) => (request.turnType === 'main' ? Promise.reject(contextFull()) : client.complete(request)),
+    };
+    await expect(runPersonalizeExperiment({ ...options, client: refusing })).rejects.toThrow(/too long/);
   });
 
   it('repeats a probe whose responses came from two versions, for the newer one', async () => {

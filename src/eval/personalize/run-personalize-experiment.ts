@@ -16,7 +16,7 @@
  */
 import { satisfiesPreference, type SimulatedUser } from '../../core/user-preference.js';
 import { createExperimentPlan, userReply, type PlannedSession } from './experiment-plan.js';
-import type { ExperimentMessage, PersonalizeClient, TurnJudgingSummary } from './personalize-client.js';
+import { isContextFullError, type ExperimentMessage, type PersonalizeClient, type TurnJudgingSummary } from './personalize-client.js';
 import {
   successThreshold,
   type PersonalizeMethod,
@@ -99,9 +99,17 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
     let firstVersion = 0;
     let lastVersion = 0;
     let responsesSatisfied = 0;
+    let endedEarly = false;
     for (let turn = 0; turn < turns; turn += 1) {
       const last = turn === turns - 1;
-      const result = await client.complete({ messages, sessionId, turnType: 'main', sessionDone: last });
+      let result: Awaited<ReturnType<PersonalizeClient['complete']>>;
+      try {
+        result = await client.complete({ messages, sessionId, turnType: 'main', sessionDone: last });
+      } catch (error) {
+        if (turn === 0 || !isContextFullError(error)) throw error;
+        endedEarly = true;
+        break;
+      }
       const reply = userReply(user, result.content, planned.random);
       if (turn === 0) {
         firstResponseSatisfied = reply.satisfied;
@@ -113,7 +121,15 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
       if (!last) messages.push({ role: 'assistant', content: result.content }, { role: 'user', content: reply.text });
     }
     return {
-      session: { index: planned.index, firstResponseSatisfied, policyVersion: firstVersion, sessionId, turnIds, responsesSatisfied },
+      session: {
+        index: planned.index,
+        firstResponseSatisfied,
+        policyVersion: firstVersion,
+        sessionId,
+        turnIds,
+        responsesSatisfied,
+        ...(endedEarly ? { endedEarly: 'context-full' as const } : {}),
+      },
       lastVersion,
     };
   }
