@@ -44,6 +44,7 @@ export const optionSpecifications = [
   { key: 'judge', flag: '--judge <judge>', description: 'rules | policy | openai', kind: 'string', schema: z.enum(['rules', 'policy', 'openai']), defaultValue: 'policy' },
   { key: 'judgeUrl', flag: '--judge-url <url>', description: 'OpenAI-compatible judge endpoint', kind: 'string', schema: z.url() },
   { key: 'judgeModel', flag: '--judge-model <name>', description: 'judge model name', kind: 'string', schema: z.string().min(1) },
+  { key: 'judgeWeights', flag: '--judge-weights <weights>', description: 'base | served: what --judge policy judges with (base: the frozen base weights, as a separate PRM)', kind: 'string', schema: z.enum(['base', 'served']), defaultValue: 'base' },
   { key: 'method', flag: '--method <method>', description: 'rl | opd | combine', kind: 'string', schema: z.enum(['rl', 'opd', 'combine']), defaultValue: 'combine' },
   { key: 'store', flag: '--store <store>', description: 'sqlite | postgres', kind: 'string', schema: z.enum(['sqlite', 'postgres']), defaultValue: 'sqlite' },
   { key: 'storeUrl', flag: '--store-url <url>', description: 'Postgres connection URL', kind: 'string', schema: z.string().min(1) },

@@ -4,7 +4,7 @@ import { createScriptedInferenceEngine } from '../gateway/testing/scripted-infer
 import { createJudge, judgeApiKeyOf } from './create-judge.js';
 
 describe('createJudge', () => {
-  const none = { judgeUrl: undefined, judgeModel: undefined };
+  const none = { judgeUrl: undefined, judgeModel: undefined, judgeWeights: 'base' as const };
 
   it('builds each backend and explains what a backend is missing', () => {
     expect(createJudge({ judge: 'rules', ...none }, undefined, {}).judgeId).toBe('rules');
@@ -12,7 +12,7 @@ describe('createJudge', () => {
     expect([policy.judgeId, policy.judgeModel, policy.promptVersion]).toEqual(['policy', 'scripted-model', judgePromptVersion]);
     expect(() => createJudge({ judge: 'policy', ...none }, undefined, {})).toThrow(/needs the served engine/);
     expect(() => createJudge({ judge: 'openai', ...none }, undefined, {})).toThrow(/--judge-url/);
-    const openai = createJudge({ judge: 'openai', judgeUrl: 'http://127.0.0.1:9/v1', judgeModel: 'gpt-judge' }, undefined, {});
+    const openai = createJudge({ judge: 'openai', judgeUrl: 'http://127.0.0.1:9/v1', judgeModel: 'gpt-judge', judgeWeights: 'base' }, undefined, {});
     expect([openai.judgeId, openai.judgeModel]).toEqual(['openai', 'gpt-judge']);
   });
 

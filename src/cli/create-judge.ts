@@ -1,6 +1,6 @@
 /**
  * Picks and builds the judge named by `--judge`: `rules` (the default predicates), `policy` (the
- * served engine judges itself) or `openai` (`--judge-url`, `--judge-model`; the API key comes from
+ * served engine judges, with the base weights unless `--judge-weights served`) or `openai` (`--judge-url`, `--judge-model`; the API key comes from
  * `CLAWRL_JUDGE_API_KEY`, else `OPENAI_API_KEY`, and is never a flag so it stays out of process
  * listings and shell history).
  */
@@ -16,6 +16,8 @@ export interface JudgeConfiguration {
   judge: 'rules' | 'policy' | 'openai';
   judgeUrl: string | undefined;
   judgeModel: string | undefined;
+  /** `--judge-weights`: what `--judge policy` judges with. */
+  judgeWeights: 'base' | 'served';
 }
 
 export function judgeApiKeyOf(environment: Record<string, string | undefined>): string | undefined {
@@ -37,7 +39,11 @@ export function createJudge(
           param: 'judge',
         });
       }
-      return createPrmJudge({ judgeId: 'policy', modelName: engine.modelId, model: createPolicyJudgeModel(engine) });
+      return createPrmJudge({
+        judgeId: 'policy',
+        modelName: engine.modelId,
+        model: createPolicyJudgeModel(engine, { weights: configuration.judgeWeights }),
+      });
     case 'openai': {
       if (configuration.judgeUrl === undefined || configuration.judgeModel === undefined) {
         throw new ClawrlError('configuration_error', '--judge openai needs --judge-url <url> and --judge-model <name> (CLAWRL_JUDGE_URL, CLAWRL_JUDGE_MODEL).', {

@@ -31,7 +31,7 @@ import type { OptionKey } from './configuration.js';
 /** Options of the server the command starts, with serve's flags, file keys and variables. */
 export const personalizeServerKeys = [
   'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout', 'judge', 'judgeUrl',
-  'judgeModel', 'trainEvery', 'trainParams', 'learningRate', 'maxStaleness', 'maxTokens', 'data',
+  'judgeModel', 'judgeWeights', 'trainEvery', 'trainParams', 'learningRate', 'maxStaleness', 'maxTokens', 'data',
 ] as const satisfies readonly OptionKey[];
 export const personalizeKeys = ['config', 'url', 'apiKey', 'adminKey', 'json', ...personalizeServerKeys] as const satisfies readonly OptionKey[];
 
@@ -101,6 +101,7 @@ function serveArgumentsOf(input: PersonalizeCommandInput, method: PersonalizeMet
     ['--judge', configuration.judge],
     ['--judge-url', configuration.judgeUrl],
     ['--judge-model', configuration.judgeModel],
+    ['--judge-weights', configuration.judgeWeights],
     ['--train-every', input.explicitKeys.has('trainEvery') ? configuration.trainEvery : defaultExperimentTrainEvery],
     ['--train-params', input.explicitKeys.has('trainParams') ? configuration.trainParams : experimentTrainParamsOf(configuration.model as string)],
     ['--learning-rate', configuration.learningRate],

@@ -31,6 +31,7 @@ function configurationFor(data: string, overrides: Partial<JudgeCommandConfigura
     judge: 'rules',
     judgeUrl: undefined,
     judgeModel: undefined,
+    judgeWeights: 'base',
     method: 'rl',
     instance: undefined,
     ...overrides,

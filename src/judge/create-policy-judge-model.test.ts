@@ -3,11 +3,11 @@ import type { GenerateEvent, GenerateRequest, InferenceEngine } from '../spec/in
 import { createPolicyJudgeModel } from './create-policy-judge-model.js';
 
 /** An engine that answers choice i with `answer i`, streamed in two pieces, and records requests. */
-function choicesEngine(): InferenceEngine & { requests: GenerateRequest[] } {
+function choicesEngine(policyLoading = false): InferenceEngine & { requests: GenerateRequest[] } {
   const requests: GenerateRequest[] = [];
   return {
     engineId: 'choices', modelId: 'm', contextLength: undefined, requests,
-    capabilities: { tokenIds: true, scoring: false, policyLoading: false },
+    capabilities: { tokenIds: true, scoring: false, policyLoading },
     async *generate(request: GenerateRequest): AsyncIterable<GenerateEvent> {
       requests.push(request);
       const n = request.sampling.n;
@@ -37,5 +37,17 @@ describe('createPolicyJudgeModel', () => {
     expect(answers).toEqual(['answer 0', 'answer 1', 'answer 2']);
     expect(engine.requests).toHaveLength(1);
     expect(engine.requests[0]?.sampling).toMatchObject({ n: 3, temperature: 0.6, maxTokens: 64 });
+  });
+
+  it('judges with the base version by default where the engine loads versions, and with the served one when asked', async () => {
+    const request = { messages: [{ role: 'user' as const, content: 'judge this' }], temperature: 0.6, maxTokens: 64, n: 1 };
+    const loading = choicesEngine(true);
+    await createPolicyJudgeModel(loading)(request, new AbortController().signal);
+    await createPolicyJudgeModel(loading, { weights: 'served' })(request, new AbortController().signal);
+    expect(loading.requests.map((sent) => sent.policyVersion)).toEqual([0, undefined]);
+    // An engine that cannot load versions only ever serves the base: no pin to reject.
+    const fixed = choicesEngine(false);
+    await createPolicyJudgeModel(fixed)(request, new AbortController().signal);
+    expect(fixed.requests[0]?.policyVersion).toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The `policy` judge backend: the served model judges, through the `InferenceEngine` seam, with
+ * The `policy` judge backend: the policy model judges, through the `InferenceEngine` seam, with
  * all votes of a prompt sampled as one request of `n` choices (the local engine samples them as a
  * batch over one prompt prefill). Judge generations are not turns: they are neither recorded nor
  * trained on.
@@ -8,7 +8,17 @@ import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { JudgeModel } from './judge-model.js';
 
-export function createPolicyJudgeModel(engine: InferenceEngine): JudgeModel {
+export interface PolicyJudgeOptions {
+  /**
+   * `base` judges with the base weights (version 0) while training moves the served version, as
+   * OpenClaw-RL's PRM runs as its own, frozen server; `served` judges with whatever is served.
+   * Engines that cannot load versions serve only the base anyway, so they are asked plainly.
+   */
+  weights: 'base' | 'served';
+}
+
+export function createPolicyJudgeModel(engine: InferenceEngine, options: PolicyJudgeOptions = { weights: 'base' }): JudgeModel {
+  const pinBase = options.weights === 'base' && engine.capabilities.policyLoading;
   return async (request, signal) => {
     const events = engine.generate(
       {
@@ -16,6 +26,7 @@ export function createPolicyJudgeModel(engine: InferenceEngine): JudgeModel {
         tools: [],
         toolChoice: 'none',
         sampling: { temperature: request.temperature, topP: 1, stop: [], n: request.n, topLogprobs: 0, maxTokens: request.maxTokens },
+        ...(pinBase ? { policyVersion: 0 } : {}),
       },
       signal,
     );

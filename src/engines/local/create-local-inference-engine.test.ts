@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runInferenceEngineContract } from '../inference-engine.contract.js';
@@ -37,6 +37,24 @@ describe('local engine', () => {
       }).rejects.toMatchObject({ code: 'context_length_exceeded' });
     } finally {
       await engine.close();
+    }
+  });
+
+  it('serves version 0 from the base weights beside trained full weights (the frozen judge asks for it)', async () => {
+    const trained = createTinyModelFolder({ seed: 99 });
+    const engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl });
+    try {
+      const request = { prompt: { tokenIds: [1, 2, 3] }, responseTokenIds: [4, 5, 6] };
+      const base = (await engine.score(request)).logprobs;
+      await engine.loadPolicy({ version: 1, kind: 'full', files: { 'model.safetensors': readFileSync(path.join(trained, 'model.safetensors')) } });
+      const active = (await engine.score(request)).logprobs;
+      expect(active).not.toEqual(base);
+      expect((await engine.score({ ...request, policyVersion: 0 })).logprobs).toEqual(base);
+      // The base model stays beside the trained one: the active version is untouched.
+      expect((await engine.score(request)).logprobs).toEqual(active);
+    } finally {
+      await engine.close();
+      rmSync(trained, { recursive: true, force: true });
     }
   });
 

@@ -72,15 +72,26 @@ async function loadPolicy(artifact: PolicyArtifact): Promise<void> {
   policyVersion = artifact.version;
 }
 
+/**
+ * The base weights beside trained full weights, loaded on the first request for version 0 (a
+ * frozen judge asks for it on every judgement, so swapping whole models back and forth per request
+ * would cost two loads each time).
+ */
+let baseTransformer: Transformer | null = null;
+
 /** Runs `work` on an older version for a pinned request, then restores the active one. */
-async function onVersion<Result>(version: number | undefined, work: (version: number) => Promise<Result>): Promise<Result> {
-  if (version === undefined || version === policyVersion) return work(policyVersion);
+async function onVersion<Result>(version: number | undefined, work: (version: number, model: Transformer) => Promise<Result>): Promise<Result> {
+  if (version === undefined || version === policyVersion) return work(policyVersion, transformer);
+  if (version === 0 && weightsVersion !== 0) {
+    baseTransformer ??= await loadTransformerFromFolder(data.modelDirectory);
+    return work(0, baseTransformer);
+  }
   const pinned = versions.get(version);
   if (pinned === undefined) throw new ClawrlError('not_found', `policy version ${version} is not loaded in the local engine`);
   const active = versions.get(policyVersion);
   await applyWeights(pinned);
   try {
-    return await work(version);
+    return await work(version, transformer);
   } finally {
     if (active !== undefined) await applyWeights(active);
   }
@@ -90,9 +101,9 @@ async function handle(request: Exclude<WorkerRequest, { kind: 'close' }>): Promi
   try {
     switch (request.kind) {
       case 'generate':
-        await onVersion(request.request.policyVersion, (version) =>
+        await onVersion(request.request.policyVersion, (version, model) =>
           runGeneration({
-            transformer,
+            transformer: model,
             renderer,
             policyVersion: version,
             request: request.request,
@@ -104,8 +115,8 @@ async function handle(request: Exclude<WorkerRequest, { kind: 'close' }>): Promi
       case 'score': {
         const prompt = request.request.prompt;
         const promptTokenIds = 'tokenIds' in prompt ? prompt.tokenIds : renderer.renderPrompt(prompt.messages, prompt.tools ?? []);
-        const scored = await onVersion(request.request.policyVersion, () =>
-          transformer.score({
+        const scored = await onVersion(request.request.policyVersion, (_version, model) =>
+          model.score({
             promptTokenIds,
             continuationTokenIds: request.request.responseTokenIds,
             topLogprobs: request.request.topK ?? 0,
@@ -151,6 +162,7 @@ port.on('message', (request: WorkerRequest) => {
   if (request.kind === 'close') {
     void queue.then(() => {
       transformer.dispose();
+      baseTransformer?.dispose();
       port.close();
     });
     return;
