@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../spec/chat.js';
 import { appendHint, canonicalStyleHint, hintSeparator, parseStyleHint, phrasingsOf, splitHint, styleHintText } from './hint.js';
-import { createSeededRandom } from './seeded-random.js';
+import { createSeededRandom, type SeededRandom } from './seeded-random.js';
 import { styleDimensions, styleValues, type StyleChoice } from './style.js';
 
 describe('appendHint', () => {
@@ -41,6 +41,15 @@ describe('splitHint', () => {
   });
 });
 
+/** Each dimension present with probability 1/2, with a random value. */
+function randomChoices(random: SeededRandom): Partial<StyleChoice> {
+  const choices: Partial<StyleChoice> = {};
+  for (const dimension of styleDimensions) {
+    if (random.chance(0.5)) (choices as Record<string, string>)[dimension] = random.pick(styleValues[dimension]);
+  }
+  return choices;
+}
+
 describe('styleHintText and parseStyleHint', () => {
   it('offers at least three phrasings per value, each read back as exactly that value', () => {
     for (const dimension of styleDimensions) {
@@ -57,10 +66,7 @@ describe('styleHintText and parseStyleHint', () => {
   it('round-trips random multi-dimension hints', () => {
     const random = createSeededRandom(11);
     for (let index = 0; index < 2000; index += 1) {
-      const choices: Partial<StyleChoice> = {};
-      for (const dimension of styleDimensions) {
-        if (random.chance(0.5)) (choices as Record<string, string>)[dimension] = random.pick(styleValues[dimension]);
-      }
+      const choices = randomChoices(random);
       const text = styleHintText(choices, random);
       expect(parseStyleHint(text), text).toEqual(choices);
     }
@@ -69,10 +75,7 @@ describe('styleHintText and parseStyleHint', () => {
   it('words each choice one fixed way, in dimension order, read back as the choice', () => {
     const random = createSeededRandom(5);
     for (let index = 0; index < 500; index += 1) {
-      const choices: Partial<StyleChoice> = {};
-      for (const dimension of styleDimensions) {
-        if (random.chance(0.5)) (choices as Record<string, string>)[dimension] = random.pick(styleValues[dimension]);
-      }
+      const choices = randomChoices(random);
       const text = canonicalStyleHint(choices);
       expect(parseStyleHint(text), text).toEqual(choices);
       expect(canonicalStyleHint({ ...choices })).toBe(text);

@@ -16,7 +16,7 @@
  */
 import { satisfiesPreference, type SimulatedUser } from '../../core/user-preference.js';
 import { createExperimentPlan, userReply, type PlannedSession } from './experiment-plan.js';
-import { isContextFullError, type ExperimentMessage, type PersonalizeClient, type TurnJudgingSummary } from './personalize-client.js';
+import { isContextFullError, type CompletionResult, type ExperimentMessage, type PersonalizeClient, type TurnJudgingSummary } from './personalize-client.js';
 import {
   successThreshold,
   type PersonalizeMethod,
@@ -102,7 +102,7 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
     let endedEarly = false;
     for (let turn = 0; turn < turns; turn += 1) {
       const last = turn === turns - 1;
-      let result: Awaited<ReturnType<PersonalizeClient['complete']>>;
+      let result: CompletionResult;
       try {
         result = await client.complete({ messages, sessionId, turnType: 'main', sessionDone: last });
       } catch (error) {
