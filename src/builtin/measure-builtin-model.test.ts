@@ -44,6 +44,10 @@ describe('measureBuiltinModel', () => {
     expect(result.wellFormed.count).toBe(12);
     expect(result.judge.verdictAccuracy.count).toBe(2);
     expect(result.judge.hintNamesDimension.count).toBe(2);
+    const byUser = Object.values(result.judge.builtinUsersVerdictByUser);
+    expect(byUser).toHaveLength(3);
+    expect(byUser.reduce((sum, kinds) => sum + kinds.complaints.count + kinds.thanks.count, 0)).toBe(result.judge.builtinUsersVerdict.count);
+    expect(result.judge.builtinUsersVerdict.count).toBeGreaterThan(0);
     expect(result.timings.loadSeconds).toBeGreaterThan(0);
     // Six training steps of a toy model cannot pass the bar; the verdicts must say so.
     expect(result.acceptance.judgeVerdictAtLeast90 && result.acceptance.hintFollowingAtLeast90).toBe(false);

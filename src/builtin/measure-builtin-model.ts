@@ -16,7 +16,7 @@ import { createSeededRandom, deriveSeed } from '../core/seeded-random.js';
 import { parseStyleHint } from '../core/hint.js';
 import { parseHintResponse, parseVote } from '../core/judge-votes.js';
 import { classifyStyle, styleDimensions, styleValues, type StyleDimension } from '../core/style.js';
-import { builtinUserNames, builtinUsers, userTaskValues } from '../core/user-preference.js';
+import { builtinUserNames, builtinUsers, userTaskValues, type BuiltinUserName } from '../core/user-preference.js';
 import { loadChatRenderer } from '../model/create-chat-renderer.js';
 import { loadTransformerFromFolder, type Transformer } from '../model/transformer.js';
 import type { ChatMessage } from '../spec/chat.js';
@@ -68,6 +68,10 @@ export interface BuiltinModelMeasurement {
     hintNamesDimension: Rate;
     hintNamesWantedValue: Rate;
     hintAccepted: Rate;
+    /** On the built-in simulated users' own complaints and thanks. */
+    builtinUsersVerdict: Rate;
+    builtinUsersVerdictByUser: Record<BuiltinUserName, { complaints: Rate; thanks: Rate }>;
+    builtinUsersHintNamesDimension: Rate;
   };
   arithmetic: Rate;
   acceptance: {
@@ -272,14 +276,24 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
     // The built-in users' own complaints and thanks, as the personalization experiment meets them.
     const usersVerdict: Counter = { hits: 0, count: 0 };
     const usersHintNames: Counter = { hits: 0, count: 0 };
+    // Per user and kind: a misread thanks turns a satisfied user into negative reward, which one
+    // overall rate hides behind the complaints it reads right.
+    const usersVerdictByUser = Object.fromEntries(
+      builtinUserNames.map((name) => [name, { complaints: { hits: 0, count: 0 }, thanks: { hits: 0, count: 0 } }]),
+    ) as Record<BuiltinUserName, { complaints: Counter; thanks: Counter }>;
     let userIndex = 0;
     for (const name of builtinUserNames) {
       for (let index = 0; index < options.judgeExamples / 5; index += 1) {
         const random = createSeededRandom(deriveSeed(options.seed, 'users', name, index));
         const verdictExample = simulatedUserJudgeExample(random, builtinUsers[name], 'verdict', index % 2 === 0);
         const vote = parseVote(await judgeAnswer(verdictExample.messages, 2 * options.judgeExamples + userIndex++));
+        const byKind = usersVerdictByUser[name][verdictExample.complaint ? 'complaints' : 'thanks'];
         usersVerdict.count += 1;
-        if (vote.score === verdictExample.expectedScore) usersVerdict.hits += 1;
+        byKind.count += 1;
+        if (vote.score === verdictExample.expectedScore) {
+          usersVerdict.hits += 1;
+          byKind.hits += 1;
+        }
         const hintExample = simulatedUserJudgeExample(random, builtinUsers[name], 'hint', true);
         const parsed = parseHintResponse(await judgeAnswer(hintExample.messages, 2 * options.judgeExamples + userIndex++));
         const named = parsed.accepted ? parseStyleHint(parsed.hint) : {};
@@ -301,6 +315,9 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
       hintNamesWantedValue: rateOf(namesValue),
       hintAccepted: rateOf(accepted),
       builtinUsersVerdict: rateOf(usersVerdict),
+      builtinUsersVerdictByUser: Object.fromEntries(
+        builtinUserNames.map((name) => [name, { complaints: rateOf(usersVerdictByUser[name].complaints), thanks: rateOf(usersVerdictByUser[name].thanks) }]),
+      ) as Record<BuiltinUserName, { complaints: Rate; thanks: Rate }>,
       builtinUsersHintNamesDimension: rateOf(usersHintNames),
     };
     const { modelDirectory: _directory, log: _log, ...settings } = options;

@@ -27,6 +27,9 @@ const problems: PartsByValue = {
       'it looks AI-generated', 'the stars and numbered points are distracting', 'it looks machine-made',
       'the markdown is over the top', 'nobody writes like that with bold and numbering', 'it is cluttered with formatting',
       'all the bold text and numbering look artificial', 'it looks like a chatbot answer', 'it does not look hand-written',
+      'there is bold everywhere and every step is numbered', 'the bold words and the numbered steps give it away',
+      'it is full of bold and numbered lines', 'the stars and the numbering look fake', 'nobody numbers every step like that',
+      'my teacher will see a computer wrote it', 'it is obviously not my own writing',
     ],
     bold: [
       'nothing stands out', "I can't find the key numbers", 'it is hard to skim', 'the important numbers get lost',
@@ -150,24 +153,69 @@ const praises: readonly string[] = [
  */
 const stylePraises: PartsByValue = {
   formatting: {
-    plain: ['it reads naturally', 'it looks hand-written, good', 'no clutter, nice', 'clean plain text, good'],
-    bold: ['the bold numbers help', 'the key figures in bold are easy to spot', 'I like the bold highlights'],
-    numbered: ['the numbered steps are easy to follow', 'the numbered list is clear', 'step by step, nice'],
+    plain: [
+      'it reads naturally', 'it looks hand-written, good', 'no clutter, nice', 'clean plain text, good',
+      'it looks like a person wrote it', 'no bold and no lists, perfect', 'nobody will guess a computer wrote it',
+      'it looks like my own writing', 'no fancy formatting, good', 'plain and simple, like I wanted',
+      'it passes as hand-written', 'no one will be able to tell', 'it looks natural without the markdown',
+      'no stars or numbered steps this time, good', 'it could be my own work', 'it will pass as my own homework',
+      'my teacher will think I wrote it',
+    ],
+    bold: ['the bold numbers help', 'the key figures in bold are easy to spot', 'I like the bold highlights', 'the bold makes it easy to skim'],
+    numbered: ['the numbered steps are easy to follow', 'the numbered list is clear', 'step by step, nice', 'the steps are easy to follow now'],
   },
   length: {
-    short: ['nice and short', 'short and sweet', 'brief, just how I like it', 'quick to read, good'],
-    long: ['this is detailed enough', 'the detail is just right', 'nice and detailed', 'a thorough explanation, great', 'plenty of feedback'],
+    short: ['nice and short', 'short and sweet', 'brief, just how I like it', 'quick to read, good', 'brief enough for me', 'quick and to the point'],
+    long: [
+      'this is detailed enough', 'the detail is just right', 'nice and detailed', 'a thorough explanation, great', 'plenty of feedback',
+      'the amount of detail is right', 'this covers everything I wanted', 'enough detail for my students', 'the depth is what I was after',
+      'it explains every step properly', 'a full explanation, just as I wanted', 'this is the detail I was missing',
+      'thorough and complete', 'now there is real feedback in it', 'long enough to be useful', 'that is enough detail now',
+    ],
   },
   tone: {
-    warm: ['the kind words are lovely', 'the encouragement is great', 'such a friendly tone', 'the student will feel good'],
-    neutral: ['straight to the point, good', 'factual and calm, good', 'no fluff, nice'],
+    warm: [
+      'the kind words are lovely', 'the encouragement is great', 'such a friendly tone', 'the student will feel good',
+      'the student will love the praise', 'warm and kind, great', 'that encouragement is just right', 'the kids will feel proud',
+    ],
+    neutral: ['straight to the point, good', 'factual and calm, good', 'no fluff, nice', 'no gushing, good', 'plain facts, that is fine'],
   },
   answerFormat: {
-    line: ['the Answer: line is handy', 'easy to find the answer line'],
-    boxed: ['the boxed answer is perfect', 'the box makes the answer clear'],
-    sentence: ['the answer reads naturally in the sentence', 'the answer in plain words is fine'],
+    line: ['the Answer: line is handy', 'easy to find the answer line', 'the answer line at the end is handy'],
+    boxed: ['the boxed answer is perfect', 'the box makes the answer clear', 'the box makes the answer easy to find'],
+    sentence: ['the answer reads naturally in the sentence', 'the answer in plain words is fine', 'no box, no label, good'],
   },
 };
+
+/**
+ * What a style is called in "that's the {noun} I {wanted}": the frame complaints use too ("I need
+ * more detail"), so the judge has to read the approval around it, not the noun.
+ */
+const styleNouns: PartsByValue = {
+  formatting: {
+    plain: ['plain look', 'simple layout', 'natural style', 'hand-written look'],
+    bold: ['bold highlighting', 'emphasis on the numbers'],
+    numbered: ['step-by-step layout', 'numbered layout'],
+  },
+  length: {
+    short: ['length', 'short version', 'brevity'],
+    long: ['depth', 'amount of explanation', 'thoroughness', 'amount of feedback', 'kind of detail', 'length'],
+  },
+  tone: {
+    warm: ['tone', 'warmth', 'kindness', 'encouraging tone'],
+    neutral: ['tone', 'matter-of-fact tone', 'plain tone'],
+  },
+  answerFormat: {
+    line: ['answer line', 'layout of the answer'],
+    boxed: ['boxed answer', 'answer format'],
+    sentence: ['answer format', 'way the answer is written'],
+  },
+};
+
+const wantedVerbs: readonly string[] = ['wanted', 'was after', 'was hoping for', 'need', 'like', 'was looking for', 'asked for'];
+
+/** Short words of approval that open a thanks naming a style ("Great, this is detailed enough."). */
+const approvals: readonly string[] = ['Great', 'Perfect', 'Nice', 'Lovely', 'Good', 'Excellent', 'Yes', 'Brilliant', 'Wonderful', 'Oh nice'];
 
 const moveOns: readonly string[] = [
   'On to the next one.', 'Moving on.', "I'll use this.", 'Next question coming.', 'That helps a lot.', 'All clear now.',
@@ -223,11 +271,25 @@ export function composeComplaint(random: SeededRandom, wanted: Partial<StyleChoi
 
 /** Thanks, naming now and then a style value the reply has (`replyStyle`). */
 export function composeThanks(random: SeededRandom, replyStyle?: StyleChoice): string {
-  if (replyStyle !== undefined && random.chance(0.4)) {
+  // Over half of all thanks name a style: users thank for what they asked for, in the words
+  // their complaints use ("detail", "hand-written"), and a judge that met those words only in
+  // complaints read such thanks as complaints.
+  if (replyStyle !== undefined && random.chance(0.6)) {
     const dimension = random.pick(Object.keys(stylePraises) as StyleDimension[]);
     const praise = random.pick(partsOf(stylePraises, dimension, replyStyle[dimension]));
     const thanks = random.pick(thanksWords);
-    return random.chance(0.5) ? `${thanks}, ${praise}.` : `${sentence(praise).slice(0, -1)}, ${thanks.toLowerCase()}!`;
+    const shape = random.weighted<'thanks-praise' | 'praise-thanks' | 'approval-praise' | 'that-is-the'>([
+      ['thanks-praise', 0.25], ['praise-thanks', 0.2], ['approval-praise', 0.3], ['that-is-the', 0.25],
+    ]);
+    if (shape === 'that-is-the') {
+      const noun = random.pick(partsOf(styleNouns, dimension, replyStyle[dimension]));
+      const text = `${random.pick(approvals)}, ${random.pick(["that's", 'this is', 'that is'])} the ${noun} I ${random.pick(wantedVerbs)}.`;
+      return random.chance(0.3) ? `${text} ${random.pick(['Thanks!', 'Thank you.', 'Cheers.'])}` : text;
+    }
+    if (shape === 'thanks-praise') return `${thanks}, ${praise}.`;
+    if (shape === 'praise-thanks') return `${sentence(praise).slice(0, -1)}, ${thanks.toLowerCase()}!`;
+    const text = `${random.pick(approvals)}, ${praise}${random.chance(0.3) ? '!' : '.'}`;
+    return random.chance(0.3) ? `${text} ${random.pick(['Thanks!', 'Thank you.', 'Cheers.'])}` : text;
   }
   const shape = random.weighted<'thanks-praise' | 'praise-thanks' | 'praise' | 'thanks'>([
     ['thanks-praise', 0.35], ['praise-thanks', 0.3], ['praise', 0.2], ['thanks', 0.15],
@@ -251,4 +313,4 @@ export function composeNeutral(random: SeededRandom): string {
 }
 
 /** Every part, for tests that check the composed next states against the held-out split. */
-export const composedNextStateParts = { complaintOpeners, problems, requests, thanksWords, praises, stylePraises, moveOns, neutralOpeners, neutralRemarks };
+export const composedNextStateParts = { complaintOpeners, problems, requests, thanksWords, praises, stylePraises, styleNouns, wantedVerbs, approvals, moveOns, neutralOpeners, neutralRemarks };

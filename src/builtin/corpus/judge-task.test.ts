@@ -7,7 +7,7 @@ import { classifyStyle, styleDimensions, styleValues, type StyleDimension } from
 import { builtinUserNames, builtinUsers } from '../../core/user-preference.js';
 import { generateCorpus } from './corpus-generator.js';
 import { describeWanted, generateJudgeExample, type JudgeExample } from './judge-task.js';
-import { composeComplaint, composeNeutral, composeThanks } from './composed-next-states.js';
+import { composeComplaint, composedNextStateParts, composeNeutral, composeThanks } from './composed-next-states.js';
 import { complaintPhrases, nextStatePhrases, type NextStatePhrases } from './next-state-phrases.js';
 import type { CorpusSplit } from './word-problems.js';
 
@@ -165,6 +165,26 @@ describe('composed training next states', () => {
     }
     expect(composed.size).toBeGreaterThan(5000);
     expect(reserved.map((phrase) => phrase.replaceAll('{answer}', '42')).filter((phrase) => composed.has(phrase))).toEqual([]);
+  });
+
+  it('thank for style values the reply has, never for ones it lacks', () => {
+    const random = createSeededRandom(5);
+    const { stylePraises } = composedNextStateParts;
+    const replyStyle = { formatting: 'plain', length: 'long', tone: 'warm', answerFormat: 'sentence' } as const;
+    const lacking = styleDimensions.flatMap((dimension) =>
+      Object.entries(stylePraises[dimension]).filter(([value]) => value !== replyStyle[dimension]).flatMap(([, parts]) => parts as string[]),
+    );
+    const had = styleDimensions.flatMap((dimension) => [
+      ...(stylePraises[dimension] as Record<string, readonly string[]>)[replyStyle[dimension]]!,
+      ...(composedNextStateParts.styleNouns[dimension] as Record<string, readonly string[]>)[replyStyle[dimension]]!.map((noun) => ` the ${noun} i `),
+    ]);
+    let naming = 0;
+    for (let index = 0; index < 400; index += 1) {
+      const text = composeThanks(random, replyStyle).toLowerCase();
+      expect(lacking.filter((part) => text.includes(part.toLowerCase()))).toEqual([]);
+      if (had.some((part) => text.includes(part.toLowerCase()))) naming += 1;
+    }
+    expect(naming).toBeGreaterThan(200);
   });
 
   it('read as sentences: capitalized, ending in punctuation, no doubled spaces', () => {
