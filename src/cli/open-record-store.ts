@@ -3,7 +3,6 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createPostgresRecordStore, defaultPostgresSchema } from '../stores/postgres/create-postgres-record-store.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
-import { createSqliteWorkerRecordStore } from '../stores/sqlite/create-sqlite-worker-record-store.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { RecordStore } from '../spec/record-store.js';
 
@@ -35,9 +34,8 @@ export function parsePostgresStoreUrl(storeUrl: string): { connectionString: str
 }
 
 /**
- * `recordsTurns`: the store the gateway records turns through; SQLite then writes from a worker
- * thread that owns the write connection (and checkpoints the WAL from another), so neither the
- * turn's encoding nor the commits run on the HTTP thread.
+ * `recordsTurns`: the store the gateway records turns through on its HTTP thread; SQLite then
+ * checkpoints its WAL from a worker thread instead of inside those commits.
  */
 export async function openRecordStore(configuration: StoreConfiguration, options: { recordsTurns?: boolean } = {}): Promise<RecordStore> {
   if (configuration.store === 'postgres') {
@@ -51,6 +49,5 @@ export async function openRecordStore(configuration: StoreConfiguration, options
     return createPostgresRecordStore(parsePostgresStoreUrl(configuration.storeUrl));
   }
   mkdirSync(configuration.data, { recursive: true });
-  const file = path.join(configuration.data, 'clawrl.db');
-  return options.recordsTurns === true ? createSqliteWorkerRecordStore({ path: file }) : createSqliteRecordStore({ path: file });
+  return createSqliteRecordStore({ path: path.join(configuration.data, 'clawrl.db'), checkpointInBackground: options.recordsTurns === true });
 }
