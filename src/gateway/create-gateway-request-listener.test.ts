@@ -94,6 +94,17 @@ describe('the gateway request listener', () => {
     expect(response.headers.get('x-clawrl-session-id')).toBe('team/one');
   });
 
+  it('answers 500 when a header cannot be sent, and still records the turn and frees the key slot', async () => {
+    const gateway = createTestGateway({ limits: { concurrencyPerKey: 1 } });
+    for (const stream of [true, false]) {
+      const response = await gateway.chat({ ...hello, stream, session_id: 'line\nbreak' });
+      expect(response.status).toBe(500);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('internal_error');
+    }
+    expect(await gateway.store.counts()).toMatchObject({ turns: { main: 2 } });
+    expect((await gateway.chat(hello)).status).toBe(200);
+  });
+
   it('leaves other methods and routes to the app, and counts chat requests in the metrics', async () => {
     const gateway = createTestGateway();
     const base = await gateway.url();

@@ -114,7 +114,15 @@ export function createGatewayRequestListener(context: GatewayContext, app = crea
         sendJson(response, 200, reply.body, reply.headers);
         return;
       }
-      response.writeHead(200, reply.headers);
+      try {
+        response.writeHead(200, reply.headers);
+      } catch (error) {
+        // A header Node refuses (a session id with a line break): stop the generation and record
+        // it, as if the client had gone, so neither the engine nor the key's slot is left running.
+        clientGone.abort(error);
+        await reply.write(() => undefined);
+        throw error;
+      }
       context.metrics.requests.inc({ route: 'chat', status: '200' });
       await reply.write((text) => writeText(response, text));
       response.end();
