@@ -5,10 +5,10 @@
  * the store belong to the caller.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { serve, type ServerType } from '@hono/node-server';
 import { createApiKeyAuthenticator, parseApiKeyEntry } from '../gateway/api-key-authenticator.js';
-import { createGatewayApp } from '../gateway/create-gateway-app.js';
+import { createGatewayRequestListener } from '../gateway/create-gateway-request-listener.js';
 import { createGatewayMetrics } from '../gateway/gateway-metrics.js';
 import type { PolicyControl } from '../gateway/policy-routes.js';
 import { createSessionReaper } from '../gateway/session-reaper.js';
@@ -79,7 +79,6 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     policies: dependencies.policies,
     pinSessions: configuration.pinSessions,
   };
-  const app = createGatewayApp(context);
   const reaper = createSessionReaper({
     store,
     idleTimeoutMs: configuration.sessionIdleTimeout * 1000,
@@ -87,9 +86,13 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     now: context.now,
     logger,
   });
-  const server: ServerType = await new Promise((resolve, reject) => {
-    const started = serve({ fetch: app.fetch, hostname: host, port: configuration.port }, () => resolve(started));
-    started.once('error', reject);
+  const server: Server = createServer(createGatewayRequestListener(context));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(configuration.port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
   });
   reaper.start();
   const address = server.address() as AddressInfo;
@@ -105,7 +108,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
       closing ??= (async () => {
         // Stop accepting; idle keep-alive connections go now, busy ones when their response ends.
         const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-        if ('closeIdleConnections' in server) server.closeIdleConnections();
+        server.closeIdleConnections();
         const drainTimeout = new Promise<void>((resolve) => setTimeout(resolve, 30_000).unref());
         await Promise.race([drained, drainTimeout]);
         await reaper.close();

@@ -2,19 +2,39 @@
  * `POST /v1/chat/completions`: validates the request, attributes it to a session, links the
  * previous turn's next state, streams the engine's tokens to the client as they are produced and
  * records the turn durably before the response is acknowledged (`[DONE]` or the JSON body).
+ * Transport-free: `create-gateway-request-listener.ts` feeds it a request and writes its reply.
  */
-import type { Context } from 'hono';
 import { inferTurnType, isTruthyFlag, nextStateAfter, parseTurnType, quotedReplyIndex, replyKeyOf } from '../core/conversation.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { GenerateEvent, GenerateRequest } from '../spec/inference-engine.js';
 import type { TurnStatus, TurnType } from '../spec/records.js';
 import { tenantOf, type Principal } from './api-key-authenticator.js';
 import { completionBody, wireLogprobs } from './completion-wire.js';
-import { createCompletionStream } from './completion-stream.js';
 import type { GatewayContext } from './gateway-context.js';
 import { parseChatRequest } from './parse-chat-request.js';
 import { resolveSession } from './session-resolver.js';
 import { TurnCapture } from './turn-capture.js';
+import { writeCompletionStream, type CompletionSink } from './write-completion-stream.js';
+
+/** An authenticated chat-completion request whose body has been read within the size limit. */
+export interface ChatCompletionInput {
+  body: string;
+  /** A request header by lower-case name. */
+  header(name: string): string | undefined;
+  principal: Principal;
+  /** From the `/s/{sessionId}/v1` prefix. */
+  pathSessionId: string | undefined;
+  /** Aborted when the client goes away. */
+  clientSignal: AbortSignal;
+}
+
+/**
+ * What to answer: a JSON body, or an event stream whose writing records the turn. Errors before
+ * either is decided are thrown (`ClawrlError`s carry their status).
+ */
+export type ChatCompletionReply =
+  | { kind: 'json'; headers: Record<string, string>; body: Record<string, unknown> }
+  | { kind: 'stream'; headers: Record<string, string>; write: (sink: CompletionSink) => Promise<void> };
 
 /** What a generation needs to be recorded once it ends, however it ends. */
 export interface TurnDraft {
@@ -106,18 +126,18 @@ export function createChatCompletionsHandler(context: GatewayContext) {
     await context.store.linkNextState(previous.id, nextStateAfter(messages, quoted), context.now());
   }
 
-  return async function handleChatCompletion(c: Context, principal: Principal, pathSessionId?: string): Promise<Response> {
+  return async function handleChatCompletion(input: ChatCompletionInput): Promise<ChatCompletionReply> {
     const startedAt = context.now();
-    const parsed = parseChatRequest(await c.req.text(), context.limits.defaultMaxTokens);
+    const parsed = parseChatRequest(input.body, context.limits.defaultMaxTokens);
     if (parsed.model !== context.engine.modelId && !context.modelAliases.includes(parsed.model)) {
       throw new ClawrlError('not_found', `The model '${parsed.model}' does not exist.`, { param: 'model' });
     }
-    const tenant = tenantOf(principal);
+    const tenant = tenantOf(input.principal);
     const release = acquireSlot(tenant ?? 'anonymous');
     let handedToStream = false;
     try {
       const abort = new AbortController();
-      const clientSignal = c.req.raw.signal;
+      const clientSignal = input.clientSignal;
       const onClientGone = () => abort.abort(new ClawrlError('invalid_request', 'client disconnected'));
       clientSignal.addEventListener('abort', onClientGone, { once: true });
       // Start generating first: the session bookkeeping below then overlaps the engine's work
@@ -137,12 +157,12 @@ export function createChatCompletionsHandler(context: GatewayContext) {
         const session = await resolveSession({
           store: context.store,
           messages: parsed.request.messages,
-          headerSessionId: c.req.header('x-session-id'),
-          pathSessionId,
+          headerSessionId: input.header('x-session-id'),
+          pathSessionId: input.pathSessionId,
           bodySessionId: parsed.bodySessionId,
           createId: context.createId,
         });
-        const type = parseTurnType(c.req.header('x-turn-type') ?? parsed.bodyTurnType) ?? inferTurnType(parsed.request.messages);
+        const type = parseTurnType(input.header('x-turn-type') ?? parsed.bodyTurnType) ?? inferTurnType(parsed.request.messages);
         // Issued together, so a store that group-commits (SQLite) commits both at once: the link
         // reads only the previous turn, which the session touch does not change.
         await Promise.all([
@@ -158,7 +178,7 @@ export function createChatCompletionsHandler(context: GatewayContext) {
           conversationRoot: session.conversationRoot,
           request: parsed.request,
           startedAt,
-          closeSessionAfter: isTruthyFlag(c.req.header('x-session-done') ?? parsed.bodySessionDone),
+          closeSessionAfter: isTruthyFlag(input.header('x-session-done') ?? parsed.bodySessionDone),
         };
         if (context.pinSessions === true) {
           pinnedVersion = await context.store.getSessionPolicyVersion(session.sessionId);
@@ -199,7 +219,7 @@ export function createChatCompletionsHandler(context: GatewayContext) {
 
       if (parsed.stream) {
         handedToStream = true;
-        const body = createCompletionStream({
+        const streamOptions = {
           events,
           capture,
           identity,
@@ -209,10 +229,12 @@ export function createChatCompletionsHandler(context: GatewayContext) {
           now: context.now,
           finish,
           logger: context.logger,
-        });
-        return new Response(body, {
+        };
+        return {
+          kind: 'stream',
           headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', ...headers },
-        });
+          write: (sink) => writeCompletionStream(streamOptions, sink),
+        };
       }
 
       try {
@@ -232,7 +254,7 @@ export function createChatCompletionsHandler(context: GatewayContext) {
       const logprobsOf = parsed.logprobs
         ? (index: number) => wireLogprobs(capture.tokensOf(index), parsed.request.sampling.topLogprobs)
         : null;
-      return c.json(completionBody(identity, result.choices, logprobsOf, result.usage), 200, headers);
+      return { kind: 'json', headers, body: completionBody(identity, result.choices, logprobsOf, result.usage) };
     } finally {
       if (!handedToStream) release();
     }

@@ -1,13 +1,12 @@
 /**
- * The gateway's HTTP app: OpenAI routes, health, metrics and admin routes over the seams in
- * `GatewayContext`. It knows nothing of judging or training; it serves and records.
+ * The gateway's Hono app: models, feedback, health, metrics and admin routes over the seams in
+ * `GatewayContext`. Chat completions are served before it, on `node:http` directly
+ * (`create-gateway-request-listener.ts`). It knows nothing of judging or training.
  */
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import type { Principal } from './api-key-authenticator.js';
-import { createChatCompletionsHandler } from './chat-completions-route.js';
 import { asClawrlError, errorResponse } from './error-response.js';
 import { registerFeedbackRoute } from './feedback-route.js';
 import type { GatewayContext } from './gateway-context.js';
@@ -26,7 +25,6 @@ function routeLabel(path: string): string {
 
 export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Variables }> {
   const app = new Hono<{ Variables: Variables }>();
-  const handleChatCompletion = createChatCompletionsHandler(context);
 
   app.use('*', async (c, next) => {
     await next();
@@ -36,12 +34,6 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
   app.onError((error) => errorResponse(asClawrlError(error, context.logger)));
   app.notFound((c) => errorResponse(new ClawrlError('not_found', `Unknown route ${c.req.method} ${c.req.path}.`)));
 
-  const limitBody = bodyLimit({
-    maxSize: context.limits.bodyLimitBytes,
-    onError: () => {
-      throw new ClawrlError('request_too_large', `The request body exceeds the limit of ${context.limits.bodyLimitBytes} bytes.`);
-    },
-  });
   const authenticate = async (c: Context<{ Variables: Variables }>, next: () => Promise<void>) => {
     c.set('principal', context.authenticator.authenticate(c.req.header('authorization')));
     await next();
@@ -75,9 +67,6 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
           owned_by: 'clawrl',
         })),
       }),
-    );
-    app.post(`${prefix}/chat/completions`, limitBody, (c) =>
-      handleChatCompletion(c, c.get('principal'), c.req.param('sessionId')),
     );
   }
 

@@ -24,6 +24,13 @@ describe('readServerSentEvents', () => {
     expect(await read('data: a\r\rdata: b\r', '\rdata: c\r', '\n\r')).toEqual(['a', 'b', 'c']);
   });
 
+  it('drops a byte-order mark opening the stream, even split over reads, and replaces invalid bytes', async () => {
+    const bom = Uint8Array.of(0xef, 0xbb, 0xbf);
+    expect(await read(bom.slice(0, 2), bom.slice(2), 'data: a\n\n')).toEqual(['a']);
+    expect(await read('data: \ufeffb\n\n')).toEqual(['\ufeffb']);
+    expect(await read(Uint8Array.of(0x64, 0x61, 0x74, 0x61, 0x3a, 0x20, 0xff, 0x0a, 0x0a))).toEqual(['\ufffd']);
+  });
+
   it('reads a long event split over many reads intact', async () => {
     const ids = Array.from({ length: 11_000 }, (_, index) => index).join(',');
     const text = `data: {"prompt_token_ids":[${ids}]}\n\ndata: [DONE]\n\n`;

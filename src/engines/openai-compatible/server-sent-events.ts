@@ -4,10 +4,15 @@
  *
  * Linear in the stream's length: vLLM's first event carries the prompt's ids (~60 KB for an
  * agent prompt) and arrives in several reads, so line ends are normalized once per read and each
- * line end is searched for only in text not searched before.
+ * line end is searched for only in text not searched before. Decoded with Node's `StringDecoder`:
+ * `TextDecoder` in streaming mode took nine times as long for that event (ICU instead of simdutf).
  */
+import { StringDecoder } from 'node:string_decoder';
+
 export async function* readServerSentEvents(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
-  const decoder = new TextDecoder('utf-8');
+  const decoder = new StringDecoder('utf8');
+  /** As `TextDecoder` did (and the SSE format asks), a byte-order mark opening the stream is dropped. */
+  let atStart = true;
   let buffer = '';
   /** No `\n` in `buffer` before this offset. */
   let searched = 0;
@@ -15,7 +20,12 @@ export async function* readServerSentEvents(chunks: AsyncIterable<Uint8Array>): 
   let heldCarriageReturn = false;
   let dataLines: string[] = [];
 
-  function append(text: string, final: boolean): void {
+  function append(decoded: string, final: boolean): void {
+    let text = decoded;
+    if (atStart && text !== '') {
+      atStart = false;
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+    }
     let value = heldCarriageReturn ? `\r${text}` : text;
     heldCarriageReturn = false;
     if (value.includes('\r')) {
@@ -48,10 +58,10 @@ export async function* readServerSentEvents(chunks: AsyncIterable<Uint8Array>): 
   }
 
   for await (const chunk of chunks) {
-    append(decoder.decode(chunk, { stream: true }), false);
+    append(decoder.write(chunk), false);
     yield* takeLines();
   }
-  append(decoder.decode(), true);
+  append(decoder.end(), true);
   yield* takeLines();
   // A final event without its blank line still counts: some servers close right after it.
   if (buffer.startsWith('data:')) dataLines.push(buffer.slice('data:'.length).trimStart());

@@ -1,5 +1,6 @@
 /** Starts a Node process and waits for the `ready <url>` line it prints when it serves. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 
 export interface ReadyProcess {
@@ -8,8 +9,18 @@ export interface ReadyProcess {
   stop(): Promise<void>;
 }
 
+/**
+ * The node flags of a script's `#!/usr/bin/env -S node <flags>` line: started with `node script`,
+ * it should run as it does when run as a command.
+ */
+export function nodeFlagsOfShebang(firstLine: string): string[] {
+  const match = /^#!\S*env\s+-S\s+node\s+(.*)$/.exec(firstLine.trim());
+  return match?.[1] === undefined ? [] : match[1].split(/\s+/).filter((flag) => flag.startsWith('--'));
+}
+
 export function spawnReadyProcess(script: string, argumentsList: string[], timeoutMs = 30_000): Promise<ReadyProcess> {
-  const child = spawn(process.execPath, [script, ...argumentsList], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const flags = nodeFlagsOfShebang(readFileSync(script, 'utf8').split('\n', 1)[0] ?? '');
+  const child = spawn(process.execPath, [...flags, script, ...argumentsList], { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let errors = '';
   child.stderr?.on('data', (part: Buffer) => {

@@ -1,9 +1,17 @@
-/** A gateway over an in-memory SQLite store and a scripted engine, for route tests without sockets. */
+/**
+ * A gateway over an in-memory SQLite store and a scripted engine. Chat completions go through the
+ * real `node:http` listener on a loopback port (started on first use, closed after the test file);
+ * the other routes can be called without sockets through `app.request`.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll } from 'vitest';
 import { createSqliteRecordStore } from '../../stores/sqlite/create-sqlite-record-store.js';
 import { silentLogger } from '../../spec/logger.js';
 import type { RecordStore } from '../../spec/record-store.js';
 import { createApiKeyAuthenticator, type ApiKeyEntry } from '../api-key-authenticator.js';
 import { createGatewayApp } from '../create-gateway-app.js';
+import { createGatewayRequestListener } from '../create-gateway-request-listener.js';
 import type { GatewayContext, GatewayLimits } from '../gateway-context.js';
 import { createGatewayMetrics } from '../gateway-metrics.js';
 import { createScriptedInferenceEngine, type ScriptedInferenceEngine } from './scripted-inference-engine.js';
@@ -13,9 +21,22 @@ export interface TestGateway {
   engine: ScriptedInferenceEngine;
   store: RecordStore;
   context: GatewayContext;
-  /** POSTs a chat completion body. */
+  /** POSTs a chat completion body over HTTP. */
   chat(body: unknown, headers?: Record<string, string>, path?: string): Promise<Response>;
+  /** The listening server's base URL (starts it). */
+  url(): Promise<string>;
 }
+
+const openServers = new Set<Server>();
+afterAll(async () => {
+  await Promise.all(
+    [...openServers].map((server) => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(resolve));
+    }),
+  );
+  openServers.clear();
+});
 
 export function createTestGateway(
   options: {
@@ -43,19 +64,27 @@ export function createTestGateway(
     createId: (prefix) => `${prefix}_${(counter += 1)}`,
   };
   const app = createGatewayApp(context);
+  let listening: Promise<string> | undefined;
+  const url = () => {
+    listening ??= new Promise((resolve) => {
+      const server = createServer(createGatewayRequestListener(context, app));
+      openServers.add(server);
+      server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+    });
+    return listening;
+  };
   return {
     app,
     engine,
     store,
     context,
-    chat(body, headers = {}, path = '/v1/chat/completions') {
-      return Promise.resolve(
-        app.request(path, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...headers },
-          body: typeof body === 'string' ? body : JSON.stringify(body),
-        }),
-      );
+    url,
+    async chat(body, headers = {}, path = '/v1/chat/completions') {
+      return fetch(`${await url()}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
     },
   };
 }

@@ -27,6 +27,8 @@ export interface ScriptedInferenceEngine extends InferenceEngine {
   tokenDelayMs: number;
   /** Throw this on the next generate, before starting. */
   failNext: ClawrlError | null;
+  /** Throw this on the next generate, after its first token. */
+  failNextMidStream: ClawrlError | null;
   policyVersion: number;
 }
 
@@ -49,6 +51,7 @@ export function createScriptedInferenceEngine(options: {
     generateCalls: [],
     tokenDelayMs: 0,
     failNext: null,
+    failNextMidStream: null,
     policyVersion: 0,
 
     async *generate(request: GenerateRequest, signal: AbortSignal): AsyncIterable<GenerateEvent> {
@@ -58,6 +61,8 @@ export function createScriptedInferenceEngine(options: {
         engine.failNext = null;
         throw failure;
       }
+      const midStreamFailure = engine.failNextMidStream;
+      engine.failNextMidStream = null;
       const promptTokenIds = promptIdsOf(request);
       const trainable = options.trainable ?? true;
       yield { type: 'start', promptTokenIds: trainable ? promptTokenIds : [], policyVersion: engine.policyVersion };
@@ -84,6 +89,7 @@ export function createScriptedInferenceEngine(options: {
           const logprob = -((id % 7) + 1) / 10;
           yield { type: 'tokens', choiceIndex, tokens: [{ id, text: character, logprob, top: [{ id, text: character, logprob }] }] };
           yield { type: 'text-delta', choiceIndex, text: character };
+          if (midStreamFailure !== null) throw midStreamFailure;
         }
         const toolCalls = finishReason === 'aborted' ? [] : (scripted.toolCalls ?? []);
         // Two deltas per call, as real engines split names from argument text.
