@@ -39,6 +39,19 @@ describe('createPolicyJudgeModel', () => {
     expect(engine.requests[0]?.sampling).toMatchObject({ n: 3, temperature: 0.6, maxTokens: 64 });
   });
 
+  it('seeds the votes by the prompt: the same prompt twice, the same seed; another prompt, another', async () => {
+    const engine = choicesEngine();
+    const model = createPolicyJudgeModel(engine);
+    const ask = (content: string) => model({ messages: [{ role: 'user', content }], temperature: 0.6, maxTokens: 64, n: 3 }, new AbortController().signal);
+    await ask('judge this');
+    await ask('judge this');
+    await ask('judge that');
+    const seeds = engine.requests.map((request) => request.sampling.seed);
+    expect(Number.isInteger(seeds[0])).toBe(true);
+    expect(seeds[1]).toBe(seeds[0]);
+    expect(seeds[2]).not.toBe(seeds[0]);
+  });
+
   it('judges with the base version by default where the engine loads versions, and with the served one when asked', async () => {
     const request = { messages: [{ role: 'user' as const, content: 'judge this' }], temperature: 0.6, maxTokens: 64, n: 1 };
     const loading = choicesEngine(true);

@@ -4,6 +4,7 @@
  * batch over one prompt prefill). Judge generations are not turns: they are neither recorded nor
  * trained on.
  */
+import { deriveSeed } from '../core/seeded-random.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { JudgeModel } from './judge-model.js';
@@ -25,7 +26,17 @@ export function createPolicyJudgeModel(engine: InferenceEngine, options: PolicyJ
         messages: request.messages,
         tools: [],
         toolChoice: 'none',
-        sampling: { temperature: request.temperature, topP: 1, stop: [], n: request.n, topLogprobs: 0, maxTokens: request.maxTokens },
+        sampling: {
+          temperature: request.temperature,
+          topP: 1,
+          stop: [],
+          n: request.n,
+          topLogprobs: 0,
+          maxTokens: request.maxTokens,
+          // Seeded by the prompt: judging a turn twice gives the same votes, so a seeded experiment
+          // (`eval personalize --seed`) repeats its judgements and not only its replies.
+          seed: deriveSeed('policy-judge', JSON.stringify(request.messages)) % 2_147_483_647,
+        },
         ...(pinBase ? { policyVersion: 0 } : {}),
       },
       signal,

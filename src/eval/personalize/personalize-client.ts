@@ -20,6 +20,8 @@ export interface CompletionRequest {
   /** `side` for probe requests: recorded, never judged or trained on. */
   turnType: 'main' | 'side';
   sessionDone: boolean;
+  /** The request's sampling seed (OpenAI `seed`), so that a run's `--seed` fixes what is sampled. */
+  seed?: number;
 }
 
 export interface CompletionResult {
@@ -110,7 +112,11 @@ export function createPersonalizeClient(options: PersonalizeClientOptions): Pers
       const headers: Record<string, string> = { 'x-session-id': request.sessionId, 'x-turn-type': request.turnType };
       if (request.sessionDone) headers['x-session-done'] = '1';
       const { data, response } = await client.chat.completions
-        .create({ model: await modelName(), messages: request.messages.map((message) => ({ ...message })) }, {
+        .create({
+          model: await modelName(),
+          messages: request.messages.map((message) => ({ ...message })),
+          ...(request.seed === undefined ? {} : { seed: request.seed }),
+        }, {
           headers,
           maxRetries: request.turnType === 'side' ? 2 : 0,
         })

@@ -68,6 +68,14 @@ describe('runPersonalizeExperiment', () => {
       expect(session.firstResponseSatisfied ? builtinUsers.student.thanks : builtinUsers.student.complaints).toContain(reply);
     }
     expect(progress.filter((event) => event.kind === 'session')).toHaveLength(6);
+
+    // Seeded sampling: a probe message keeps its seed from version to version, session turns differ.
+    const probeSeeds = (afterSession: number) => probeRequests.filter((request) => request.sessionId.startsWith(`run-probe-${afterSession}-`)).map((request) => request.seed);
+    expect(probeSeeds(switchSession)).toEqual(probeSeeds(0));
+    expect(new Set(probeSeeds(0)).size).toBe(probeSize);
+    const sessionSeeds = mainRequests.map((request) => request.seed);
+    expect(sessionSeeds.every((seed) => Number.isInteger(seed) && seed! >= 0 && seed! < 2 ** 31)).toBe(true);
+    expect(new Set(sessionSeeds).size).toBe(sessionSeeds.length);
   });
 
   it('ends a session whose follow-up no longer fits the context, and fails on a first message that does not', async () => {
