@@ -12,7 +12,7 @@
  * one the no-hint frequencies are about); judge answers at 0.6, the judge's vote temperature.
  */
 import { performance } from 'node:perf_hooks';
-import { createSeededRandom, deriveSeed } from '../core/seeded-random.js';
+import { createSeededRandom, deriveSamplingSeed, deriveSeed } from '../core/seeded-random.js';
 import { parseStyleHint } from '../core/hint.js';
 import { parseHintResponse, parseVote } from '../core/judge-votes.js';
 import { classifyStyle, styleDimensions, styleValues, type StyleDimension } from '../core/style.js';
@@ -181,7 +181,7 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
         options.samplesPerPrompt,
         options.styleTemperature,
         options.maxTokens,
-        deriveSeed(options.seed, 'sample', index) % 2_147_483_647,
+        deriveSamplingSeed(options.seed, 'sample', index),
       );
       samplingSeconds += (performance.now() - started) / 1000;
       sampledTokens += result.tokens;
@@ -233,7 +233,7 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
 
     const judgeAnswer = async (prompt: ChatMessage[], index: number): Promise<string> => {
       const [reply] = (
-        await sampleReplies(transformer, renderer, prompt, 1, options.judgeTemperature, 96, deriveSeed(options.seed, 'judge', index) % 2_147_483_647)
+        await sampleReplies(transformer, renderer, prompt, 1, options.judgeTemperature, 96, deriveSamplingSeed(options.seed, 'judge', index))
       ).replies;
       return reply?.text ?? '';
     };

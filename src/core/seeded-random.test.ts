@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSeededRandom, deriveSeed } from './seeded-random.js';
+import { createSeededRandom, deriveSamplingSeed, deriveSeed } from './seeded-random.js';
 
 describe('createSeededRandom', () => {
   it('replays the same sequence from the same seed and differs across seeds', () => {
@@ -72,5 +72,14 @@ describe('deriveSeed', () => {
     expect(deriveSeed(1, 'train', 3)).toBe(deriveSeed(1, 'train', 3));
     expect(deriveSeed(1, 'train', 3)).not.toBe(deriveSeed(1, 'train', 4));
     expect(deriveSeed(1, '1')).not.toBe(deriveSeed(1, 1));
+  });
+});
+
+describe('deriveSamplingSeed', () => {
+  it('is the derived seed, kept below 2^31 - 1', () => {
+    const seeds = Array.from({ length: 2000 }, (_, index) => deriveSamplingSeed(7, 'sample', index));
+    expect(seeds.every((seed) => Number.isInteger(seed) && seed >= 0 && seed < 2_147_483_647)).toBe(true);
+    expect(seeds.some((seed, index) => seed !== deriveSeed(7, 'sample', index))).toBe(true);
+    expect(seeds.every((seed, index) => seed === deriveSeed(7, 'sample', index) % 2_147_483_647)).toBe(true);
   });
 });

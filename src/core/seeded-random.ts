@@ -57,6 +57,14 @@ export function deriveSeed(seed: string | number, ...parts: readonly (string | n
   return hash;
 }
 
+/**
+ * A derived seed for a sampling request (`seed` of the OpenAI API, the engines' samplers): kept
+ * below 2^31 − 1, since the API's integers and some engines take signed 32-bit seeds.
+ */
+export function deriveSamplingSeed(seed: string | number, ...parts: readonly (string | number)[]): number {
+  return deriveSeed(seed, ...parts) % 2_147_483_647;
+}
+
 export function createSeededRandom(seed: string | number): SeededRandom {
   let state = deriveSeed(seed);
 

@@ -1,8 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import type { RecordStore } from '../spec/record-store.js';
-import type { TurnRecord } from '../spec/records.js';
 import { createTestGateway, readEvents } from './testing/create-test-gateway.js';
 
 const model = 'scripted-model';
@@ -23,10 +21,11 @@ function postChunked(url: string, parts: string[]): Promise<{ status: number; bo
   });
 }
 
-async function eventuallyTurn(store: RecordStore, turnId: string): Promise<TurnRecord | null> {
+/** Polls `read` until it gives something (the turn of a disconnected client is recorded after the fact). */
+async function eventually<Value>(read: () => Promise<Value | null>): Promise<Value | null> {
   for (let attempt = 0; attempt < 200; attempt += 1) {
-    const turn = await store.getTurn(turnId);
-    if (turn !== null) return turn;
+    const value = await read();
+    if (value !== null) return value;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return null;
@@ -77,11 +76,7 @@ describe('the gateway request listener', () => {
     outgoing.end(body);
     while (gateway.engine.generateCalls.length === 0) await new Promise((resolve) => setTimeout(resolve, 5));
     outgoing.destroy();
-    let last = await gateway.store.getLastMainTurn('gone');
-    for (let attempt = 0; attempt < 200 && last === null; attempt += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-      last = await gateway.store.getLastMainTurn('gone');
-    }
+    const last = await eventually(() => gateway.store.getLastMainTurn('gone'));
     const turn = await gateway.store.getTurn(last?.id ?? '');
     expect(turn).toMatchObject({ status: 'aborted', trainable: false });
     expect(turn!.response.content.length).toBeLessThan('echo: a long question indeed, longer still'.length);
@@ -138,7 +133,7 @@ describe('the gateway request listener', () => {
     const reader = response.body!.getReader();
     await reader.read();
     client.abort();
-    const turn = await eventuallyTurn(gateway.store, response.headers.get('x-clawrl-turn-id') ?? '');
+    const turn = await eventually(() => gateway.store.getTurn(response.headers.get('x-clawrl-turn-id') ?? ''));
     expect(turn).toMatchObject({ status: 'aborted', trainable: false, error: 'client disconnected' });
   });
 });

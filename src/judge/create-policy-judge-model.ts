@@ -4,7 +4,7 @@
  * batch over one prompt prefill). Judge generations are not turns: they are neither recorded nor
  * trained on.
  */
-import { deriveSeed } from '../core/seeded-random.js';
+import { deriveSamplingSeed } from '../core/seeded-random.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { JudgeModel } from './judge-model.js';
@@ -35,7 +35,7 @@ export function createPolicyJudgeModel(engine: InferenceEngine, options: PolicyJ
           maxTokens: request.maxTokens,
           // Seeded by the prompt: judging a turn twice gives the same votes, so a seeded experiment
           // (`eval personalize --seed`) repeats its judgements and not only its replies.
-          seed: deriveSeed('policy-judge', JSON.stringify(request.messages)) % 2_147_483_647,
+          seed: deriveSamplingSeed('policy-judge', JSON.stringify(request.messages)),
         },
         ...(pinBase ? { policyVersion: 0 } : {}),
       },

@@ -214,6 +214,13 @@ const styleNouns: PartsByValue = {
 
 const wantedVerbs: readonly string[] = ['wanted', 'was after', 'was hoping for', 'need', 'like', 'was looking for', 'asked for'];
 
+/** A short thanks that may close a style praise. */
+const closingThanks: readonly string[] = ['Thanks!', 'Thank you.', 'Cheers.'];
+
+function withClosingThanks(random: SeededRandom, text: string): string {
+  return random.chance(0.3) ? `${text} ${random.pick(closingThanks)}` : text;
+}
+
 /** Short words of approval that open a thanks naming a style ("Great, this is detailed enough."). */
 const approvals: readonly string[] = ['Great', 'Perfect', 'Nice', 'Lovely', 'Good', 'Excellent', 'Yes', 'Brilliant', 'Wonderful', 'Oh nice'];
 
@@ -284,12 +291,12 @@ export function composeThanks(random: SeededRandom, replyStyle?: StyleChoice): s
     if (shape === 'that-is-the') {
       const noun = random.pick(partsOf(styleNouns, dimension, replyStyle[dimension]));
       const text = `${random.pick(approvals)}, ${random.pick(["that's", 'this is', 'that is'])} the ${noun} I ${random.pick(wantedVerbs)}.`;
-      return random.chance(0.3) ? `${text} ${random.pick(['Thanks!', 'Thank you.', 'Cheers.'])}` : text;
+      return withClosingThanks(random, text);
     }
     if (shape === 'thanks-praise') return `${thanks}, ${praise}.`;
     if (shape === 'praise-thanks') return `${sentence(praise).slice(0, -1)}, ${thanks.toLowerCase()}!`;
     const text = `${random.pick(approvals)}, ${praise}${random.chance(0.3) ? '!' : '.'}`;
-    return random.chance(0.3) ? `${text} ${random.pick(['Thanks!', 'Thank you.', 'Cheers.'])}` : text;
+    return withClosingThanks(random, text);
   }
   const shape = random.weighted<'thanks-praise' | 'praise-thanks' | 'praise' | 'thanks'>([
     ['thanks-praise', 0.35], ['praise-thanks', 0.3], ['praise', 0.2], ['thanks', 0.15],
@@ -313,4 +320,4 @@ export function composeNeutral(random: SeededRandom): string {
 }
 
 /** Every part, for tests that check the composed next states against the held-out split. */
-export const composedNextStateParts = { complaintOpeners, problems, requests, thanksWords, praises, stylePraises, styleNouns, wantedVerbs, approvals, moveOns, neutralOpeners, neutralRemarks };
+export const composedNextStateParts = { complaintOpeners, problems, requests, thanksWords, praises, stylePraises, styleNouns, wantedVerbs, approvals, closingThanks, moveOns, neutralOpeners, neutralRemarks };

@@ -14,7 +14,7 @@
  * server's own defaults, like the sessions). A probe whose responses came from more than one
  * version (training publishes asynchronously) is repeated for the newest version.
  */
-import { deriveSeed } from '../../core/seeded-random.js';
+import { deriveSamplingSeed } from '../../core/seeded-random.js';
 import { satisfiesPreference, type SimulatedUser } from '../../core/user-preference.js';
 import { createExperimentPlan, userReply, type PlannedSession } from './experiment-plan.js';
 import { isContextFullError, type CompletionResult, type ExperimentMessage, type PersonalizeClient, type TurnJudgingSummary } from './personalize-client.js';
@@ -57,11 +57,6 @@ export interface PersonalizeExperimentOptions {
   onProgress?: (progress: PersonalizeProgress) => void;
 }
 
-/** A request's sampling seed from the run's seed; the OpenAI API takes a signed 32-bit-safe integer. */
-function samplingSeed(seed: number, ...parts: (string | number)[]): number {
-  return deriveSeed(seed, 'personalize-sampling', ...parts) % 2_147_483_647;
-}
-
 export async function runPersonalizeExperiment(options: PersonalizeExperimentOptions): Promise<PersonalizeResult> {
   const { client, user } = options;
   const plan = createExperimentPlan({ user, seed: options.seed, sessions: options.sessions, probeSize: options.probeSize });
@@ -84,7 +79,7 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
           sessionDone: index === plan.probeMessages.length - 1,
           // One seed per probe message, the same for every version: two versions' rates then differ
           // by what the weights do, not by which random draws each probe got.
-          seed: samplingSeed(options.seed, 'probe', index),
+          seed: deriveSamplingSeed(options.seed, 'personalize-sampling', 'probe', index),
         });
         if (satisfiesPreference(user.preference, result.content)) satisfied += 1;
         versions.add(result.policyVersion);
@@ -113,7 +108,7 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
       const last = turn === turns - 1;
       let result: CompletionResult;
       try {
-        result = await client.complete({ messages, sessionId, turnType: 'main', sessionDone: last, seed: samplingSeed(options.seed, 'session', planned.index, turn) });
+        result = await client.complete({ messages, sessionId, turnType: 'main', sessionDone: last, seed: deriveSamplingSeed(options.seed, 'personalize-sampling', 'session', planned.index, turn) });
       } catch (error) {
         if (turn === 0 || !isContextFullError(error)) throw error;
         endedEarly = true;
