@@ -46,6 +46,8 @@ export const optionSpecifications = [
   { key: 'judgeModel', flag: '--judge-model <name>', description: 'judge model name', kind: 'string', schema: z.string().min(1) },
   { key: 'judgeWeights', flag: '--judge-weights <weights>', description: 'base | served: what --judge policy judges with (base: the frozen base weights, as a separate PRM)', kind: 'string', schema: z.enum(['base', 'served']), defaultValue: 'base' },
   { key: 'method', flag: '--method <method>', description: 'rl | opd | combine', kind: 'string', schema: z.enum(['rl', 'opd', 'combine']), defaultValue: 'combine' },
+  { key: 'rlWeight', flag: '--rl-weight <w>', description: 'combine: weight of the judge\'s reward r in A = w_rl·r + w_opd·Δ', kind: 'number', schema: z.number().min(0), defaultValue: 1 },
+  { key: 'opdWeight', flag: '--opd-weight <w>', description: 'combine: weight of the hint-conditioned teacher\'s gap Δ in A = w_rl·r + w_opd·Δ', kind: 'number', schema: z.number().min(0), defaultValue: 1 },
   { key: 'store', flag: '--store <store>', description: 'sqlite | postgres', kind: 'string', schema: z.enum(['sqlite', 'postgres']), defaultValue: 'sqlite' },
   { key: 'storeUrl', flag: '--store-url <url>', description: 'Postgres connection URL', kind: 'string', schema: z.string().min(1) },
   { key: 'bus', flag: '--bus <bus>', description: 'memory | nats', kind: 'string', schema: z.enum(['memory', 'nats']), defaultValue: 'memory' },

@@ -12,6 +12,9 @@ import { createId } from './start-gateway-service.js';
 
 export interface JudgeServiceConfiguration extends JudgeConfiguration {
   method: 'rl' | 'opd' | 'combine';
+  /** Combine's weights of the reward and of the teacher's gap. */
+  rlWeight: number;
+  opdWeight: number;
 }
 
 export interface RunningJudge {
@@ -34,6 +37,7 @@ export function startJudgeService(
     logger: dependencies.logger,
     judge,
     method: configuration.method,
+    sampleOptions: { rlWeight: configuration.rlWeight, opdWeight: configuration.opdWeight },
     now: () => Date.now(),
     createId,
     // Unique per process: two judges never hold leases in each other's name.

@@ -33,6 +33,8 @@ function configurationFor(data: string, overrides: Partial<JudgeCommandConfigura
     judgeModel: undefined,
     judgeWeights: 'base',
     method: 'rl',
+    rlWeight: 1,
+    opdWeight: 1,
     instance: undefined,
     ...overrides,
   };

@@ -210,6 +210,15 @@ describe('createJudgeWorker', () => {
     );
   });
 
+  it('weighs the reward and the teacher gap of combine by its sample options', async () => {
+    state.verdict = 'The user complains. \\boxed{-1}';
+    state.hints = ['\\boxed{1} [HINT_START]Use plain text, no bold.[HINT_END]'];
+    const engine = createScoringEngine((request) => ({ promptTokenIds: [1], logprobs: [-0.5, -0.5, -0.5], ...(request.topK ? { top: [] } : {}) }));
+    await worker('combine', { engine, sampleOptions: { rlWeight: 0.5, opdWeight: 2 } }).drain();
+    // 0.5·(−1) + 2·clip(−0.5 − rollout) with rollout [−0.5, −1, −0.25]: [−0.5, 0.5, −1].
+    expect(await store.listSamples({ turnId: 't0' })).toMatchObject([{ method: 'combine', status: 'ready', advantages: [-0.5, 0.5, -1] }]);
+  });
+
   it('trains the last turn of a session only from feedback, judging its text as the next state', async () => {
     await store.recordTurn(turnOf('last'));
     await store.closeSession('s1', 'done', 12_000);

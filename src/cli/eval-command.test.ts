@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import type { OptionKey } from './configuration.js';
+import { builtinExperimentRlWeight, defaultExperimentTrainEvery, serveArgumentsOf, type PersonalizeCommandInput } from './eval-command.js';
+
+function inputFor(configuration: Record<string, unknown>, explicit: OptionKey[] = []): PersonalizeCommandInput {
+  return {
+    options: { user: 'teacher', method: 'combine', sessions: '20', seed: '1' },
+    configuration: { apiKey: [], ...configuration } as PersonalizeCommandInput['configuration'],
+    explicitKeys: new Set(explicit),
+    configFile: undefined,
+    environment: {},
+  };
+}
+
+function flagValue(argumentsList: string[], flag: string): string | undefined {
+  const index = argumentsList.indexOf(flag);
+  return index === -1 ? undefined : argumentsList[index + 1];
+}
+
+describe('serveArgumentsOf', () => {
+  it('gives the built-in model the experiment defaults: full parameters, a step every 4 samples, half weight on the reward', () => {
+    const serve = serveArgumentsOf(inputFor({ model: 'builtin:tiny', trainEvery: 16, rlWeight: 1 }), 'combine');
+    expect(serve.slice(0, 2)).toEqual(['--method', 'combine']);
+    expect(flagValue(serve, '--train-params')).toBe('full');
+    expect(flagValue(serve, '--train-every')).toBe(String(defaultExperimentTrainEvery));
+    expect(flagValue(serve, '--rl-weight')).toBe(String(builtinExperimentRlWeight));
+  });
+
+  it("leaves another model on serve's defaults, and passes what the user set", () => {
+    const other = serveArgumentsOf(inputFor({ model: '/models/Qwen3-4B', rlWeight: 1 }), 'combine');
+    expect(flagValue(other, '--rl-weight')).toBeUndefined();
+    expect(flagValue(other, '--train-params')).toBeUndefined();
+    const chosen = serveArgumentsOf(inputFor({ model: 'builtin:tiny', rlWeight: 1, trainEvery: 8 }, ['rlWeight', 'trainEvery']), 'combine');
+    expect(flagValue(chosen, '--rl-weight')).toBe('1');
+    expect(flagValue(chosen, '--train-every')).toBe('8');
+  });
+
+  it('never trains the base', () => {
+    const base = serveArgumentsOf(inputFor({ model: 'builtin:tiny', rlWeight: 1 }), 'base');
+    expect(base[0]).toBe('--no-train');
+    expect(base).not.toContain('--method');
+  });
+});
