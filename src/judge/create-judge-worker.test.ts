@@ -210,6 +210,33 @@ describe('createJudgeWorker', () => {
     );
   });
 
+  it('finishes a turn whose hint-augmented prompt overflows the model: OPD dropped, the RL part of combine kept', async () => {
+    state.verdict = 'The user complains. \\boxed{-1}';
+    state.hints = ['\\boxed{1} [HINT_START]Use plain text, no bold.[HINT_END]', '\\boxed{1} [HINT_START]Never use bold text at all.[HINT_END]'];
+    const overflowing = () =>
+      createScoringEngine((request) => {
+        if ('messages' in request.prompt) throw new ClawrlError('context_length_exceeded', '1042 tokens exceed the model\'s 1024 positions');
+        return { promptTokenIds: request.prompt.tokenIds, logprobs: [-0.5, -0.5, -0.5], top: [] };
+      });
+    expect(await worker('opd', { engine: overflowing() }).drain()).toEqual({ done: 1, failed: 0 });
+    expect(await store.listSamples()).toMatchObject([{ method: 'opd', status: 'dropped', dropReason: 'teacher-context-length-exceeded' }]);
+
+    await store.recordTurn(turnOf('t1'));
+    await store.linkNextState('t1', [{ role: 'user', content: 'no, use plain text' }], 6_000);
+    expect(await worker('combine', { engine: overflowing() }).drain()).toEqual({ done: 1, failed: 0 });
+    expect(await store.listSamples({ turnId: 't1' })).toMatchObject([{ method: 'combine', status: 'ready', advantages: [-1, -1, -1], teacherLogprobs: null }]);
+  });
+
+  it('still retries a turn when scoring fails for another reason', async () => {
+    state.verdict = 'The user complains. \\boxed{-1}';
+    state.hints = ['\\boxed{1} [HINT_START]Use plain text, no bold.[HINT_END]'];
+    const failing = createScoringEngine(() => {
+      throw new ClawrlError('upstream_error', 'the engine went away');
+    });
+    expect(await worker('opd', { engine: failing }).drain()).toEqual({ done: 0, failed: 1 });
+    expect(await store.listSamples()).toEqual([]);
+  });
+
   it('weighs the reward and the teacher gap of combine by its sample options', async () => {
     state.verdict = 'The user complains. \\boxed{-1}';
     state.hints = ['\\boxed{1} [HINT_START]Use plain text, no bold.[HINT_END]'];

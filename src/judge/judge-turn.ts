@@ -1,7 +1,8 @@
 /**
  * What the judge worker does with one claimed turn: judge it (unless this judge already did),
  * choose the hint, ask the engine for the teacher's log-probs, build the sample for the method
- * and record both. Expected outcomes (no next state, no hint, an engine without scoring) end in a
+ * and record both. Expected outcomes (no next state, no hint, an engine without scoring, a
+ * hint-augmented prompt longer than the model's context) end in a
  * dropped sample with a reason; infrastructure failures throw, and the worker retries the turn.
  *
  * Score: the latest feedback's score overrides the judge's. Hint: the feedback's hint wins; else
@@ -20,6 +21,7 @@ import {
   type TeacherScores,
 } from '../core/build-samples.js';
 import type { ChatMessage } from '../spec/chat.js';
+import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine, ScoreResult, TokenLogprob } from '../spec/inference-engine.js';
 import type { Judge } from '../spec/judge.js';
 import type { RecordStore } from '../spec/record-store.js';
@@ -58,7 +60,7 @@ function reusableJudgement(claim: JudgeClaim, judge: Judge): JudgementRecord | n
 }
 
 class TeacherScorer {
-  readonly #cache = new Map<string, ScoreResult>();
+  readonly #cache = new Map<string, ScoreResult | null>();
   #student: ScoreResult | undefined;
 
   constructor(
@@ -72,10 +74,20 @@ class TeacherScorer {
     return this.engine !== undefined && this.engine.capabilities.scoring;
   }
 
-  async teacher(hint: string): Promise<ScoreResult> {
-    const cached = this.#cache.get(hint);
-    if (cached !== undefined) return cached;
-    const result = await this.#score({ messages: appendHint(this.turn.messages, hint), tools: this.turn.tools });
+  /**
+   * Null when the hint-augmented prompt does not fit the model: a prompt that just fit when the
+   * turn was sampled can overflow by the hint's length. That is an outcome of the turn, not a
+   * failure to retry (retried, it overflows every time and the turn never leaves the queue).
+   */
+  async teacher(hint: string): Promise<ScoreResult | null> {
+    if (this.#cache.has(hint)) return this.#cache.get(hint) ?? null;
+    let result: ScoreResult | null;
+    try {
+      result = await this.#score({ messages: appendHint(this.turn.messages, hint), tools: this.turn.tools });
+    } catch (error) {
+      if (!(ClawrlError.isInstance(error) && error.code === 'context_length_exceeded')) throw error;
+      result = null;
+    }
     this.#cache.set(hint, result);
     return result;
   }
@@ -101,7 +113,7 @@ async function chooseHint(candidates: string[], scorer: TeacherScorer, k: number
   if (studentTop === undefined) return selectHint(candidates);
   const overlaps: number[] = [];
   for (const candidate of candidates) {
-    const teacherTop = (await scorer.teacher(candidate)).top;
+    const teacherTop = (await scorer.teacher(candidate))?.top;
     overlaps.push(teacherTop === undefined ? Number.NaN : topKOverlap(studentTop, teacherTop, k));
   }
   return selectHint(candidates, overlaps);
@@ -147,8 +159,12 @@ export async function judgeTurn(claim: JudgeClaim, dependencies: JudgeTurnDepend
       teacher = { unavailable: 'engine-cannot-score' };
     } else {
       const scored = await scorer.teacher(hint);
-      teacher = { logprobs: scored.logprobs, ...(scored.top === undefined ? {} : { top: scored.top }) };
-      if (dependencies.supportTopK > 0) studentTop = (await scorer.student()).top;
+      if (scored === null) {
+        teacher = { unavailable: 'teacher-context-length-exceeded' };
+      } else {
+        teacher = { logprobs: scored.logprobs, ...(scored.top === undefined ? {} : { top: scored.top }) };
+        if (dependencies.supportTopK > 0) studentTop = (await scorer.student()).top;
+      }
     }
   }
 
