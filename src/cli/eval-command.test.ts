@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OptionKey } from './configuration.js';
-import { builtinExperimentRlWeight, defaultExperimentTrainEvery, serveArgumentsOf, type PersonalizeCommandInput } from './eval-command.js';
+import { defaultExperimentTrainEvery, serveArgumentsOf, type PersonalizeCommandInput } from './eval-command.js';
 
 function inputFor(configuration: Record<string, unknown>, explicit: OptionKey[] = []): PersonalizeCommandInput {
   return {
@@ -18,20 +18,20 @@ function flagValue(argumentsList: string[], flag: string): string | undefined {
 }
 
 describe('serveArgumentsOf', () => {
-  it('gives the built-in model the experiment defaults: full parameters, a step every 4 samples, half weight on the reward', () => {
+  it("gives the built-in model the experiment defaults: full parameters, a step every 4 samples, serve's reward weight", () => {
     const serve = serveArgumentsOf(inputFor({ model: 'builtin:tiny', trainEvery: 16, rlWeight: 1 }), 'combine');
     expect(serve.slice(0, 2)).toEqual(['--method', 'combine']);
     expect(flagValue(serve, '--train-params')).toBe('full');
     expect(flagValue(serve, '--train-every')).toBe(String(defaultExperimentTrainEvery));
-    expect(flagValue(serve, '--rl-weight')).toBe(String(builtinExperimentRlWeight));
+    expect(flagValue(serve, '--rl-weight')).toBeUndefined();
   });
 
   it("leaves another model on serve's defaults, and passes what the user set", () => {
     const other = serveArgumentsOf(inputFor({ model: '/models/Qwen3-4B', rlWeight: 1 }), 'combine');
     expect(flagValue(other, '--rl-weight')).toBeUndefined();
     expect(flagValue(other, '--train-params')).toBeUndefined();
-    const chosen = serveArgumentsOf(inputFor({ model: 'builtin:tiny', rlWeight: 1, trainEvery: 8 }, ['rlWeight', 'trainEvery']), 'combine');
-    expect(flagValue(chosen, '--rl-weight')).toBe('1');
+    const chosen = serveArgumentsOf(inputFor({ model: 'builtin:tiny', rlWeight: 0.5, trainEvery: 8 }, ['rlWeight', 'trainEvery']), 'combine');
+    expect(flagValue(chosen, '--rl-weight')).toBe('0.5');
     expect(flagValue(chosen, '--train-every')).toBe('8');
   });
 

@@ -37,7 +37,6 @@ export const personalizeKeys = ['config', 'url', 'apiKey', 'adminKey', 'json', .
 
 export const defaultPersonalizeSessions = 20;
 export const defaultExperimentTrainEvery = 4;
-export const builtinExperimentRlWeight = 0.5;
 
 /** Help where the experiment's meaning or default differs from serve's. */
 export const personalizeHelp: Partial<Record<OptionKey, string>> = {
@@ -45,7 +44,6 @@ export const personalizeHelp: Partial<Record<OptionKey, string>> = {
   data: "data folder of the server it starts, kept afterwards (default: a temporary folder, removed after a successful run)",
   trainEvery: `ready samples per training step of the server it starts (default: ${defaultExperimentTrainEvery})`,
   trainParams: 'lora | full, for the server it starts (default: full for builtin:tiny, else lora)',
-  rlWeight: `combine: weight of the reward for the server it starts (default: ${builtinExperimentRlWeight} for builtin:tiny, else 1)`,
   judge: 'judge of the server it starts: rules | policy | openai (default: "policy")',
   apiKey: 'API key the experiment sends (the first one), also given to the server it starts',
   adminKey: 'admin key, for GET /admin/policies and /admin/turns (also given to the server it starts)',
@@ -86,16 +84,6 @@ function methodOf(text: string): PersonalizeMethod {
   return method;
 }
 
-/**
- * Half weight on the reward for the built-in model: with full-parameter steps on 4-sample
- * batches, a reward spread evenly over every token of a reply outweighed the few tokens where the
- * hint-conditioned teacher disagrees, and runs whose early batches were all complaints drifted
- * away from the preference (measured in docs/personalization.md). Serve's default elsewhere.
- */
-function experimentRlWeightOf(model: string): number | undefined {
-  return model === 'builtin:tiny' ? builtinExperimentRlWeight : undefined;
-}
-
 /** Full-parameter updates for the built-in model, as the spike measured; serve's default elsewhere. */
 function experimentTrainParamsOf(model: string): 'full' | undefined {
   return model === 'builtin:tiny' ? 'full' : undefined;
@@ -117,7 +105,7 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
     ['--train-every', input.explicitKeys.has('trainEvery') ? configuration.trainEvery : defaultExperimentTrainEvery],
     ['--train-params', input.explicitKeys.has('trainParams') ? configuration.trainParams : experimentTrainParamsOf(configuration.model as string)],
     ['--learning-rate', configuration.learningRate],
-    ['--rl-weight', input.explicitKeys.has('rlWeight') ? configuration.rlWeight : experimentRlWeightOf(configuration.model as string)],
+    ['--rl-weight', input.explicitKeys.has('rlWeight') ? configuration.rlWeight : undefined],
     ['--max-staleness', input.explicitKeys.has('maxStaleness') ? configuration.maxStaleness : undefined],
     ['--max-tokens', configuration.maxTokens],
     ['--config', input.configFile],
