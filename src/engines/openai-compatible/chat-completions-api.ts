@@ -137,13 +137,38 @@ export function toWireChatRequest(input: ChatRequestInput, flavor: ChatFlavor): 
 }
 
 /**
+ * `JSON.stringify(request)`, byte for byte, except that message texts are escaped by `jsonOfString`
+ * (a memo of long strings: agents resend the same ~40 KB system prompt with every request).
+ * Relies on the key order `toWireChatRequest` and `toWireMessage` build: model and messages first,
+ * role and content first.
+ */
+export function wireChatRequestJson(request: WireChatRequest, jsonOfString: (text: string) => string): string {
+  const { model, messages, ...rest } = request;
+  const messagesJson = messages.map((message) => wireMessageJson(message, jsonOfString)).join(',');
+  return `{"model":${JSON.stringify(model)},"messages":[${messagesJson}],${JSON.stringify(rest).slice(1)}`;
+}
+
+function wireMessageJson(message: WireMessage, jsonOfString: (text: string) => string): string {
+  if (typeof message.content !== 'string') return JSON.stringify(message);
+  const { role, content, ...rest } = message;
+  const restJson = JSON.stringify(rest);
+  return `{"role":${JSON.stringify(role)},"content":${jsonOfString(content)}${restJson === '{}' ? '}' : `,${restJson.slice(1)}`}`;
+}
+
+/**
  * Token id arrays are validated with one loop instead of a schema per element: a prompt of 11k
  * ids arrives on every request, and per-element parsing cost a millisecond each time.
  */
-export const tokenIdsSchema = z.custom<number[]>(
-  (value) => Array.isArray(value) && value.every((item) => Number.isInteger(item)),
-  'expected an array of integer token ids',
-);
+export const tokenIdsSchema = z.custom<number[]>(isTokenIdArray, 'expected an array of integer token ids');
+
+/** A plain loop: `Array.prototype.every` with a callback took 15 times as long over 11k ids. */
+function isTokenIdArray(value: unknown): boolean {
+  if (!Array.isArray(value)) return false;
+  for (let index = 0; index < value.length; index += 1) {
+    if (!Number.isInteger(value[index])) return false;
+  }
+  return true;
+}
 
 const alternativeSchema = z.object({ token: z.string().nullish(), logprob: z.number().nullish() });
 

@@ -26,14 +26,15 @@ import type {
   ScoreRequest,
   ScoreResult,
 } from '../../spec/inference-engine.js';
-import { parseChatChunk, toWireChatRequest, toWireTokenizeRequest, type ChatFlavor } from './chat-completions-api.js';
+import { parseChatChunk, toWireChatRequest, toWireTokenizeRequest, wireChatRequestJson, type ChatFlavor } from './chat-completions-api.js';
 import { ChatStreamTranslator } from './chat-stream-translator.js';
 import { driveGeneration, type UpstreamEvent } from './generation-driver.js';
 import { mergeAsyncIterables } from './merge-async-iterables.js';
 import { PolicyRegistry } from './policy-registry.js';
 import { parseGenerateChunk, parseGenerateOutput, toWireGenerateRequest, toWireScoreRequest as toWireSglangScoreRequest } from './sglang-api.js';
 import { SglangChoiceTranslator } from './sglang-stream-translator.js';
-import { createUpstreamClient, type UpstreamClient } from './upstream-client.js';
+import { createJsonStringMemo } from './json-string-memo.js';
+import { createUpstreamClient, JsonText, type UpstreamClient } from './upstream-client.js';
 import { parseScoreResponse, parseTokenizeResponse, toWireScoreRequest as toWireVllmScoreRequest } from './vllm-api.js';
 
 export interface OpenAICompatibleEngineOptions {
@@ -78,6 +79,8 @@ class OpenAICompatibleEngine implements InferenceEngine {
   private readonly client: UpstreamClient;
   private readonly policies: PolicyRegistry;
   private readonly closing = new AbortController();
+  /** Agents resend the same long system prompt with every request: escape it once. */
+  private readonly jsonStrings = createJsonStringMemo();
 
   constructor(private readonly options: OpenAICompatibleEngineOptions) {
     if (options.flavor === 'sglang' && options.renderer === undefined) {
@@ -117,7 +120,8 @@ class OpenAICompatibleEngine implements InferenceEngine {
 
   private chatEvents(request: GenerateRequest, adapterName: string | null, signal: AbortSignal): AsyncIterable<UpstreamEvent> {
     const body = toWireChatRequest({ ...request, model: adapterName ?? this.options.model }, this.options.flavor);
-    return chatEvents(this.client.stream('/v1/chat/completions', body, signal));
+    const json = wireChatRequestJson(body, (text) => this.jsonStrings.jsonOf(text));
+    return chatEvents(this.client.stream('/v1/chat/completions', new JsonText(json), signal));
   }
 
   private async *sglangEvents(request: GenerateRequest, adapterName: string | null, signal: AbortSignal): AsyncGenerator<UpstreamEvent> {

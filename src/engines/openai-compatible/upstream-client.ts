@@ -14,6 +14,11 @@ import { z } from 'zod';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { readServerSentEvents } from './server-sent-events.js';
 
+/** A request body already serialized as JSON text; any other body is sent as `JSON.stringify(body)`. */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 export interface UpstreamClientOptions {
   /** Server root; a trailing `/v1` is tolerated and removed. */
   baseUrl: string;
@@ -86,7 +91,7 @@ export interface UpstreamClient {
   /** POSTs JSON and returns the answer's text (vLLM's LoRA endpoints answer plain text). */
   postForText(path: string, body: unknown, signal?: AbortSignal): Promise<string>;
   /**
-   * POSTs JSON and yields each SSE `data` payload until `[DONE]`. Ends quietly, without
+   * POSTs JSON (a `JsonText` as it is) and yields each SSE `data` payload until `[DONE]`. Ends quietly, without
    * yielding more, when `signal` aborts.
    */
   stream(path: string, body: unknown, signal: AbortSignal): AsyncGenerator<string>;
@@ -138,7 +143,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 
   /** POSTs the body; resolves with the response once its headers arrived, rejects with an HTTP error. */
   function open(path: string, body: unknown, accept: string, signal: AbortSignal): Promise<IncomingMessage> {
-    const payload = JSON.stringify(body);
+    const payload = body instanceof JsonText ? body.text : JSON.stringify(body);
     const requestOptions: RequestOptions = {
       protocol: root.protocol,
       hostname: root.hostname,
