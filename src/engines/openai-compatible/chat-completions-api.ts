@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { ChatMessage, SamplingOptions, ToolChoice, ToolDefinition } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
+import type { PromptIdsParser } from './prompt-ids-parser.js';
 
 export type ChatFlavor = 'vllm' | 'sglang' | 'openai';
 
@@ -229,13 +230,20 @@ export interface ChatChunk {
   choices: ChatChunkChoice[];
 }
 
-/** Parses one SSE `data:` payload; malformed payloads are the upstream's fault. */
-export function parseChatChunk(data: string): ChatChunk {
-  let json: unknown;
-  try {
-    json = JSON.parse(data);
-  } catch (error) {
-    throw new ClawrlError('upstream_error', `upstream sent a malformed stream chunk: ${data.slice(0, 200)}`, { cause: error });
+/**
+ * Parses one SSE `data:` payload; malformed payloads are the upstream's fault. With `promptIds`,
+ * vLLM's first chunk is parsed without parsing again the prompt ids it shares with recent prompts;
+ * the result (and any error) is the same as without.
+ */
+export function parseChatChunk(data: string, promptIds?: PromptIdsParser): ChatChunk {
+  const known = promptIds?.parseChunk(data);
+  let json: unknown = known?.json;
+  if (known === undefined) {
+    try {
+      json = JSON.parse(data);
+    } catch (error) {
+      throw new ClawrlError('upstream_error', `upstream sent a malformed stream chunk: ${data.slice(0, 200)}`, { cause: error });
+    }
   }
   const parsed = chunkSchema.safeParse(json);
   if (!parsed.success) {
@@ -243,7 +251,7 @@ export function parseChatChunk(data: string): ChatChunk {
   }
   const wire = parsed.data;
   return {
-    promptTokenIds: wire.prompt_token_ids ?? null,
+    promptTokenIds: known?.promptTokenIds ?? wire.prompt_token_ids ?? null,
     usage: wire.usage ? { promptTokens: wire.usage.prompt_tokens ?? 0, completionTokens: wire.usage.completion_tokens ?? 0 } : null,
     choices: (wire.choices ?? []).map((choice) => ({
       index: choice.index,

@@ -34,6 +34,7 @@ import { PolicyRegistry } from './policy-registry.js';
 import { parseGenerateChunk, parseGenerateOutput, toWireGenerateRequest, toWireScoreRequest as toWireSglangScoreRequest } from './sglang-api.js';
 import { SglangChoiceTranslator } from './sglang-stream-translator.js';
 import { createJsonStringMemo } from './json-string-memo.js';
+import { createPromptIdsParser, type PromptIdsParser } from './prompt-ids-parser.js';
 import { createUpstreamClient, JsonText, type UpstreamClient } from './upstream-client.js';
 import { parseScoreResponse, parseTokenizeResponse, toWireScoreRequest as toWireVllmScoreRequest } from './vllm-api.js';
 
@@ -57,9 +58,9 @@ export interface OpenAICompatibleEngineOptions {
   contextLength?: number;
 }
 
-async function* chatEvents(stream: AsyncIterable<string>): AsyncGenerator<UpstreamEvent> {
+async function* chatEvents(stream: AsyncIterable<string>, promptIds: PromptIdsParser): AsyncGenerator<UpstreamEvent> {
   const translator = new ChatStreamTranslator();
-  for await (const data of stream) yield* translator.push(parseChatChunk(data));
+  for await (const data of stream) yield* translator.push(parseChatChunk(data, promptIds));
 }
 
 async function* sglangChoiceEvents(stream: AsyncIterable<string>, translator: SglangChoiceTranslator, promptTokenIds: number[]): AsyncGenerator<UpstreamEvent> {
@@ -81,6 +82,8 @@ class OpenAICompatibleEngine implements InferenceEngine {
   private readonly closing = new AbortController();
   /** Agents resend the same long system prompt with every request: escape it once. */
   private readonly jsonStrings = createJsonStringMemo();
+  /** Each turn's prompt ids extend the previous turn's: parse only what is new. */
+  private readonly promptIds = createPromptIdsParser();
 
   constructor(private readonly options: OpenAICompatibleEngineOptions) {
     if (options.flavor === 'sglang' && options.renderer === undefined) {
@@ -121,7 +124,7 @@ class OpenAICompatibleEngine implements InferenceEngine {
   private chatEvents(request: GenerateRequest, adapterName: string | null, signal: AbortSignal): AsyncIterable<UpstreamEvent> {
     const body = toWireChatRequest({ ...request, model: adapterName ?? this.options.model }, this.options.flavor);
     const json = wireChatRequestJson(body, (text) => this.jsonStrings.jsonOf(text));
-    return chatEvents(this.client.stream('/v1/chat/completions', new JsonText(json), signal));
+    return chatEvents(this.client.stream('/v1/chat/completions', new JsonText(json), signal), this.promptIds);
   }
 
   private async *sglangEvents(request: GenerateRequest, adapterName: string | null, signal: AbortSignal): AsyncGenerator<UpstreamEvent> {
