@@ -65,6 +65,7 @@ export const optionSpecifications = [
   { key: 'weightDecay', flag: '--weight-decay <lambda>', description: 'AdamW decoupled weight decay', kind: 'number', schema: z.number().min(0), defaultValue: 0.1 },
   { key: 'loraRank', flag: '--lora-rank <r>', description: 'LoRA rank', kind: 'integer', schema: positive, defaultValue: 16 },
   { key: 'loraAlpha', flag: '--lora-alpha <alpha>', description: 'LoRA alpha (scale alpha / rank)', kind: 'number', schema: z.number().positive(), defaultValue: 32 },
+  { key: 'rewardBaseline', flag: '--reward-baseline <kind>', description: "none | batch: batch takes each reward against the mean of the training step's other rewards (leave-one-out), so a step of equal rewards trains on the teacher's gap alone", kind: 'string', schema: z.enum(['none', 'batch']), defaultValue: 'none' },
   { key: 'klCoefficient', flag: '--kl-coefficient <beta>', description: 'weight of the KL to the base model (0: no reference pass)', kind: 'number', schema: z.number().min(0), defaultValue: 0 },
   { key: 'pinSessions', flag: '--pin-sessions', description: 'a session keeps the policy version it started with until it ends', kind: 'boolean', schema: z.boolean(), defaultValue: false },
   { key: 'apiKey', flag: '--api-key <key>', description: 'tenant API key, "tenant=key" or a bare key (repeatable)', kind: 'list', schema: z.array(z.string().min(8, 'API keys need at least 8 characters')), defaultValue: [] },
