@@ -7,10 +7,11 @@
 import { createOpenAIJudgeModel } from '../judge/create-openai-judge-model.js';
 import { createPolicyJudgeModel } from '../judge/create-policy-judge-model.js';
 import { createPrmJudge } from '../judge/create-prm-judge.js';
-import { createRulesJudge, defaultRulesJudgeSpec } from '../judge/create-rules-judge.js';
+import { createRulesJudge } from '../judge/create-rules-judge.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Judge } from '../spec/judge.js';
+import { loadRulesJudgeSpec } from './load-rules-judge-spec.js';
 
 export interface JudgeConfiguration {
   judge: 'rules' | 'policy' | 'openai';
@@ -18,6 +19,8 @@ export interface JudgeConfiguration {
   judgeModel: string | undefined;
   /** `--judge-weights`: what `--judge policy` judges with. */
   judgeWeights: 'base' | 'served';
+  /** `--judge-rules`: what `--judge rules` judges by (`load-rules-judge-spec.ts`). */
+  judgeRules?: string | undefined;
 }
 
 export function judgeApiKeyOf(environment: Record<string, string | undefined>): string | undefined {
@@ -32,7 +35,7 @@ export function createJudge(
 ): Judge {
   switch (configuration.judge) {
     case 'rules':
-      return createRulesJudge(defaultRulesJudgeSpec);
+      return createRulesJudge(loadRulesJudgeSpec(configuration.judgeRules));
     case 'policy':
       if (engine === undefined) {
         throw new ClawrlError('configuration_error', '--judge policy needs the served engine; use --judge openai or rules here.', {

@@ -30,8 +30,15 @@ describe('serveArgumentsOf', () => {
     const other = serveArgumentsOf(inputFor({ model: '/models/Qwen3-4B', rlWeight: 1 }), 'combine');
     expect(flagValue(other, '--rl-weight')).toBeUndefined();
     expect(flagValue(other, '--train-params')).toBeUndefined();
-    const chosen = serveArgumentsOf(inputFor({ model: 'builtin:tiny', rlWeight: 0.5, trainEvery: 8 }, ['rlWeight', 'trainEvery']), 'combine');
+    const chosen = serveArgumentsOf(
+      inputFor({ model: 'builtin:tiny', rlWeight: 0.5, opdWeight: 2, klCoefficient: 0.1, trainEvery: 8 }, ['rlWeight', 'opdWeight', 'klCoefficient', 'trainEvery']),
+      'combine',
+    );
     expect(flagValue(chosen, '--rl-weight')).toBe('0.5');
+    expect(flagValue(chosen, '--opd-weight')).toBe('2');
+    expect(flagValue(chosen, '--kl-coefficient')).toBe('0.1');
+    const oracle = serveArgumentsOf(inputFor({ model: 'builtin:tiny', judge: 'rules', judgeRules: 'user:student' }), 'combine');
+    expect([flagValue(oracle, '--judge'), flagValue(oracle, '--judge-rules')]).toEqual(['rules', 'user:student']);
     expect(flagValue(chosen, '--train-every')).toBe('8');
   });
 

@@ -31,7 +31,8 @@ import type { OptionKey } from './configuration.js';
 /** Options of the server the command starts, with serve's flags, file keys and variables. */
 export const personalizeServerKeys = [
   'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout', 'judge', 'judgeUrl',
-  'judgeModel', 'judgeWeights', 'trainEvery', 'trainParams', 'learningRate', 'rlWeight', 'maxStaleness', 'maxTokens', 'data',
+  'judgeModel', 'judgeWeights', 'judgeRules', 'trainEvery', 'trainParams', 'learningRate', 'rlWeight', 'opdWeight', 'klCoefficient', 'rewardBaseline', 'maxStaleness', 'maxTokens',
+  'data',
 ] as const satisfies readonly OptionKey[];
 export const personalizeKeys = ['config', 'url', 'apiKey', 'adminKey', 'json', ...personalizeServerKeys] as const satisfies readonly OptionKey[];
 
@@ -102,10 +103,14 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
     ['--judge-url', configuration.judgeUrl],
     ['--judge-model', configuration.judgeModel],
     ['--judge-weights', configuration.judgeWeights],
+    ['--judge-rules', configuration.judgeRules],
     ['--train-every', input.explicitKeys.has('trainEvery') ? configuration.trainEvery : defaultExperimentTrainEvery],
     ['--train-params', input.explicitKeys.has('trainParams') ? configuration.trainParams : experimentTrainParamsOf(configuration.model as string)],
     ['--learning-rate', configuration.learningRate],
     ['--rl-weight', input.explicitKeys.has('rlWeight') ? configuration.rlWeight : undefined],
+    ['--opd-weight', input.explicitKeys.has('opdWeight') ? configuration.opdWeight : undefined],
+    ['--kl-coefficient', input.explicitKeys.has('klCoefficient') ? configuration.klCoefficient : undefined],
+    ['--reward-baseline', input.explicitKeys.has('rewardBaseline') ? configuration.rewardBaseline : undefined],
     ['--max-staleness', input.explicitKeys.has('maxStaleness') ? configuration.maxStaleness : undefined],
     ['--max-tokens', configuration.maxTokens],
     ['--config', input.configFile],

@@ -28,9 +28,9 @@ import { defaultPersonalizeSessions, formatPersonalizeResult, personalizeHelp, p
 
 const serveKeys = [
   'config', 'host', 'port', 'data', 'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey',
-  'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'method', 'rlWeight', 'opdWeight', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance', 'trainEvery',
+  'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance', 'trainEvery',
   'noTrain', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout',
-  'trainParams', 'maxStaleness', 'learningRate', 'adamBeta1', 'adamBeta2', 'weightDecay', 'loraRank', 'loraAlpha', 'klCoefficient', 'pinSessions',
+  'trainParams', 'maxStaleness', 'learningRate', 'adamBeta1', 'adamBeta2', 'weightDecay', 'loraRank', 'loraAlpha', 'klCoefficient', 'rewardBaseline', 'pinSessions',
 ] as const satisfies readonly OptionKey[];
 
 /** `help` replaces an option's description and default where a command uses it differently. */
@@ -106,10 +106,10 @@ const engineKeys = ['model', 'servedModel', 'engine', 'upstream', 'upstreamModel
 const gatewayKeys = [
   ...distributedKeys, ...engineKeys, 'host', 'port', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout', 'pinSessions',
 ] as const satisfies readonly OptionKey[];
-const judgeKeys = [...distributedKeys, ...engineKeys, 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'method', 'rlWeight', 'opdWeight'] as const satisfies readonly OptionKey[];
+const judgeKeys = [...distributedKeys, ...engineKeys, 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight'] as const satisfies readonly OptionKey[];
 const trainerKeys = [
   ...distributedKeys, 'model', 'servedModel', 'trainEvery', 'trainParams', 'maxStaleness', 'learningRate', 'adamBeta1', 'adamBeta2', 'weightDecay',
-  'loraRank', 'loraAlpha', 'klCoefficient',
+  'loraRank', 'loraAlpha', 'klCoefficient', 'rewardBaseline', 'rlWeight',
 ] as const satisfies readonly OptionKey[];
 const distributedHelp: Partial<Record<OptionKey, string>> = {
   store: 'sqlite | postgres (distributed mode: postgres, so every process on every machine shares it)',
@@ -213,7 +213,7 @@ program
   });
 
 const rejudgeKeys = [
-  'config', 'data', 'store', 'storeUrl', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'method', 'model', 'servedModel', 'engine',
+  'config', 'data', 'store', 'storeUrl', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'model', 'servedModel', 'engine',
   'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout', 'json',
 ] as const satisfies readonly OptionKey[];
 addOptions(program.command('rejudge').description('re-score stored turns with another judge or prompt version, keeping earlier judgements'), rejudgeKeys)

@@ -37,6 +37,9 @@ export interface TrainingConfiguration {
   loraRank: number;
   loraAlpha: number;
   klCoefficient: number;
+  rewardBaseline: 'none' | 'batch';
+  /** The judge's w_rl: the baseline is subtracted from the reward part w_rl·r. */
+  rlWeight: number;
 }
 
 export interface RunningTraining {
@@ -158,6 +161,8 @@ export async function startTraining(configuration: TrainingConfiguration, depend
       trainEvery: configuration.trainEvery,
       maxStaleness: configuration.maxStaleness,
       loss: { klCoefficient: configuration.klCoefficient },
+      rewardBaseline: configuration.rewardBaseline,
+      rlWeight: configuration.rlWeight,
     });
     await trainer.start();
   } catch (error) {

@@ -87,4 +87,49 @@ describe('the trainer', () => {
     expect((await store.trainingSummary()).activeVersion).toBe(0);
     await trainer.close();
   });
+
+  it('with a batch baseline, trains each reward against the mean of the other rewards in the step', async () => {
+    const batchStore = createSqliteRecordStore({ path: ':memory:' });
+    const trained: number[][] = [];
+    const spied: TrainingEngine = Object.assign(Object.create(trainingEngine) as TrainingEngine, {
+      forwardBackward: (input: Parameters<TrainingEngine['forwardBackward']>[0]) => {
+        trained.push(...input.data.map((datum) => [...datum.advantages]));
+        return trainingEngine.forwardBackward(input);
+      },
+    });
+    try {
+      const serving = createPolicyServing({ store: batchStore, engine, logger: silent, now: () => 1_000 });
+      await serving.start();
+      await batchStore.upsertSession({ id: 's', tenant: null, at: 1 });
+      // Combine samples at w_rl = 0.5: A = 0.5·r + Δ, with Δ = 0.1 on the first token.
+      for (const [index, score] of [-1, -1, 1].entries()) {
+        const id = `turn-${index}`;
+        await batchStore.recordTurn({
+          id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion: 0,
+          messages: [{ role: 'user', content: 'q' }], tools: [], sampling: { temperature: 0.8, topP: 1, stop: [], n: 1, topLogprobs: 0 },
+          promptTokenIds: [3, 14, 15, 92], responseTokenIds: [65, 35], logprobs: [-4, -4.5], response: { role: 'assistant', content: 'a' },
+          finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
+        });
+        await batchStore.recordSample({
+          id: `sample-${index}`, turnId: id, method: 'combine', status: 'ready', dropReason: null, policyVersion: 0, judgementId: null, feedbackId: null,
+          score, hint: 'h', lossMask: [1, 1], advantages: [0.5 * score + 0.1, 0.5 * score], teacherLogprobs: [-4, -4.5], support: null, createdAt: 10 + index,
+        });
+      }
+      const trainer = createTrainer({
+        store: batchStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 16, pollIntervalMs: 60_000,
+        rewardBaseline: 'batch', rlWeight: 0.5,
+      });
+      await trainer.start();
+      expect(await trainer.trainNow()).toMatchObject({ kind: 'trained' });
+      await trainer.close();
+      // A −1's peers average 0 (−1 and +1); the +1's peers average −1, so its reward part counts double.
+      expect(trained.map((advantages) => advantages.map((value) => Number(value.toFixed(6))))).toEqual([
+        [-0.4, -0.5],
+        [-0.4, -0.5],
+        [1.1, 1],
+      ]);
+    } finally {
+      await batchStore.close();
+    }
+  });
 });

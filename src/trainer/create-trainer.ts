@@ -2,7 +2,8 @@
  * The training loop. A step fires when `trainEvery` samples are ready (checked every
  * `pollIntervalMs`) or on demand (`trainNow`). It claims a batch under a lease, drops and counts
  * samples more than `maxStaleness` versions old, runs forward-backward with the clipped surrogate
- * and one optimizer step on the training engine, publishes the weights, saves the trainer state,
+ * (rewards optionally against the batch's, `core/reward-baseline.ts`) and one optimizer step on
+ * the training engine, publishes the weights, saves the trainer state,
  * commits version + step + sample statuses in one store write, and has serving switch to the new
  * version. A crash anywhere before the commit leaves the samples leased until the lease ends (or
  * until this trainer restarts and releases its own leases) and the store unchanged; the trainer
@@ -13,6 +14,7 @@
  * starts from the active version's weights instead of the checkpoint.
  */
 import { defaultPolicyLossOptions, partitionByStaleness, policyLoss, type PolicyLossOptions } from '../core/policy-loss.js';
+import { applyRewardBaseline, type RewardBaselineKind } from '../core/reward-baseline.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
@@ -34,6 +36,10 @@ export interface TrainerOptions {
   /** Samples more versions old than this are dropped; default 2. */
   maxStaleness?: number;
   loss?: Partial<PolicyLossOptions>;
+  /** `batch`: each reward against the mean of the step's other rewards (`core/reward-baseline.ts`); default `none`. */
+  rewardBaseline?: RewardBaselineKind;
+  /** w_rl, the weight the judge put on the reward in combine samples; the baseline is scaled by it. Default 1. */
+  rlWeight?: number;
   /** Default 30 minutes: longer than any step. */
   leaseMs?: number;
   /** Default 1 s. */
@@ -71,12 +77,12 @@ export interface Trainer {
   close(): Promise<void>;
 }
 
-function datumOf(sample: TrainingSample): TrainingDatum {
+function datumOf(sample: TrainingSample, advantages: number[]): TrainingDatum {
   return {
     promptTokenIds: sample.promptTokenIds,
     responseTokenIds: sample.responseTokenIds,
     lossMask: sample.lossMask,
-    advantages: sample.advantages,
+    advantages,
     rolloutLogprobs: sample.rolloutLogprobs,
     temperature: sample.samplingTemperature,
   };
@@ -87,6 +93,8 @@ export function createTrainer(options: TrainerOptions): Trainer {
   const trainEvery = options.trainEvery ?? 16;
   const maxStaleness = options.maxStaleness ?? 2;
   const loss: PolicyLossOptions = { ...defaultPolicyLossOptions, ...options.loss };
+  const rewardBaseline = options.rewardBaseline ?? 'none';
+  const rlWeight = options.rlWeight ?? 1;
   const leaseMs = options.leaseMs ?? 30 * 60_000;
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   if (!Number.isInteger(trainEvery) || trainEvery < 1) throw new ClawrlError('configuration_error', `trainEvery must be a positive integer, got ${trainEvery}`);
@@ -139,7 +147,8 @@ export function createTrainer(options: TrainerOptions): Trainer {
     training = true;
     logger.info('training step started', { samples: fresh.length, parent: trainingVersion });
     try {
-      const data = fresh.map(datumOf);
+      const advantages = applyRewardBaseline(fresh, rewardBaseline, rlWeight);
+      const data = fresh.map((sample, index) => datumOf(sample, advantages[index] ?? sample.advantages));
       const output = await trainingEngine.forwardBackward({ data, loss: { name: 'ppo', ...loss } });
       const optimizer = await trainingEngine.optimizerStep();
       const computed = policyLoss(

@@ -1,0 +1,40 @@
+/**
+ * A leave-one-out reward baseline over one training batch (RLOO, Kool et al. 2019): each sample's
+ * reward part w·r is taken relative to the mean reward of the batch's other rewarded samples,
+ * A_t = a_t − w·mean_{j≠i}(r_j).
+ *
+ * Why: binary RL puts r = ±1 on every response token. When a user's preference is rarely met most
+ * samples are −1, and a step of only −1s pushes down the sampled replies' every token without
+ * saying what is better (a TA run collapsed to ever shorter gradings on such steps, with right
+ * verdicts). Against the batch's mean, a batch of equal rewards carries no reward gradient (only
+ * the teacher's token-level gap remains), and a rare +1 among −1s weighs more than each −1.
+ *
+ * Samples without a reward part (OPD samples, a null or 0 score) neither get a baseline nor count
+ * in the others'; a sample with no rewarded peer keeps its advantages.
+ */
+
+export type RewardBaselineKind = 'none' | 'batch';
+
+export interface BaselineSample {
+  method: 'rl' | 'opd' | 'combine';
+  score: number | null;
+  advantages: readonly number[];
+}
+
+function rewardOf(sample: BaselineSample): number | null {
+  return sample.method === 'opd' || sample.score === null || sample.score === 0 ? null : sample.score;
+}
+
+/** Each sample's advantages with its leave-one-out baseline subtracted from the reward part `rlWeight·r`. */
+export function applyRewardBaseline(samples: readonly BaselineSample[], kind: RewardBaselineKind, rlWeight: number): number[][] {
+  if (kind === 'none') return samples.map((sample) => [...sample.advantages]);
+  const rewards = samples.map(rewardOf);
+  const rewarded = rewards.filter((reward): reward is number => reward !== null);
+  const total = rewarded.reduce((sum, reward) => sum + reward, 0);
+  return samples.map((sample, index) => {
+    const reward = rewards[index] ?? null;
+    if (reward === null || rewarded.length < 2) return [...sample.advantages];
+    const baseline = (total - reward) / (rewarded.length - 1);
+    return sample.advantages.map((advantage) => advantage - rlWeight * baseline);
+  });
+}
