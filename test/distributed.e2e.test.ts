@@ -266,14 +266,15 @@ describe('distributed mode: gateways, a judge and a trainer over Postgres and NA
     expect(judge.stderr()).not.toContain('claiming turns for judging failed');
 
     // Every arrow was an event on this run's own stream. Events are best effort: the killed gateway
-    // may die after acknowledging a turn and before its event leaves, hence the small allowance.
+    // may die after acknowledging a turn and before its event leaves, and the trainer is killed as soon
+    // as it logs a committed step, which can be before that step's event leaves; hence the allowances.
     const nats = await connectToTestNats();
     try {
       const subjects = (await nats.manager.streams.info(busPrefix, { subjects_filter: '>' })).state.subjects ?? {};
       expect(subjects[`${busPrefix}.turn.recorded`]).toBeGreaterThanOrEqual(acknowledged.size - 2);
       expect(subjects[`${busPrefix}.sample.available`]).toBeGreaterThan(0);
       expect(subjects[`${busPrefix}.turn.scored`]).toBeGreaterThan(0);
-      expect(subjects[`${busPrefix}.policy.published`]).toBeGreaterThanOrEqual(finalStatus.policyVersion);
+      expect(subjects[`${busPrefix}.policy.published`]).toBeGreaterThanOrEqual(finalStatus.policyVersion - 1);
     } finally {
       await nats.connection.close();
     }
