@@ -1,6 +1,7 @@
 // Dev tool (not shipped, not tested): HTTP-thread CPU per agent-shaped request of two builds' `clawrl gateway`,
 // measured in alternating blocks. Usage, from any directory, each build built (`npm run build`):
-//   node scripts/gateway-cpu/ab-bench.mjs old=/path/to/old-worktree new=/path/to/new-worktree [--blocks=16] [--only=stream]
+//   node scripts/gateway-cpu/ab-bench.mjs old=/path/to/old-worktree new=/path/to/new-worktree [--blocks=16] [--only=stream] [--shape=small]
+// --shape=small sends the bench's small requests (one short user message, a new session each), four times as many per block.
 // The first build's bench harness (load generator, bench upstream) serves both. See docs/benchmarks.md.
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,6 +9,7 @@ import path from 'node:path';
 const args = process.argv.slice(2);
 const builds = Object.fromEntries(args.filter((a) => a.includes('=') && !a.startsWith('--')).map((a) => a.split('=')));
 const blocks = Number(args.find((a) => a.startsWith('--blocks='))?.slice(9) ?? 12);
+const shape = args.find((a) => a.startsWith('--shape='))?.slice(8) ?? 'agent';
 const only = args.find((a) => a.startsWith('--only='))?.slice(7);
 const harnessRoot = Object.values(builds)[0];
 const { spawnReadyProcess } = await import(path.join(harnessRoot, 'dist/eval/bench/spawn-ready-process.js'));
@@ -23,10 +25,10 @@ for (const [label, root] of Object.entries(builds)) {
   await runLoad({ baseUrl: gw.url, shape: 'agent', stream: true, concurrency: 4, requests: 600, runName: `warm-${label}` });
 }
 const scenarios = [
-  { name: 'stream c=1', stream: true, concurrency: 1, requests: 64 },
-  { name: 'stream c=32', stream: true, concurrency: 32, requests: 192 },
-  { name: 'json c=1', stream: false, concurrency: 1, requests: 64 },
-  { name: 'json c=32', stream: false, concurrency: 32, requests: 192 },
+  { name: 'stream c=1', stream: true, concurrency: 1, requests: shape === 'small' ? 256 : 64 },
+  { name: 'stream c=32', stream: true, concurrency: 32, requests: shape === 'small' ? 768 : 192 },
+  { name: 'json c=1', stream: false, concurrency: 1, requests: shape === 'small' ? 256 : 64 },
+  { name: 'json c=32', stream: false, concurrency: 32, requests: shape === 'small' ? 768 : 192 },
 ].filter((s) => !only || s.name.startsWith(only));
 const labels = Object.keys(builds);
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
@@ -38,7 +40,7 @@ for (const s of scenarios) {
       const { gw, pid } = gws[label];
       run += 1;
       const t0 = threadNs(pid), p0 = procNs(pid);
-      const r = await runLoad({ baseUrl: gw.url, shape: 'agent', stream: s.stream, concurrency: s.concurrency, requests: s.requests, runName: `b${run}` });
+      const r = await runLoad({ baseUrl: gw.url, shape, stream: s.stream, concurrency: s.concurrency, requests: s.requests, runName: `b${run}` });
       per[label].thread.push((threadNs(pid) - t0) / r.requests / 1e6);
       per[label].proc.push((procNs(pid) - p0) / r.requests / 1e6);
       per[label].rps.push(r.requests / r.durationMs * 1000);

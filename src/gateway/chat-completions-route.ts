@@ -164,10 +164,13 @@ export function createChatCompletionsHandler(context: GatewayContext) {
         });
         const type = parseTurnType(input.header('x-turn-type') ?? parsed.bodyTurnType) ?? inferTurnType(parsed.request.messages);
         // Issued together, so a store that group-commits (SQLite) commits both at once: the link
-        // reads only the previous turn, which the session touch does not change.
+        // reads only the previous turn, which the session touch does not change. A session created
+        // for this request (a fresh id) has no previous turn to look up.
         await Promise.all([
           context.store.upsertSession({ id: session.sessionId, tenant, at: startedAt }),
-          type === 'main' ? linkPreviousTurn(session.sessionId, parsed.request.messages, session.conversationRoot) : undefined,
+          type === 'main' && session.source !== 'new'
+            ? linkPreviousTurn(session.sessionId, parsed.request.messages, session.conversationRoot)
+            : undefined,
         ]);
         draft = {
           turnId: context.createId('turn'),

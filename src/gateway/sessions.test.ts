@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ChatMessage } from '../spec/chat.js';
 import { createTestGateway, readEvents } from './testing/create-test-gateway.js';
 
@@ -25,6 +25,16 @@ describe('sessions and next states', () => {
     expect(linked?.nextState).toEqual([{ role: 'user', content: 'thanks!' }]);
     const session = await gateway.store.getSession('alpha');
     expect(session?.turnIds).toHaveLength(2);
+  });
+
+  it('looks up no previous turn for a session it creates, and does for a named one', async () => {
+    const gateway = createTestGateway();
+    const lookUp = vi.spyOn(gateway.store, 'getLastMainTurn');
+    const fresh = await turn(gateway, [{ role: 'user', content: 'a new conversation' }]);
+    expect(fresh.record.sessionId).toBe(fresh.sessionId);
+    expect(lookUp).not.toHaveBeenCalled();
+    await turn(gateway, [{ role: 'user', content: 'hi' }], { 'x-session-id': 'named' });
+    expect(lookUp).toHaveBeenCalledWith('named');
   });
 
   it('takes the session from the /s/{id}/v1 prefix', async () => {
