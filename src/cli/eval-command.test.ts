@@ -31,15 +31,19 @@ describe('serveArgumentsOf', () => {
     expect(flagValue(other, '--rl-weight')).toBeUndefined();
     expect(flagValue(other, '--train-params')).toBeUndefined();
     const chosen = serveArgumentsOf(
-      inputFor({ model: 'builtin:tiny', rlWeight: 0.5, opdWeight: 2, klCoefficient: 0.1, trainEvery: 8 }, ['rlWeight', 'opdWeight', 'klCoefficient', 'trainEvery']),
+      inputFor(
+        { model: 'builtin:tiny', rlWeight: 0.5, opdWeight: 2, klCoefficient: 0.1, rewardBaseline: 'batch', trainEvery: 8 },
+        ['rlWeight', 'opdWeight', 'klCoefficient', 'rewardBaseline', 'trainEvery'],
+      ),
       'combine',
     );
     expect(flagValue(chosen, '--rl-weight')).toBe('0.5');
     expect(flagValue(chosen, '--opd-weight')).toBe('2');
     expect(flagValue(chosen, '--kl-coefficient')).toBe('0.1');
+    expect(flagValue(chosen, '--reward-baseline')).toBe('batch');
+    expect(flagValue(chosen, '--train-every')).toBe('8');
     const oracle = serveArgumentsOf(inputFor({ model: 'builtin:tiny', judge: 'rules', judgeRules: 'user:student' }), 'combine');
     expect([flagValue(oracle, '--judge'), flagValue(oracle, '--judge-rules')]).toEqual(['rules', 'user:student']);
-    expect(flagValue(chosen, '--train-every')).toBe('8');
   });
 
   it('never trains the base', () => {

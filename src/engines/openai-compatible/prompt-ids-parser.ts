@@ -13,6 +13,7 @@
  * escape anywhere outside the array, a non-integer, malformed text) returns `undefined`, and the
  * caller parses the chunk as usual, so its results and its errors are exactly `JSON.parse`'s.
  */
+import { isTokenIdArray } from './chat-completions-api.js';
 import { commonPrefixLength } from './common-prefix-length.js';
 
 const promptIdsKey = '"prompt_token_ids"';
@@ -242,7 +243,7 @@ function parsePieces(text: string, resumeAt: number, countBefore: number, resume
     } catch {
       return undefined;
     }
-    if (!isNonEmptyIntegerArray(piece)) return undefined;
+    if (!isTokenIdArray(piece) || piece.length === 0) return undefined;
     pieces.push(piece);
     count += piece.length;
     resumeOffsets.push(cut);
@@ -250,14 +251,6 @@ function parsePieces(text: string, resumeAt: number, countBefore: number, resume
     from = cut + 1;
   }
   return pieces;
-}
-
-function isNonEmptyIntegerArray(value: unknown): value is number[] {
-  if (!Array.isArray(value) || value.length === 0) return false;
-  for (let index = 0; index < value.length; index += 1) {
-    if (!Number.isInteger(value[index])) return false;
-  }
-  return true;
 }
 
 function rememberedArray(text: string, ids: number[], resumeOffsets: number[], resumeCounts: number[]): RememberedArray {
