@@ -168,9 +168,11 @@ program
   .option('--steps <n>', 'optimizer steps (default 2000)', Number)
   .option('--max-minutes <n>', 'stop after this many minutes and write the folder anyway', Number)
   .option('--judge-share <fraction>', 'share of judge examples in the corpus stream, 0-1 (default 0.35)', Number)
+  .option('--layers <n>', 'decoder layers (default 4); with --from, grow that model to this depth by block expansion', Number)
+  .option('--hint-share <fraction>', 'share of tutoring examples whose user message carries a style hint, 0-1 (default 0.5)', Number)
   .option('--tiny', 'a toy shape and recipe that finishes in seconds (smoke test)')
   .option('--json', 'print the run summary as JSON')
-  .action(async (options: { out: string; resume?: boolean; from?: string; seed?: string; learningRate?: number; steps?: number; maxMinutes?: number; judgeShare?: number; tiny?: boolean; json?: boolean }) => {
+  .action(async (options: { out: string; resume?: boolean; from?: string; seed?: string; learningRate?: number; steps?: number; maxMinutes?: number; judgeShare?: number; hintShare?: number; layers?: number; tiny?: boolean; json?: boolean }) => {
     try {
       const summary = await runPretrainTinyCommand({
         out: options.out,
@@ -182,6 +184,8 @@ program
         ...(options.steps === undefined ? {} : { steps: options.steps }),
         ...(options.maxMinutes === undefined ? {} : { maxMinutes: options.maxMinutes }),
         ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
+        ...(options.hintShare === undefined ? {} : { hintShare: options.hintShare }),
+        ...(options.layers === undefined ? {} : { layers: options.layers }),
       });
       if (options.json === true) process.stdout.write(`${JSON.stringify(summary)}\n`);
     } catch (error) {

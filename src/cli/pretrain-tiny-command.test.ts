@@ -67,15 +67,28 @@ describe('runPretrainTinyCommand --tiny', () => {
     expect(() => runPretrainTinyCommand({ out: continued, resume: true, from: base, tiny: true, workerUrl, log: quiet })).toThrow(/--from/);
   });
 
-  it('rejects a non-positive step count and a judge share outside 0–1', () => {
-    expect(() => runPretrainTinyCommand({ out: path.join(root, 'bad'), resume: false, tiny: true, steps: 0, workerUrl, log: quiet })).toThrow(/--steps/);
-    expect(() => runPretrainTinyCommand({ out: path.join(root, 'bad'), resume: false, tiny: true, judgeShare: 1.5, workerUrl, log: quiet })).toThrow(/--judge-share/);
+  it('grows a --from model with --layers: the grown model starts at the smaller one\'s loss and is written with the new depth', async () => {
+    const base = path.join(root, 'full');
+    const same = await runPretrainTinyCommand({ out: path.join(root, 'same-depth'), resume: false, tiny: true, steps: 1, seed: 'grow', from: base, workerUrl, log: quiet });
+    const grown = path.join(root, 'grown');
+    const summary = await runPretrainTinyCommand({ out: grown, resume: false, tiny: true, steps: 1, seed: 'grow', from: base, layers: 3, workerUrl, log: quiet });
+    expect(summary.losses[0]).toBeCloseTo(same.losses[0] ?? Number.NaN, 4);
+    const config = JSON.parse(await readFile(path.join(grown, 'config.json'), 'utf8')) as { num_hidden_layers: number };
+    expect(config.num_hidden_layers).toBe(3);
+    expect(() => runPretrainTinyCommand({ out: grown, resume: true, tiny: true, layers: 3, workerUrl, log: quiet })).toThrow(/--layers/);
   });
 
-  it('records --judge-share in the recipe, so a resumed run keeps the mix', async () => {
+  it('rejects a non-positive step count and a judge or hint share outside 0–1', () => {
+    expect(() => runPretrainTinyCommand({ out: path.join(root, 'bad'), resume: false, tiny: true, steps: 0, workerUrl, log: quiet })).toThrow(/--steps/);
+    expect(() => runPretrainTinyCommand({ out: path.join(root, 'bad'), resume: false, tiny: true, judgeShare: 1.5, workerUrl, log: quiet })).toThrow(/--judge-share/);
+    expect(() => runPretrainTinyCommand({ out: path.join(root, 'bad'), resume: false, tiny: true, hintShare: -0.1, workerUrl, log: quiet })).toThrow(/--hint-share/);
+  });
+
+  it('records --judge-share and --hint-share in the recipe, so a resumed run keeps the mix', async () => {
     const out = path.join(root, 'judge-heavy');
-    await runPretrainTinyCommand({ out, resume: false, tiny: true, steps: 2, judgeShare: 0.8, from: path.join(root, 'full'), workerUrl, log: quiet });
-    const state = JSON.parse(await readFile(path.join(out, 'checkpoint', 'state.json'), 'utf8')) as { recipe: { judgeShare?: number } };
+    await runPretrainTinyCommand({ out, resume: false, tiny: true, steps: 2, judgeShare: 0.8, hintShare: 0.9, from: path.join(root, 'full'), workerUrl, log: quiet });
+    const state = JSON.parse(await readFile(path.join(out, 'checkpoint', 'state.json'), 'utf8')) as { recipe: { judgeShare?: number; hintShare?: number } };
     expect(state.recipe.judgeShare).toBe(0.8);
+    expect(state.recipe.hintShare).toBe(0.9);
   });
 });

@@ -25,6 +25,10 @@ export interface PretrainTinyCommandOptions {
   seed?: number | string;
   /** Share of judge examples, 0–1 (default: the corpus default, 0.35). */
   judgeShare?: number;
+  /** Decoder layers: of a new model, or with `from` the depth to grow the folder's model to. */
+  layers?: number;
+  /** Share of tutoring examples with a style hint, 0–1 (default: the corpus default, 0.5). */
+  hintShare?: number;
   /** Stop after this many minutes of training and write the folder anyway. */
   maxMinutes?: number;
   checkpointMinutes?: number;
@@ -68,17 +72,27 @@ export function runPretrainTinyCommand(options: PretrainTinyCommandOptions): Pro
   for (const [name, value] of Object.entries({ steps: options.steps, 'batch-size': options.batchSize, 'learning-rate': options.learningRate, workers: options.workers, 'max-minutes': options.maxMinutes, 'checkpoint-minutes': options.checkpointMinutes })) {
     positive(name, value);
   }
-  if (options.judgeShare !== undefined && !(options.judgeShare >= 0 && options.judgeShare <= 1)) {
-    throw new ClawrlError('configuration_error', `--judge-share must be between 0 and 1, got ${options.judgeShare}`);
+  if (options.layers !== undefined && !(Number.isInteger(options.layers) && options.layers > 0)) {
+    throw new ClawrlError('configuration_error', `--layers must be a positive whole number, got ${options.layers}`);
+  }
+  if (options.layers !== undefined && options.resume) {
+    throw new ClawrlError('configuration_error', '--layers shapes a new run; a resumed run keeps its checkpoint\'s depth');
+  }
+  for (const [name, value] of Object.entries({ 'judge-share': options.judgeShare, 'hint-share': options.hintShare })) {
+    if (value !== undefined && !(value >= 0 && value <= 1)) {
+      throw new ClawrlError('configuration_error', `--${name} must be between 0 and 1, got ${value}`);
+    }
   }
   const recipe = options.tiny === true ? tinyRecipe : defaultPretrainRecipe;
   const pretraining: PretrainingOptions = {
     out: options.out,
     resume: options.resume,
     ...(options.from === undefined ? {} : { from: options.from }),
-    architecture: options.tiny === true ? tinyTestArchitecture : builtinArchitecture,
+    architecture: { ...(options.tiny === true ? tinyTestArchitecture : builtinArchitecture), ...(options.layers === undefined ? {} : { layerCount: options.layers }) },
+    ...(options.layers === undefined || options.from === undefined ? {} : { growToLayers: options.layers }),
     seed: options.seed ?? 1,
     ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
+    ...(options.hintShare === undefined ? {} : { hintShare: options.hintShare }),
     steps: options.steps ?? recipe.steps,
     batchSize: options.batchSize ?? recipe.batchSize,
     peakLearningRate: options.learningRate ?? recipe.learningRate,

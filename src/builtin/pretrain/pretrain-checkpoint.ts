@@ -32,6 +32,8 @@ export const checkpointStateSchema = z.object({
     from: z.string().optional(),
     /** Share of judge examples in the stream; absent means the corpus default. */
     judgeShare: z.number().min(0).max(1).optional(),
+    /** Share of tutoring examples with a style hint; absent means the corpus default. */
+    hintShare: z.number().min(0).max(1).optional(),
   }),
 });
 

@@ -19,6 +19,7 @@ import { ClawrlError } from '../../spec/clawrl-error.js';
 import { buildBuiltinTokenizer } from '../builtin-tokenizer.js';
 import { generateExample, taskWeightsWithJudgeShare } from '../corpus/corpus-generator.js';
 import { builtinConfigJson, builtinGenerationConfigJson, initialWeights, type BuiltinArchitecture } from './builtin-model-shape.js';
+import { expandLayers } from './expand-layers.js';
 import { createGradientWorkerPool } from './gradient-worker-pool.js';
 import type { ExportedTrainingState } from './gradient-worker-pool.js';
 import { learningRateAt } from './learning-rate-schedule.js';
@@ -47,6 +48,10 @@ export interface PretrainingOptions {
    * default when absent. A `--from` stage that teaches the judge something new raises it.
    */
   judgeShare?: number;
+  /** With `from`: grow the folder's model to this many decoder layers by block expansion first. */
+  growToLayers?: number;
+  /** Share of tutoring examples with a style hint; the corpus default (0.5) when absent. */
+  hintShare?: number;
   /** Data-parallel worker threads (one per core). */
   workers: number;
   tokenizerExamples: number;
@@ -116,6 +121,12 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
       files = folder.files;
       startingWeights = folder.weights;
       log(`starting from the weights and tokenizer of ${options.from}`);
+      const fromLayers = Number(folder.files.configJson.num_hidden_layers);
+      if (options.growToLayers !== undefined && options.growToLayers !== fromLayers) {
+        startingWeights = expandLayers(folder.weights, fromLayers, options.growToLayers);
+        files = { ...folder.files, configJson: { ...folder.files.configJson, num_hidden_layers: options.growToLayers } };
+        log(`grown from ${fromLayers} to ${options.growToLayers} layers (new layers start as zeroed copies, so the outputs are unchanged)`);
+      }
     }
     state = {
       step: 0,
@@ -132,6 +143,7 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
         weightDecay: options.weightDecay,
         ...(options.from === undefined ? {} : { from: options.from }),
         ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
+        ...(options.hintShare === undefined ? {} : { hintShare: options.hintShare }),
       },
     };
     await rm(join(options.out, 'checkpoint'), { recursive: true, force: true });
@@ -163,7 +175,11 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
     while (sequences.length < recipe.batchSize) {
       const index = readPosition;
       readPosition += 1;
-      const example = generateExample(createSeededRandom(deriveSeed(recipe.seed, 'corpus', 'train', index)), { split: 'train', ...taskWeights });
+      const example = generateExample(createSeededRandom(deriveSeed(recipe.seed, 'corpus', 'train', index)), {
+        split: 'train',
+        ...taskWeights,
+        ...(recipe.hintShare === undefined ? {} : { hintProbability: recipe.hintShare }),
+      });
       const sequence = encoder.encode(example.messages);
       if (sequence.tokenIds.length <= shape.maxPositionEmbeddings) sequences.push(sequence);
     }
