@@ -121,7 +121,7 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
       files = folder.files;
       startingWeights = folder.weights;
       log(`starting from the weights and tokenizer of ${options.from}`);
-      const fromLayers = Number(folder.files.configJson.num_hidden_layers);
+      const fromLayers = transformerShapeFromHuggingFaceConfig(folder.files.configJson).layerCount;
       if (options.growToLayers !== undefined && options.growToLayers !== fromLayers) {
         startingWeights = expandLayers(folder.weights, fromLayers, options.growToLayers);
         files = { ...folder.files, configJson: { ...folder.files.configJson, num_hidden_layers: options.growToLayers } };
