@@ -60,6 +60,7 @@ export const optionSpecifications = [
   { key: 'trainParams', flag: '--train-params <params>', description: 'lora | full: train LoRA adapters, or every weight (better for small models; publishes full weights)', kind: 'string', schema: z.enum(['lora', 'full']), defaultValue: 'lora' },
   { key: 'maxStaleness', flag: '--max-staleness <versions>', description: 'drop (and count) samples more policy versions old than this', kind: 'integer', schema: z.number().int().min(0), defaultValue: 2 },
   { key: 'learningRate', flag: '--learning-rate <lr>', description: 'AdamW learning rate (default: 1e-4 LoRA / 1e-5 full; builtin:tiny 1e-2 / 1e-3)', kind: 'number', schema: z.number().positive() },
+  { key: 'learningRateHalfLife', flag: '--learning-rate-half-life <steps>', description: 'halve the learning rate every this many optimizer steps (default: constant)', kind: 'number', schema: z.number().positive() },
   { key: 'adamBeta1', flag: '--adam-beta1 <beta>', description: 'AdamW β1', kind: 'number', schema: z.number().min(0).lt(1), defaultValue: 0.9 },
   { key: 'adamBeta2', flag: '--adam-beta2 <beta>', description: 'AdamW β2', kind: 'number', schema: z.number().min(0).lt(1), defaultValue: 0.98 },
   { key: 'weightDecay', flag: '--weight-decay <lambda>', description: 'AdamW decoupled weight decay', kind: 'number', schema: z.number().min(0), defaultValue: 0.1 },

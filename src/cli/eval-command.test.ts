@@ -32,8 +32,8 @@ describe('serveArgumentsOf', () => {
     expect(flagValue(other, '--train-params')).toBeUndefined();
     const chosen = serveArgumentsOf(
       inputFor(
-        { model: 'builtin:tiny', rlWeight: 0.5, opdWeight: 2, klCoefficient: 0.1, rewardBaseline: 'batch', trainEvery: 8 },
-        ['rlWeight', 'opdWeight', 'klCoefficient', 'rewardBaseline', 'trainEvery'],
+        { model: 'builtin:tiny', rlWeight: 0.5, opdWeight: 2, klCoefficient: 0.1, rewardBaseline: 'batch', trainEvery: 8, learningRateHalfLife: 4 },
+        ['rlWeight', 'opdWeight', 'klCoefficient', 'rewardBaseline', 'trainEvery', 'learningRateHalfLife'],
       ),
       'combine',
     );
@@ -42,6 +42,7 @@ describe('serveArgumentsOf', () => {
     expect(flagValue(chosen, '--kl-coefficient')).toBe('0.1');
     expect(flagValue(chosen, '--reward-baseline')).toBe('batch');
     expect(flagValue(chosen, '--train-every')).toBe('8');
+    expect(flagValue(chosen, '--learning-rate-half-life')).toBe('4');
     const oracle = serveArgumentsOf(inputFor({ model: 'builtin:tiny', judge: 'rules', judgeRules: 'user:student' }), 'combine');
     expect([flagValue(oracle, '--judge'), flagValue(oracle, '--judge-rules')]).toEqual(['rules', 'user:student']);
   });

@@ -31,7 +31,7 @@ import type { OptionKey } from './configuration.js';
 /** Options of the server the command starts, with serve's flags, file keys and variables. */
 export const personalizeServerKeys = [
   'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout', 'judge', 'judgeUrl',
-  'judgeModel', 'judgeWeights', 'judgeRules', 'trainEvery', 'trainParams', 'learningRate', 'rlWeight', 'opdWeight', 'klCoefficient', 'rewardBaseline', 'maxStaleness', 'maxTokens',
+  'judgeModel', 'judgeWeights', 'judgeRules', 'trainEvery', 'trainParams', 'learningRate', 'learningRateHalfLife', 'rlWeight', 'opdWeight', 'klCoefficient', 'rewardBaseline', 'maxStaleness', 'maxTokens',
   'data',
 ] as const satisfies readonly OptionKey[];
 export const personalizeKeys = ['config', 'url', 'apiKey', 'adminKey', 'json', ...personalizeServerKeys] as const satisfies readonly OptionKey[];
@@ -107,6 +107,7 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
     ['--train-every', input.explicitKeys.has('trainEvery') ? configuration.trainEvery : defaultExperimentTrainEvery],
     ['--train-params', input.explicitKeys.has('trainParams') ? configuration.trainParams : experimentTrainParamsOf(configuration.model as string)],
     ['--learning-rate', configuration.learningRate],
+    ['--learning-rate-half-life', configuration.learningRateHalfLife],
     ['--rl-weight', input.explicitKeys.has('rlWeight') ? configuration.rlWeight : undefined],
     ['--opd-weight', input.explicitKeys.has('opdWeight') ? configuration.opdWeight : undefined],
     ['--kl-coefficient', input.explicitKeys.has('klCoefficient') ? configuration.klCoefficient : undefined],

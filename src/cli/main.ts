@@ -30,7 +30,7 @@ const serveKeys = [
   'config', 'host', 'port', 'data', 'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey',
   'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance', 'trainEvery',
   'noTrain', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout',
-  'trainParams', 'maxStaleness', 'learningRate', 'adamBeta1', 'adamBeta2', 'weightDecay', 'loraRank', 'loraAlpha', 'klCoefficient', 'rewardBaseline', 'pinSessions',
+  'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay', 'loraRank', 'loraAlpha', 'klCoefficient', 'rewardBaseline', 'pinSessions',
 ] as const satisfies readonly OptionKey[];
 
 /** `help` replaces an option's description and default where a command uses it differently. */
@@ -108,7 +108,7 @@ const gatewayKeys = [
 ] as const satisfies readonly OptionKey[];
 const judgeKeys = [...distributedKeys, ...engineKeys, 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight'] as const satisfies readonly OptionKey[];
 const trainerKeys = [
-  ...distributedKeys, 'model', 'servedModel', 'trainEvery', 'trainParams', 'maxStaleness', 'learningRate', 'adamBeta1', 'adamBeta2', 'weightDecay',
+  ...distributedKeys, 'model', 'servedModel', 'trainEvery', 'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay',
   'loraRank', 'loraAlpha', 'klCoefficient', 'rewardBaseline', 'rlWeight',
 ] as const satisfies readonly OptionKey[];
 const distributedHelp: Partial<Record<OptionKey, string>> = {

@@ -31,6 +31,7 @@ export interface TrainingConfiguration {
   trainParams: 'lora' | 'full';
   maxStaleness: number;
   learningRate: number | undefined;
+  learningRateHalfLife: number | undefined;
   adamBeta1: number;
   adamBeta2: number;
   weightDecay: number;
@@ -163,6 +164,7 @@ export async function startTraining(configuration: TrainingConfiguration, depend
       loss: { klCoefficient: configuration.klCoefficient },
       rewardBaseline: configuration.rewardBaseline,
       rlWeight: configuration.rlWeight,
+      learningRateDecay: { halfLifeSteps: configuration.learningRateHalfLife },
     });
     await trainer.start();
   } catch (error) {
@@ -170,7 +172,7 @@ export async function startTraining(configuration: TrainingConfiguration, depend
     await trainingEngine?.close();
     throw error;
   }
-  logger.info('training on', { trainParams: configuration.trainParams, learningRate, trainEvery: configuration.trainEvery, maxStaleness: configuration.maxStaleness });
+  logger.info('training on', { trainParams: configuration.trainParams, learningRate, learningRateHalfLife: configuration.learningRateHalfLife ?? null, trainEvery: configuration.trainEvery, maxStaleness: configuration.maxStaleness });
   const running = trainer;
   const runningEngine = trainingEngine;
   return {

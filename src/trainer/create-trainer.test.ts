@@ -132,4 +132,57 @@ describe('the trainer', () => {
       await batchStore.close();
     }
   });
+  it('with a learning-rate half-life, halves the step size every half-life steps, counting the steps already committed', async () => {
+    const decayStore = createSqliteRecordStore({ path: ':memory:' });
+    const rates: (number | undefined)[] = [];
+    const spied: TrainingEngine = Object.assign(Object.create(trainingEngine) as TrainingEngine, {
+      optimizerStep: (input: Parameters<TrainingEngine['optimizerStep']>[0]) => {
+        rates.push(input?.learningRate);
+        return trainingEngine.optimizerStep(input);
+      },
+    });
+    try {
+      const serving = createPolicyServing({ store: decayStore, engine, logger: silent, now: () => 1_000 });
+      await serving.start();
+      await decayStore.upsertSession({ id: 's', tenant: null, at: 1 });
+      const addSample = async (index: number, policyVersion: number) => {
+        const id = `turn-${index}`;
+        await decayStore.recordTurn({
+          id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion,
+          messages: [{ role: 'user', content: 'q' }], tools: [], sampling: { temperature: 0.8, topP: 1, stop: [], n: 1, topLogprobs: 0 },
+          promptTokenIds: [3, 14, 15, 92], responseTokenIds: [65, 35], logprobs: [-4, -4.5], response: { role: 'assistant', content: 'a' },
+          finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
+        });
+        await decayStore.recordSample({
+          id: `sample-${index}`, turnId: id, method: 'rl', status: 'ready', dropReason: null, policyVersion, judgementId: null, feedbackId: null,
+          score: 1, hint: null, lossMask: [1, 1], advantages: [1, 1], teacherLogprobs: null, support: null, createdAt: 10 + index,
+        });
+      };
+      const options = {
+        store: decayStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 1, pollIntervalMs: 60_000,
+        learningRateDecay: { halfLifeSteps: 2 },
+      };
+      const base = trainingEngine.info.learningRate;
+      let trainer = createTrainer(options);
+      await trainer.start();
+      for (const index of [0, 1]) {
+        await addSample(index, index);
+        expect(await trainer.trainNow()).toMatchObject({ kind: 'trained' });
+      }
+      await trainer.close();
+      // A restarted trainer goes on from the committed step count, not from the base rate.
+      trainer = createTrainer(options);
+      await trainer.start();
+      await addSample(2, 2);
+      const third = await trainer.trainNow();
+      await trainer.close();
+      expect(rates).toHaveLength(3);
+      expect(rates[0]).toBe(base);
+      expect(rates[1]).toBeCloseTo(base * 2 ** -0.5, 12);
+      expect(rates[2]).toBeCloseTo(base / 2, 12);
+      expect(third).toMatchObject({ kind: 'trained', step: { step: 3, metrics: { learningRate: rates[2] } } });
+    } finally {
+      await decayStore.close();
+    }
+  });
 });

@@ -15,6 +15,7 @@
  */
 import { defaultPolicyLossOptions, partitionByStaleness, policyLoss, type PolicyLossOptions } from '../core/policy-loss.js';
 import { applyRewardBaseline, type RewardBaselineKind } from '../core/reward-baseline.js';
+import { decayedLearningRate, type LearningRateDecay } from '../core/learning-rate-decay.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
@@ -40,6 +41,8 @@ export interface TrainerOptions {
   rewardBaseline?: RewardBaselineKind;
   /** w_rl, the weight the judge put on the reward in combine samples; the baseline is scaled by it. Default 1. */
   rlWeight?: number;
+  /** Halves the engine's learning rate every `halfLifeSteps` steps (`core/learning-rate-decay.ts`); default constant. */
+  learningRateDecay?: LearningRateDecay;
   /** Default 30 minutes: longer than any step. */
   leaseMs?: number;
   /** Default 1 s. */
@@ -95,6 +98,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
   const loss: PolicyLossOptions = { ...defaultPolicyLossOptions, ...options.loss };
   const rewardBaseline = options.rewardBaseline ?? 'none';
   const rlWeight = options.rlWeight ?? 1;
+  const learningRateDecay = options.learningRateDecay ?? {};
   const leaseMs = options.leaseMs ?? 30 * 60_000;
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   if (!Number.isInteger(trainEvery) || trainEvery < 1) throw new ClawrlError('configuration_error', `trainEvery must be a positive integer, got ${trainEvery}`);
@@ -150,7 +154,10 @@ export function createTrainer(options: TrainerOptions): Trainer {
       const advantages = applyRewardBaseline(fresh, rewardBaseline, rlWeight);
       const data = fresh.map((sample, index) => datumOf(sample, advantages[index] ?? sample.advantages));
       const output = await trainingEngine.forwardBackward({ data, loss: { name: 'ppo', ...loss } });
-      const optimizer = await trainingEngine.optimizerStep();
+      const stepNumber = (summary.lastStep?.step ?? 0) + 1;
+      const optimizer = await trainingEngine.optimizerStep(
+        learningRateDecay.halfLifeSteps === undefined ? {} : { learningRate: decayedLearningRate(trainingEngine.info.learningRate, stepNumber, learningRateDecay) },
+      );
       const computed = policyLoss(
         data.map((datum, index) => ({
           ...datum,
@@ -159,7 +166,6 @@ export function createTrainer(options: TrainerOptions): Trainer {
         })),
         loss,
       );
-      const stepNumber = (summary.lastStep?.step ?? 0) + 1;
       const version = newest + 1;
       const artifact = await trainingEngine.publishWeights(version);
       const checkpoint = await trainingEngine.saveState(`step-${stepNumber}`);
