@@ -30,6 +30,10 @@ const problems: PartsByValue = {
       'there is bold everywhere and every step is numbered', 'the bold words and the numbered steps give it away',
       'it is full of bold and numbered lines', 'the stars and the numbering look fake', 'nobody numbers every step like that',
       'my teacher will see a computer wrote it', 'it is obviously not my own writing',
+      // Negations name the unwanted thing ("nobody uses bold"): a small judge that keys on the
+      // noun reads them as asking for it, so they need many spellings.
+      'nobody uses bold like that', 'real people do not number their sentences', 'the layout is far too fancy',
+      'no one writes homework with stars and lists', 'nobody would put bold words in homework', 'people do not write numbered steps',
     ],
     bold: [
       'nothing stands out', "I can't find the key numbers", 'it is hard to skim', 'the important numbers get lost',
@@ -75,6 +79,8 @@ const problems: PartsByValue = {
     sentence: [
       'the Answer: label looks odd', "I don't like the box around the answer", 'the tag on the answer looks weird',
       'the answer label feels robotic', 'nobody boxes or labels answers like that',
+      'nobody puts a box around an answer', 'people do not label their answers like that', 'boxing the answer looks artificial',
+      'no one draws boxes around answers', 'the boxed answer gives it away',
     ],
   },
 };
@@ -86,6 +92,7 @@ const requests: PartsByValue = {
       'write it in plain prose', 'no bold and no lists please', 'just use normal paragraphs', 'drop the formatting',
       'make it look hand-written', 'lose the stars and the numbering', 'write it like a normal person would',
       'no bold text, no numbered steps', 'keep it plain, without any markdown', 'remove the bold and the list',
+      'no stars and no numbers in front of the lines', 'do not bold anything or number anything', 'stop using bold and lists',
     ],
     bold: [
       'put the key numbers in bold', 'bold the important values', 'make the main results stand out in bold',
@@ -129,6 +136,7 @@ const requests: PartsByValue = {
     sentence: [
       'just say the answer in a sentence', 'no box and no Answer: line, put it in the text', 'work the answer into a normal sentence',
       'state the result in words, without a label', 'mention the answer naturally in a sentence',
+      'no box around the answer', 'skip the box and the label', 'do not box the answer, just say it',
     ],
   },
 };
