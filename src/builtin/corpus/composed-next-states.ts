@@ -19,6 +19,17 @@ const complaintOpeners: readonly string[] = [
   'Please redo it.', 'Try again.', 'Hmm, no.', 'Honestly,', 'One problem:', 'Can you fix this?', 'Not great.',
 ];
 
+/**
+ * Why the reply matters to the user, naming no style ("I have to hand this in."). Users often say
+ * it before the complaint, and a judge that read such a sentence as an unrelated remark gave no
+ * hint for the correction after it.
+ */
+const stakes: readonly string[] = [
+  'I have to hand this in tomorrow.', 'My teacher checks these carefully.', 'This goes to my boss.', 'I need this for class.',
+  'My students will read this.', 'This is for my report.', 'The parents will see this.', 'I am sending this to my tutor.',
+  'My teacher will notice.', 'This is going on the class website.', 'I have to copy this into my notebook.', 'My mum will check it.',
+];
+
 /** What is wrong with the reply, by the value the user wants instead. */
 const problems: PartsByValue = {
   formatting: {
@@ -34,6 +45,8 @@ const problems: PartsByValue = {
       // noun reads them as asking for it, so they need many spellings.
       'nobody uses bold like that', 'real people do not number their sentences', 'the layout is far too fancy',
       'no one writes homework with stars and lists', 'nobody would put bold words in homework', 'people do not write numbered steps',
+      'it is over-formatted', 'it is heavily formatted', 'there is far too much markup', 'it needs to look hand-written',
+      'it has to look natural', 'it does not look like something I wrote', 'it has to pass as normal writing',
     ],
     bold: [
       'nothing stands out', "I can't find the key numbers", 'it is hard to skim', 'the important numbers get lost',
@@ -275,7 +288,7 @@ function complaintClause(random: SeededRandom, dimension: StyleDimension, value:
 
 export function composeComplaint(random: SeededRandom, wanted: Partial<StyleChoice>, answer: number): string {
   const dimensions = (Object.keys(wanted) as StyleDimension[]).filter((dimension) => wanted[dimension] !== undefined);
-  const opener = random.pick(complaintOpeners);
+  const opener = random.chance(0.2) ? random.pick(stakes) : random.pick(complaintOpeners);
   const clauses = random.shuffle(dimensions).map((dimension) => complaintClause(random, dimension, wanted[dimension] as string));
   let body = clauses.join(' ');
   if (opener.endsWith(',') || opener.endsWith(':') || opener === 'Sorry, but' || opener === 'Almost, but') {
@@ -328,4 +341,4 @@ export function composeNeutral(random: SeededRandom): string {
 }
 
 /** Every part, for tests that check the composed next states against the held-out split. */
-export const composedNextStateParts = { complaintOpeners, problems, requests, thanksWords, praises, stylePraises, styleNouns, wantedVerbs, approvals, closingThanks, moveOns, neutralOpeners, neutralRemarks };
+export const composedNextStateParts = { complaintOpeners, stakes, problems, requests, thanksWords, praises, stylePraises, styleNouns, wantedVerbs, approvals, closingThanks, moveOns, neutralOpeners, neutralRemarks };
