@@ -19,6 +19,17 @@ const complaintOpeners: readonly string[] = [
   'Please redo it.', 'Try again.', 'Hmm, no.', 'Honestly,', 'One problem:', 'Can you fix this?', 'Not great.',
 ];
 
+/**
+ * Why the reply matters to the user, naming no style ("I have to hand this in."). Users often say
+ * it before the complaint, and a judge that read such a sentence as an unrelated remark gave no
+ * hint for the correction after it.
+ */
+const stakes: readonly string[] = [
+  'I have to hand this in tomorrow.', 'My teacher checks these carefully.', 'This goes to my boss.', 'I need this for class.',
+  'My students will read this.', 'This is for my report.', 'The parents will see this.', 'I am sending this to my tutor.',
+  'My teacher will notice.', 'This is going on the class website.', 'I have to copy this into my notebook.', 'My mum will check it.',
+];
+
 /** What is wrong with the reply, by the value the user wants instead. */
 const problems: PartsByValue = {
   formatting: {
@@ -30,6 +41,14 @@ const problems: PartsByValue = {
       'there is bold everywhere and every step is numbered', 'the bold words and the numbered steps give it away',
       'it is full of bold and numbered lines', 'the stars and the numbering look fake', 'nobody numbers every step like that',
       'my teacher will see a computer wrote it', 'it is obviously not my own writing',
+      // Negations name the unwanted thing ("nobody uses bold"): a small judge that keys on the
+      // noun reads them as asking for it, so they need many spellings.
+      'nobody uses bold like that', 'real people do not number their sentences', 'the layout is far too fancy',
+      'no one writes homework with stars and lists', 'nobody would put bold words in homework', 'people do not write numbered steps',
+      'it is over-formatted', 'it is heavily formatted', 'there is far too much markup', 'it needs to look hand-written',
+      'it has to look natural', 'it does not look like something I wrote', 'it has to pass as normal writing',
+      // "Way too" and "my own work" also open length complaints and thanks: the word after them decides.
+      'it is way too fancy', 'way too much bold and numbering', 'it does not look like my own work', 'it has to look like my own writing',
     ],
     bold: [
       'nothing stands out', "I can't find the key numbers", 'it is hard to skim', 'the important numbers get lost',
@@ -43,11 +62,13 @@ const problems: PartsByValue = {
   length: {
     short: [
       'it is way too long', "that's far too much text", 'it is too wordy', 'it rambles', "I don't have time to read all that",
+      'it is way too much to read',
       'this is an essay', 'it goes on and on', 'there is too much padding', 'it is longer than it needs to be',
       'I only asked a small question',
     ],
     long: [
       "it's too short", 'it is too thin', 'it barely says anything', 'it is far too brief', "there's no detail",
+      'it is way too brief', 'way too little feedback',
       "it's skimpy", "that's too terse", "it's just a couple of lines", 'it skips everything', 'it is not nearly enough',
       'it does not explain anything', 'that is not enough feedback',
     ],
@@ -55,17 +76,20 @@ const problems: PartsByValue = {
   tone: {
     warm: [
       'it sounds cold', "it's too dry", 'it feels harsh', 'it reads like a rejection letter', 'it is so flat',
+      'it is way too cold', 'way too stern for kids',
       'the student will feel discouraged', 'it sounds like a robot scolding', 'there is no encouragement at all',
       'it sounds unfriendly', 'it is a bit grumpy', 'kids need to feel good about trying', 'it is very stern',
     ],
     neutral: [
       "it's too gushy", 'the praise is over the top', 'there is too much cheerleading', 'all the exclamation marks are annoying',
+      'way too much praise', 'it is way too cheerful',
       'the flattery is too much', 'it sounds fake with all the compliments', 'it is too bubbly', 'the enthusiasm is distracting',
     ],
   },
   answerFormat: {
     line: [
       "I can't find the final answer", 'the result is buried', "the answer isn't labelled", 'I have to hunt for the result',
+      'the answer is way too hidden',
       'the final number is hidden in the text',
     ],
     boxed: [
@@ -75,6 +99,8 @@ const problems: PartsByValue = {
     sentence: [
       'the Answer: label looks odd', "I don't like the box around the answer", 'the tag on the answer looks weird',
       'the answer label feels robotic', 'nobody boxes or labels answers like that',
+      'nobody puts a box around an answer', 'people do not label their answers like that', 'boxing the answer looks artificial',
+      'no one draws boxes around answers', 'the boxed answer gives it away',
     ],
   },
 };
@@ -86,6 +112,7 @@ const requests: PartsByValue = {
       'write it in plain prose', 'no bold and no lists please', 'just use normal paragraphs', 'drop the formatting',
       'make it look hand-written', 'lose the stars and the numbering', 'write it like a normal person would',
       'no bold text, no numbered steps', 'keep it plain, without any markdown', 'remove the bold and the list',
+      'no stars and no numbers in front of the lines', 'do not bold anything or number anything', 'stop using bold and lists',
     ],
     bold: [
       'put the key numbers in bold', 'bold the important values', 'make the main results stand out in bold',
@@ -129,6 +156,7 @@ const requests: PartsByValue = {
     sentence: [
       'just say the answer in a sentence', 'no box and no Answer: line, put it in the text', 'work the answer into a normal sentence',
       'state the result in words, without a label', 'mention the answer naturally in a sentence',
+      'no box around the answer', 'skip the box and the label', 'do not box the answer, just say it',
     ],
   },
 };
@@ -267,7 +295,7 @@ function complaintClause(random: SeededRandom, dimension: StyleDimension, value:
 
 export function composeComplaint(random: SeededRandom, wanted: Partial<StyleChoice>, answer: number): string {
   const dimensions = (Object.keys(wanted) as StyleDimension[]).filter((dimension) => wanted[dimension] !== undefined);
-  const opener = random.pick(complaintOpeners);
+  const opener = random.chance(0.2) ? random.pick(stakes) : random.pick(complaintOpeners);
   const clauses = random.shuffle(dimensions).map((dimension) => complaintClause(random, dimension, wanted[dimension] as string));
   let body = clauses.join(' ');
   if (opener.endsWith(',') || opener.endsWith(':') || opener === 'Sorry, but' || opener === 'Almost, but') {
@@ -320,4 +348,4 @@ export function composeNeutral(random: SeededRandom): string {
 }
 
 /** Every part, for tests that check the composed next states against the held-out split. */
-export const composedNextStateParts = { complaintOpeners, problems, requests, thanksWords, praises, stylePraises, styleNouns, wantedVerbs, approvals, closingThanks, moveOns, neutralOpeners, neutralRemarks };
+export const composedNextStateParts = { complaintOpeners, stakes, problems, requests, thanksWords, praises, stylePraises, styleNouns, wantedVerbs, approvals, closingThanks, moveOns, neutralOpeners, neutralRemarks };
