@@ -47,8 +47,6 @@ const problems: PartsByValue = {
       'no one writes homework with stars and lists', 'nobody would put bold words in homework', 'people do not write numbered steps',
       'it is over-formatted', 'it is heavily formatted', 'there is far too much markup', 'it needs to look hand-written',
       'it has to look natural', 'it does not look like something I wrote', 'it has to pass as normal writing',
-      // "Way too" and "my own work" also open length complaints and thanks: the word after them decides.
-      'it is way too fancy', 'way too much bold and numbering', 'it does not look like my own work', 'it has to look like my own writing',
     ],
     bold: [
       'nothing stands out', "I can't find the key numbers", 'it is hard to skim', 'the important numbers get lost',
@@ -62,13 +60,11 @@ const problems: PartsByValue = {
   length: {
     short: [
       'it is way too long', "that's far too much text", 'it is too wordy', 'it rambles', "I don't have time to read all that",
-      'it is way too much to read',
       'this is an essay', 'it goes on and on', 'there is too much padding', 'it is longer than it needs to be',
       'I only asked a small question',
     ],
     long: [
       "it's too short", 'it is too thin', 'it barely says anything', 'it is far too brief', "there's no detail",
-      'it is way too brief', 'way too little feedback',
       "it's skimpy", "that's too terse", "it's just a couple of lines", 'it skips everything', 'it is not nearly enough',
       'it does not explain anything', 'that is not enough feedback',
     ],
@@ -76,20 +72,17 @@ const problems: PartsByValue = {
   tone: {
     warm: [
       'it sounds cold', "it's too dry", 'it feels harsh', 'it reads like a rejection letter', 'it is so flat',
-      'it is way too cold', 'way too stern for kids',
       'the student will feel discouraged', 'it sounds like a robot scolding', 'there is no encouragement at all',
       'it sounds unfriendly', 'it is a bit grumpy', 'kids need to feel good about trying', 'it is very stern',
     ],
     neutral: [
       "it's too gushy", 'the praise is over the top', 'there is too much cheerleading', 'all the exclamation marks are annoying',
-      'way too much praise', 'it is way too cheerful',
       'the flattery is too much', 'it sounds fake with all the compliments', 'it is too bubbly', 'the enthusiasm is distracting',
     ],
   },
   answerFormat: {
     line: [
       "I can't find the final answer", 'the result is buried', "the answer isn't labelled", 'I have to hunt for the result',
-      'the answer is way too hidden',
       'the final number is hidden in the text',
     ],
     boxed: [
