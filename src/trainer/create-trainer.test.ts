@@ -28,6 +28,23 @@ async function servedVersion(): Promise<number> {
   throw new Error('no start event');
 }
 
+type SampleFields = Pick<Parameters<RecordStore['recordSample']>[0], 'method' | 'policyVersion' | 'score' | 'hint' | 'advantages' | 'teacherLogprobs'>;
+
+/** A completed two-token main turn of session `s` and its ready sample. */
+async function recordSampledTurn(target: RecordStore, index: number, sample: SampleFields): Promise<void> {
+  const id = `turn-${index}`;
+  await target.recordTurn({
+    id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion: sample.policyVersion,
+    messages: [{ role: 'user', content: 'q' }], tools: [], sampling: { temperature: 0.8, topP: 1, stop: [], n: 1, topLogprobs: 0 },
+    promptTokenIds: [3, 14, 15, 92], responseTokenIds: [65, 35], logprobs: [-4, -4.5], response: { role: 'assistant', content: 'a' },
+    finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
+  });
+  await target.recordSample({
+    id: `sample-${index}`, turnId: id, status: 'ready', dropReason: null, judgementId: null, feedbackId: null,
+    lossMask: [1, 1], support: null, createdAt: 10 + index, ...sample,
+  });
+}
+
 beforeAll(async () => {
   folder = createTinyModelFolder();
   checkpoints = mkdtempSync(path.join(tmpdir(), 'clawrl-trainer-'));
@@ -103,16 +120,8 @@ describe('the trainer', () => {
       await batchStore.upsertSession({ id: 's', tenant: null, at: 1 });
       // Combine samples at w_rl = 0.5: A = 0.5·r + Δ, with Δ = 0.1 on the first token.
       for (const [index, score] of [-1, -1, 1].entries()) {
-        const id = `turn-${index}`;
-        await batchStore.recordTurn({
-          id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion: 0,
-          messages: [{ role: 'user', content: 'q' }], tools: [], sampling: { temperature: 0.8, topP: 1, stop: [], n: 1, topLogprobs: 0 },
-          promptTokenIds: [3, 14, 15, 92], responseTokenIds: [65, 35], logprobs: [-4, -4.5], response: { role: 'assistant', content: 'a' },
-          finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
-        });
-        await batchStore.recordSample({
-          id: `sample-${index}`, turnId: id, method: 'combine', status: 'ready', dropReason: null, policyVersion: 0, judgementId: null, feedbackId: null,
-          score, hint: 'h', lossMask: [1, 1], advantages: [0.5 * score + 0.1, 0.5 * score], teacherLogprobs: [-4, -4.5], support: null, createdAt: 10 + index,
+        await recordSampledTurn(batchStore, index, {
+          method: 'combine', policyVersion: 0, score, hint: 'h', advantages: [0.5 * score + 0.1, 0.5 * score], teacherLogprobs: [-4, -4.5],
         });
       }
       const trainer = createTrainer({
@@ -132,6 +141,7 @@ describe('the trainer', () => {
       await batchStore.close();
     }
   });
+
   it('with a learning-rate half-life, halves the step size every half-life steps, counting the steps already committed', async () => {
     const decayStore = createSqliteRecordStore({ path: ':memory:' });
     const rates: (number | undefined)[] = [];
@@ -145,19 +155,8 @@ describe('the trainer', () => {
       const serving = createPolicyServing({ store: decayStore, engine, logger: silent, now: () => 1_000 });
       await serving.start();
       await decayStore.upsertSession({ id: 's', tenant: null, at: 1 });
-      const addSample = async (index: number, policyVersion: number) => {
-        const id = `turn-${index}`;
-        await decayStore.recordTurn({
-          id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion,
-          messages: [{ role: 'user', content: 'q' }], tools: [], sampling: { temperature: 0.8, topP: 1, stop: [], n: 1, topLogprobs: 0 },
-          promptTokenIds: [3, 14, 15, 92], responseTokenIds: [65, 35], logprobs: [-4, -4.5], response: { role: 'assistant', content: 'a' },
-          finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
-        });
-        await decayStore.recordSample({
-          id: `sample-${index}`, turnId: id, method: 'rl', status: 'ready', dropReason: null, policyVersion, judgementId: null, feedbackId: null,
-          score: 1, hint: null, lossMask: [1, 1], advantages: [1, 1], teacherLogprobs: null, support: null, createdAt: 10 + index,
-        });
-      };
+      const addSample = (index: number, policyVersion: number) =>
+        recordSampledTurn(decayStore, index, { method: 'rl', policyVersion, score: 1, hint: null, advantages: [1, 1], teacherLogprobs: null });
       const options = {
         store: decayStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 1, pollIntervalMs: 60_000,
         learningRateDecay: { halfLifeSteps: 2 },
