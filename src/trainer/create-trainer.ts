@@ -155,9 +155,9 @@ export function createTrainer(options: TrainerOptions): Trainer {
       const data = fresh.map((sample, index) => datumOf(sample, advantages[index] ?? sample.advantages));
       const output = await trainingEngine.forwardBackward({ data, loss: { name: 'ppo', ...loss } });
       const stepNumber = (summary.lastStep?.step ?? 0) + 1;
-      const optimizer = await trainingEngine.optimizerStep(
-        learningRateDecay.halfLifeSteps === undefined ? {} : { learningRate: decayedLearningRate(trainingEngine.info.learningRate, stepNumber, learningRateDecay) },
-      );
+      const optimizer = await trainingEngine.optimizerStep({
+        learningRate: decayedLearningRate(trainingEngine.info.learningRate, stepNumber, learningRateDecay),
+      });
       const computed = policyLoss(
         data.map((datum, index) => ({
           ...datum,
