@@ -72,6 +72,12 @@ export interface BuiltinModelMeasurement {
     builtinUsersVerdict: Rate;
     builtinUsersVerdictByUser: Record<BuiltinUserName, { complaints: Rate; thanks: Rate }>;
     builtinUsersHintNamesDimension: Rate;
+    /**
+     * Per user: a hint that names the dimension but asks for the opposite value ("put the answer in
+     * \\boxed{}" for "nobody boxes their answer") teaches the policy the wrong way, so the wanted value
+     * is counted apart.
+     */
+    builtinUsersHintByUser: Record<BuiltinUserName, { namesDimension: Rate; namesWantedValue: Rate }>;
   };
   arithmetic: Rate;
   acceptance: {
@@ -281,6 +287,9 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
     const usersVerdictByUser = Object.fromEntries(
       builtinUserNames.map((name) => [name, { complaints: { hits: 0, count: 0 }, thanks: { hits: 0, count: 0 } }]),
     ) as Record<BuiltinUserName, { complaints: Counter; thanks: Counter }>;
+    const usersHintByUser = Object.fromEntries(
+      builtinUserNames.map((name) => [name, { namesDimension: { hits: 0, count: 0 }, namesWantedValue: { hits: 0, count: 0 } }]),
+    ) as Record<BuiltinUserName, { namesDimension: Counter; namesWantedValue: Counter }>;
     let userIndex = 0;
     for (const name of builtinUserNames) {
       for (let index = 0; index < options.judgeExamples / 5; index += 1) {
@@ -297,8 +306,18 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
         const hintExample = simulatedUserJudgeExample(random, builtinUsers[name], 'hint', true);
         const parsed = parseHintResponse(await judgeAnswer(hintExample.messages, 2 * options.judgeExamples + userIndex++));
         const named = parsed.accepted ? parseStyleHint(parsed.hint) : {};
+        const wantedDimensions = styleDimensions.filter((dimension) => hintExample.wanted[dimension] !== undefined);
+        const namesDimension = wantedDimensions.every((dimension) => named[dimension] !== undefined);
+        const namesWantedValue = wantedDimensions.every((dimension) => named[dimension] === hintExample.wanted[dimension]);
+        const byUser = usersHintByUser[name];
         usersHintNames.count += 1;
-        if (styleDimensions.every((dimension) => hintExample.wanted[dimension] === undefined || named[dimension] !== undefined)) usersHintNames.hits += 1;
+        byUser.namesDimension.count += 1;
+        byUser.namesWantedValue.count += 1;
+        if (namesDimension) {
+          usersHintNames.hits += 1;
+          byUser.namesDimension.hits += 1;
+        }
+        if (namesWantedValue) byUser.namesWantedValue.hits += 1;
       }
       log(`judge on the built-in users: ${name} done`);
     }
@@ -319,6 +338,12 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
         builtinUserNames.map((name) => [name, { complaints: rateOf(usersVerdictByUser[name].complaints), thanks: rateOf(usersVerdictByUser[name].thanks) }]),
       ) as Record<BuiltinUserName, { complaints: Rate; thanks: Rate }>,
       builtinUsersHintNamesDimension: rateOf(usersHintNames),
+      builtinUsersHintByUser: Object.fromEntries(
+        builtinUserNames.map((name) => [
+          name,
+          { namesDimension: rateOf(usersHintByUser[name].namesDimension), namesWantedValue: rateOf(usersHintByUser[name].namesWantedValue) },
+        ]),
+      ) as Record<BuiltinUserName, { namesDimension: Rate; namesWantedValue: Rate }>,
     };
     const { modelDirectory: _directory, log: _log, ...settings } = options;
     return {
