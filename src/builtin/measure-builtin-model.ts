@@ -73,11 +73,13 @@ export interface BuiltinModelMeasurement {
     builtinUsersVerdictByUser: Record<BuiltinUserName, { complaints: Rate; thanks: Rate }>;
     builtinUsersHintNamesDimension: Rate;
     /**
-     * Per user: a hint that names the dimension but asks for the opposite value ("put the answer in
-     * \\boxed{}" for "nobody boxes their answer") teaches the policy the wrong way, so the wanted value
-     * is counted apart.
+     * Per user, on its complaints: `helpful` hints ask for a value the user wants and for no other
+     * value of the dimensions it cares about; `contrary` ones ask for another value of such a
+     * dimension ("put the answer in \\boxed{}" for "nobody boxes their answer"), which trains the
+     * policy away from the user. A complaint may name one of several wanted dimensions, so a
+     * helpful hint need not name them all.
      */
-    builtinUsersHintByUser: Record<BuiltinUserName, { namesDimension: Rate; namesWantedValue: Rate }>;
+    builtinUsersHintByUser: Record<BuiltinUserName, { helpful: Rate; contrary: Rate }>;
   };
   arithmetic: Rate;
   acceptance: {
@@ -288,13 +290,14 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
       builtinUserNames.map((name) => [name, { complaints: { hits: 0, count: 0 }, thanks: { hits: 0, count: 0 } }]),
     ) as Record<BuiltinUserName, { complaints: Counter; thanks: Counter }>;
     const usersHintByUser = Object.fromEntries(
-      builtinUserNames.map((name) => [name, { namesDimension: { hits: 0, count: 0 }, namesWantedValue: { hits: 0, count: 0 } }]),
-    ) as Record<BuiltinUserName, { namesDimension: Counter; namesWantedValue: Counter }>;
+      builtinUserNames.map((name) => [name, { helpful: { hits: 0, count: 0 }, contrary: { hits: 0, count: 0 } }]),
+    ) as Record<BuiltinUserName, { helpful: Counter; contrary: Counter }>;
     let userIndex = 0;
     for (const name of builtinUserNames) {
       for (let index = 0; index < options.judgeExamples / 5; index += 1) {
         const random = createSeededRandom(deriveSeed(options.seed, 'users', name, index));
-        const verdictExample = simulatedUserJudgeExample(random, builtinUsers[name], 'verdict', index % 2 === 0);
+        // Phrases in turn, not drawn: a draw gave one user the same thanks ten times out of ten.
+        const verdictExample = simulatedUserJudgeExample(random, builtinUsers[name], 'verdict', index % 2 === 0, Math.floor(index / 2));
         const vote = parseVote(await judgeAnswer(verdictExample.messages, 2 * options.judgeExamples + userIndex++));
         const byKind = usersVerdictByUser[name][verdictExample.complaint ? 'complaints' : 'thanks'];
         usersVerdict.count += 1;
@@ -303,21 +306,19 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
           usersVerdict.hits += 1;
           byKind.hits += 1;
         }
-        const hintExample = simulatedUserJudgeExample(random, builtinUsers[name], 'hint', true);
+        const hintExample = simulatedUserJudgeExample(random, builtinUsers[name], 'hint', true, index);
         const parsed = parseHintResponse(await judgeAnswer(hintExample.messages, 2 * options.judgeExamples + userIndex++));
         const named = parsed.accepted ? parseStyleHint(parsed.hint) : {};
         const wantedDimensions = styleDimensions.filter((dimension) => hintExample.wanted[dimension] !== undefined);
-        const namesDimension = wantedDimensions.every((dimension) => named[dimension] !== undefined);
-        const namesWantedValue = wantedDimensions.every((dimension) => named[dimension] === hintExample.wanted[dimension]);
+        const contrary = wantedDimensions.some((dimension) => named[dimension] !== undefined && named[dimension] !== hintExample.wanted[dimension]);
+        const helpful = !contrary && wantedDimensions.some((dimension) => named[dimension] === hintExample.wanted[dimension]);
         const byUser = usersHintByUser[name];
         usersHintNames.count += 1;
-        byUser.namesDimension.count += 1;
-        byUser.namesWantedValue.count += 1;
-        if (namesDimension) {
-          usersHintNames.hits += 1;
-          byUser.namesDimension.hits += 1;
-        }
-        if (namesWantedValue) byUser.namesWantedValue.hits += 1;
+        byUser.helpful.count += 1;
+        byUser.contrary.count += 1;
+        if (wantedDimensions.every((dimension) => named[dimension] !== undefined)) usersHintNames.hits += 1;
+        if (helpful) byUser.helpful.hits += 1;
+        if (contrary) byUser.contrary.hits += 1;
       }
       log(`judge on the built-in users: ${name} done`);
     }
@@ -339,11 +340,8 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
       ) as Record<BuiltinUserName, { complaints: Rate; thanks: Rate }>,
       builtinUsersHintNamesDimension: rateOf(usersHintNames),
       builtinUsersHintByUser: Object.fromEntries(
-        builtinUserNames.map((name) => [
-          name,
-          { namesDimension: rateOf(usersHintByUser[name].namesDimension), namesWantedValue: rateOf(usersHintByUser[name].namesWantedValue) },
-        ]),
-      ) as Record<BuiltinUserName, { namesDimension: Rate; namesWantedValue: Rate }>,
+        builtinUserNames.map((name) => [name, { helpful: rateOf(usersHintByUser[name].helpful), contrary: rateOf(usersHintByUser[name].contrary) }]),
+      ) as Record<BuiltinUserName, { helpful: Rate; contrary: Rate }>,
     };
     const { modelDirectory: _directory, log: _log, ...settings } = options;
     return {

@@ -22,4 +22,14 @@ describe('simulatedUserJudgeExample', () => {
       }
     }
   });
+
+  it('gives each phrase in turn when asked for one by index', () => {
+    const user = builtinUsers.student;
+    const thanks = [0, 1, 2, 3].map((index) => fenced(simulatedUserJudgeExample(createSeededRandom(7), user, 'verdict', false, index).messages[1]?.content ?? '', 'Next state'));
+    expect(thanks).toEqual([user.thanks[0], user.thanks[1], user.thanks[0], user.thanks[1]]);
+    const complaints = user.complaints.map((_, index) =>
+      fenced(simulatedUserJudgeExample(createSeededRandom(7), user, 'hint', true, index).messages[1]?.content ?? '', 'Next state'),
+    );
+    expect(complaints).toEqual(user.complaints);
+  });
 });

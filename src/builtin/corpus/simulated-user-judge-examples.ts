@@ -25,7 +25,17 @@ export interface SimulatedUserJudgeExample {
   wanted: Partial<StyleChoice>;
 }
 
-export function simulatedUserJudgeExample(random: SeededRandom, user: SimulatedUser, prompt: JudgePromptKind, complaint: boolean): SimulatedUserJudgeExample {
+/**
+ * `phraseIndex` picks the complaint or thanks (modulo their count) instead of a random one, so a
+ * measurement can give each of the user's phrases the same weight.
+ */
+export function simulatedUserJudgeExample(
+  random: SeededRandom,
+  user: SimulatedUser,
+  prompt: JudgePromptKind,
+  complaint: boolean,
+  phraseIndex?: number,
+): SimulatedUserJudgeExample {
   const tutor = buildTutorTask(user.task, random, 'heldout');
   let reply = writeReply(tutor.content, drawStyle(random), random);
   // Rejection sampling: a reply that breaks the preference for complaints, keeps it for thanks.
@@ -35,7 +45,7 @@ export function simulatedUserJudgeExample(random: SeededRandom, user: SimulatedU
   const input = {
     context: [{ role: 'user', content: tutor.userMessage } satisfies ChatMessage],
     response: { role: 'assistant', content: reply } satisfies ChatMessage,
-    nextState: [{ role: 'user', content: random.pick(complaint ? user.complaints : user.thanks) } satisfies ChatMessage],
+    nextState: [{ role: 'user', content: phraseOf(random, complaint ? user.complaints : user.thanks, phraseIndex) } satisfies ChatMessage],
   };
   const expectedScore: VoteScore = prompt === 'hint' ? (complaint ? 1 : -1) : complaint ? -1 : 1;
   return {
@@ -45,4 +55,8 @@ export function simulatedUserJudgeExample(random: SeededRandom, user: SimulatedU
     expectedScore,
     wanted: parseStyleHint(user.hint),
   };
+}
+
+function phraseOf(random: SeededRandom, phrases: readonly string[], index: number | undefined): string {
+  return index === undefined ? random.pick(phrases) : (phrases[index % phrases.length] as string);
 }
