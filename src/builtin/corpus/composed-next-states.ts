@@ -314,6 +314,13 @@ export function composeComplaint(random: SeededRandom, wanted: Partial<StyleChoi
 
 /** Thanks, naming now and then a style value the reply has (`replyStyle`). */
 export function composeThanks(random: SeededRandom, replyStyle?: StyleChoice): string {
+  // Stakes open thanks as often as complaints: when only complaints had them, the judge read
+  // "my teacher ..." as a complaint and scored a satisfied student's "my teacher won't ..." -1.
+  const opener = random.chance(0.2) ? `${random.pick(stakes)} ` : '';
+  return `${opener}${thanksBody(random, replyStyle)}`;
+}
+
+function thanksBody(random: SeededRandom, replyStyle: StyleChoice | undefined): string {
   // Over half of all thanks name a style: users thank for what they asked for, in the words
   // their complaints use ("detail", "hand-written"), and a judge that met those words only in
   // complaints read such thanks as complaints.

@@ -187,6 +187,20 @@ describe('composed training next states', () => {
     expect(naming).toBeGreaterThan(200);
   });
 
+  it('open complaints and thanks alike with a stakes sentence, so it carries no verdict', () => {
+    const random = createSeededRandom(6);
+    const opensWithStakes = (text: string) => composedNextStateParts.stakes.some((stake) => text.startsWith(stake));
+    let complaints = 0;
+    let thanks = 0;
+    for (let index = 0; index < 1000; index += 1) {
+      if (opensWithStakes(composeComplaint(random, { length: 'long' }, 7))) complaints += 1;
+      if (opensWithStakes(composeThanks(random, { formatting: 'plain', length: 'long', tone: 'warm', answerFormat: 'sentence' }))) thanks += 1;
+    }
+    expect(complaints).toBeGreaterThan(120);
+    expect(thanks).toBeGreaterThan(120);
+    expect(Math.abs(complaints - thanks)).toBeLessThan(80);
+  });
+
   it('read as sentences: capitalized, ending in punctuation, no doubled spaces', () => {
     const random = createSeededRandom(4);
     for (let index = 0; index < 500; index += 1) {
