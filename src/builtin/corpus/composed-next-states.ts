@@ -165,10 +165,6 @@ const praises: readonly string[] = [
   'I like it', "that's helpful", 'super', 'wonderful', 'fantastic', 'awesome', 'sorted', 'that is the style I wanted',
   'that is the right length', 'the tone is right', 'that is what I was after', 'all good',
   'very helpful', 'that is ready to hand in', 'the students will like this', 'I can use this', 'clear and helpful',
-  // Praise spelled with a negation ("nothing to fix"): a small judge that reads "not" or "won't"
-  // as a complaint word scored a satisfied user's thanks as a correction.
-  'no complaints from me', 'nothing to fix', "I can't fault it", 'nothing is wrong with it', "I don't need anything else",
-  'no problems at all', "it doesn't need any changes", "I couldn't ask for more", 'no notes', 'not a thing to change',
 ];
 
 /**
@@ -185,41 +181,30 @@ const stylePraises: PartsByValue = {
       'it passes as hand-written', 'no one will be able to tell', 'it looks natural without the markdown',
       'no stars or numbered steps this time, good', 'it could be my own work', 'it will pass as my own homework',
       'my teacher will think I wrote it',
-      'nobody will notice', "it won't give me away", 'no one will know', "it doesn't look machine-made at all",
-      "nobody would know it isn't mine", "it won't raise any questions", "my parents won't notice anything odd",
-      "it doesn't look like a chatbot anymore", "no one can tell it's not my writing",
     ],
     bold: ['the bold numbers help', 'the key figures in bold are easy to spot', 'I like the bold highlights', 'the bold makes it easy to skim'],
     numbered: ['the numbered steps are easy to follow', 'the numbered list is clear', 'step by step, nice', 'the steps are easy to follow now'],
   },
   length: {
-    short: [
-      'nice and short', 'short and sweet', 'brief, just how I like it', 'quick to read, good', 'brief enough for me', 'quick and to the point',
-      'no rambling this time', "it doesn't waste my time",
-    ],
+    short: ['nice and short', 'short and sweet', 'brief, just how I like it', 'quick to read, good', 'brief enough for me', 'quick and to the point'],
     long: [
       'this is detailed enough', 'the detail is just right', 'nice and detailed', 'a thorough explanation, great', 'plenty of feedback',
       'the amount of detail is right', 'this covers everything I wanted', 'enough detail for my students', 'the depth is what I was after',
       'it explains every step properly', 'a full explanation, just as I wanted', 'this is the detail I was missing',
       'thorough and complete', 'now there is real feedback in it', 'long enough to be useful', 'that is enough detail now',
-      'nothing is missing now', "it doesn't skip anything", "I don't have to add anything",
     ],
   },
   tone: {
     warm: [
       'the kind words are lovely', 'the encouragement is great', 'such a friendly tone', 'the student will feel good',
       'the student will love the praise', 'warm and kind, great', 'that encouragement is just right', 'the kids will feel proud',
-      "it doesn't sound harsh anymore", "the student won't feel bad",
     ],
-    neutral: [
-      'straight to the point, good', 'factual and calm, good', 'no fluff, nice', 'no gushing, good', 'plain facts, that is fine',
-      "it doesn't flatter, good", 'no over-the-top praise this time',
-    ],
+    neutral: ['straight to the point, good', 'factual and calm, good', 'no fluff, nice', 'no gushing, good', 'plain facts, that is fine'],
   },
   answerFormat: {
-    line: ['the Answer: line is handy', 'easy to find the answer line', 'the answer line at the end is handy', "I don't have to hunt for the answer"],
-    boxed: ['the boxed answer is perfect', 'the box makes the answer clear', 'the box makes the answer easy to find', "I don't have to search for the result"],
-    sentence: ['the answer reads naturally in the sentence', 'the answer in plain words is fine', 'no box, no label, good', 'no odd box this time'],
+    line: ['the Answer: line is handy', 'easy to find the answer line', 'the answer line at the end is handy'],
+    boxed: ['the boxed answer is perfect', 'the box makes the answer clear', 'the box makes the answer easy to find'],
+    sentence: ['the answer reads naturally in the sentence', 'the answer in plain words is fine', 'no box, no label, good'],
   },
 };
 
