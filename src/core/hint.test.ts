@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../spec/chat.js';
-import { appendHint, canonicalStyleHint, hintSeparator, parseStyleHint, phrasingsOf, splitHint, styleHintText } from './hint.js';
+import { appendHint, canonicalStyleHint, hintAsksForChange, hintSeparator, parseStyleHint, phrasingsOf, splitHint, styleHintText } from './hint.js';
 import { createSeededRandom, type SeededRandom } from './seeded-random.js';
 import { styleDimensions, styleValues, type StyleChoice } from './style.js';
 
@@ -105,5 +105,17 @@ describe('styleHintText and parseStyleHint', () => {
     expect(parseStyleHint("Don't box the answer or use an Answer: line.")).toEqual({ answerFormat: 'sentence' });
     expect(parseStyleHint('Be more encouraging, say well done!')).toEqual({ tone: 'warm' });
     expect(parseStyleHint('Double-check the arithmetic.')).toEqual({});
+  });
+
+  it('asks for a change unless the reply already has every style value the hint asks for', () => {
+    const boxedBold = 'First add the apples.\n\n**Total:** 3 + 4 = 7.\n\n\\boxed{7}';
+    expect(hintAsksForChange('Put the final answer in \\boxed{}.', boxedBold)).toBe(false);
+    expect(hintAsksForChange("Please don't use bold text or numbered lists.", boxedBold)).toBe(true);
+    // One dimension already met and one not: the hint still asks for a change.
+    expect(hintAsksForChange('Put the final answer in \\boxed{}. No bold please.', boxedBold)).toBe(true);
+    expect(hintAsksForChange('Keep it short.', 'She has 7 apples.')).toBe(false);
+    expect(hintAsksForChange('Write at least 100 words.', 'She has 7 apples.')).toBe(true);
+    // Hints outside the style vocabulary (arithmetic, content) are corrections this check cannot read.
+    expect(hintAsksForChange('Check the sum: 3 + 4 is 7, not 8.', 'She has 7 apples.')).toBe(true);
   });
 });

@@ -6,7 +6,7 @@
  */
 import type { ChatMessage } from '../spec/chat.js';
 import type { SeededRandom } from './seeded-random.js';
-import { styleDimensions, type StyleChoice, type StyleDimension } from './style.js';
+import { styleDimensions, styleMismatches, type StyleChoice, type StyleDimension } from './style.js';
 
 export const hintMarker = "[user's hint / instruction]";
 export const hintSeparator = `\n\n${hintMarker}\n`;
@@ -254,4 +254,17 @@ export function parseStyleHint(hintText: string): Partial<StyleChoice> {
   }
   for (const dimension of styleDimensions) if (result[dimension] === undefined) delete result[dimension];
   return result;
+}
+
+/**
+ * Whether a judge's hint asks the reply to change. A hint that asks only for style values the
+ * reply already has cannot be the correction its user asked for: the built-in judge read the
+ * student's "Nobody boxes their answer" under a boxed answer as "Put the final answer in
+ * \\boxed{}.", and distilling that hint taught the policy to box. A hint that names no style value
+ * this reader knows is taken as asking for a change.
+ */
+export function hintAsksForChange(hint: string, reply: string): boolean {
+  const asked = parseStyleHint(hint);
+  if (Object.keys(asked).length === 0) return true;
+  return styleMismatches(reply, asked).length > 0;
 }

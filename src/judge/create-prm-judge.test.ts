@@ -69,7 +69,7 @@ describe('createPrmJudge', () => {
   });
 
   it('keeps no hint when the verdict says the reply worked, and the votes still show the hints given', async () => {
-    const hinted = '\\boxed{1} [HINT_START]Keep the reply brief.[HINT_END]';
+    const hinted = '\\boxed{1} [HINT_START]Explain the grading in detail.[HINT_END]';
     const satisfied = await judgeWith(queuedModel(['\\boxed{1}', '\\boxed{1}', '\\boxed{-1}'], [hinted, hinted, hinted])).judge(
       { ...input, wantHint: true },
       new AbortController().signal,
@@ -77,12 +77,32 @@ describe('createPrmJudge', () => {
     expect(satisfied.score).toBe(1);
     expect(satisfied.hint).toBeNull();
     expect(satisfied.hintCandidates).toEqual([]);
-    expect(satisfied.votes.filter((vote) => vote.kind === 'hint').map((vote) => vote.hint)).toEqual(Array(3).fill('Keep the reply brief.'));
+    expect(satisfied.votes.filter((vote) => vote.kind === 'hint').map((vote) => vote.hint)).toEqual(Array(3).fill('Explain the grading in detail.'));
     const unclear = await judgeWith(queuedModel(['\\boxed{0}', '\\boxed{0}', '\\boxed{0}'], [hinted, hinted, hinted])).judge(
       { ...input, wantHint: true },
       new AbortController().signal,
     );
-    expect(unclear.hint).toBe('Keep the reply brief.');
+    expect(unclear.hint).toBe('Explain the grading in detail.');
+  });
+
+  it('keeps no candidate that asks only for what the reply already does', async () => {
+    const model = queuedModel(
+      ['\\boxed{-1}', '\\boxed{-1}', '\\boxed{-1}'],
+      [
+        '\\boxed{1} [HINT_START]Put the final answer in \\boxed{}.[HINT_END]',
+        "\\boxed{1} [HINT_START]Please don't use bold text or numbered lists.[HINT_END]",
+        '\\boxed{1} [HINT_START]Put the final answer in \\boxed{}.[HINT_END]',
+      ],
+    );
+    const response = { role: 'assistant' as const, content: '**Step 1:** 3 + 4 = 7.\n\n\\boxed{7}' };
+    const result = await judgeWith(model).judge({ ...input, response, wantHint: true }, new AbortController().signal);
+    expect(result.hintCandidates).toEqual(["Please don't use bold text or numbered lists."]);
+    expect(result.hint).toBe("Please don't use bold text or numbered lists.");
+    expect(result.votes.filter((vote) => vote.kind === 'hint').map((vote) => vote.hint)).toEqual([
+      'Put the final answer in \\boxed{}.',
+      "Please don't use bold text or numbered lists.",
+      'Put the final answer in \\boxed{}.',
+    ]);
   });
 
   it('throws when a vote fails, so the turn is retried rather than judged on fewer votes', async () => {

@@ -2,10 +2,11 @@
  * The PRM judge: m verdict votes (default 3, temperature 0.6) on the prompt of
  * `src/core/judge-prompts.ts`, each read by its last `\boxed{}`; unreadable votes are dropped and
  * the majority wins, ties giving 0. With `wantHint` it also asks the hint-extraction prompt
- * (default m times) and keeps every accepted hint as a candidate, unless the verdict is positive;
+ * (default m times) and keeps every accepted hint that asks for a change as a candidate, unless the verdict is positive;
  * the longest is the provisional choice. All calls run concurrently. If any call fails the whole judgement throws, so the worker
  * retries the turn rather than record a judgement made of fewer votes than asked for.
  */
+import { hintAsksForChange } from '../core/hint.js';
 import { aggregateVotes, parseHintResponse, parseVote, selectHint } from '../core/judge-votes.js';
 import {
   buildHintPrompt,
@@ -100,7 +101,10 @@ export function createPrmJudge(options: PrmJudgeOptions): Judge {
       // the verdict, since a hint on a satisfied user's reply can only teach something unasked for
       // (the built-in judge wrote "Keep it short." on a TA's thanks for a thorough grading, and OPD
       // on such hints made the TA's replies shorter). The votes keep the hints they gave.
-      const hintCandidates = score === 1 ? [] : hints.flatMap((vote) => (vote.hint === null ? [] : [vote.hint]));
+      // A hint that asks only for what the reply already does is a misreading, not a correction
+      // (`hintAsksForChange`); it stays in the votes but is no candidate.
+      const hintCandidates =
+        score === 1 ? [] : hints.flatMap((vote) => (vote.hint === null || !hintAsksForChange(vote.hint, input.response.content) ? [] : [vote.hint]));
       return {
         score,
         votes: [...verdicts, ...hints],
