@@ -2,9 +2,10 @@
  * The PRM judge: m verdict votes (default 3, temperature 0.6) on the prompt of
  * `src/core/judge-prompts.ts`, each read by its last `\boxed{}`; unreadable votes are dropped and
  * the majority wins, ties giving 0. With `wantHint` it also asks the hint-extraction prompt
- * (default m times) and keeps every accepted hint that asks for a change as a candidate, unless the verdict is positive;
- * the longest is the provisional choice. All calls run concurrently. If any call fails the whole judgement throws, so the worker
- * retries the turn rather than record a judgement made of fewer votes than asked for.
+ * (default m times) and keeps every accepted hint that asks for a change as a candidate, unless
+ * the verdict is positive; the longest is the provisional choice. All calls run concurrently. If
+ * any call fails the whole judgement throws, so the worker retries the turn rather than record a
+ * judgement made of fewer votes than asked for.
  */
 import { hintAsksForChange } from '../core/hint.js';
 import { aggregateVotes, parseHintResponse, parseVote, selectHint } from '../core/judge-votes.js';
@@ -103,8 +104,8 @@ export function createPrmJudge(options: PrmJudgeOptions): Judge {
       // on such hints made the TA's replies shorter). The votes keep the hints they gave.
       // A hint that asks only for what the reply already does is a misreading, not a correction
       // (`hintAsksForChange`); it stays in the votes but is no candidate.
-      const hintCandidates =
-        score === 1 ? [] : hints.flatMap((vote) => (vote.hint === null || !hintAsksForChange(vote.hint, input.response.content) ? [] : [vote.hint]));
+      const asksForChange = (hint: string | null): hint is string => hint !== null && hintAsksForChange(hint, input.response.content);
+      const hintCandidates = score === 1 ? [] : hints.map((vote) => vote.hint).filter(asksForChange);
       return {
         score,
         votes: [...verdicts, ...hints],
