@@ -1,9 +1,9 @@
 // Dev tool (not shipped, not tested): HTTP-thread CPU per agent-shaped request of two builds' `clawrl gateway`,
 // measured in alternating blocks. Usage, from any directory, each build built (`npm run build`):
-//   node scripts/gateway-cpu/ab-bench.mjs old=/path/to/old-worktree new=/path/to/new-worktree [--blocks=16] [--only=stream] [--shape=small]
-// --shape=small sends the bench's small requests (one short user message, a new session each), four times as many per block.
+//   node scripts/gateway-cpu/ab-bench.mjs old=/path/to/old-worktree new=/path/to/new-worktree [--blocks=16] [--only=stream] [--shape=small] [--scale=4]
+// --scale=N sends N times as many requests per block. --shape=small sends the bench's small requests (one short user message, a new session each), four times as many per block.
 // The first build's bench harness (load generator, bench upstream) serves both. See docs/benchmarks.md.
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 const args = process.argv.slice(2);
@@ -11,12 +11,14 @@ const builds = Object.fromEntries(args.filter((a) => a.includes('=') && !a.start
 const blocks = Number(args.find((a) => a.startsWith('--blocks='))?.slice(9) ?? 12);
 const shape = args.find((a) => a.startsWith('--shape='))?.slice(8) ?? 'agent';
 const only = args.find((a) => a.startsWith('--only='))?.slice(7);
+const scale = Number(args.find((a) => a.startsWith('--scale='))?.slice(8) ?? 1);
 const harnessRoot = Object.values(builds)[0];
 const { spawnReadyProcess } = await import(path.join(harnessRoot, 'dist/eval/bench/spawn-ready-process.js'));
 const { runLoad } = await import(path.join(harnessRoot, 'dist/eval/bench/load-generator.js'));
 const upstream = await spawnReadyProcess(path.join(harnessRoot, 'dist/eval/bench/run-bench-peer.js'), ['upstream']);
 const threadNs = (pid) => Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]);
-const procNs = (pid) => { const f = readFileSync(`/proc/${pid}/stat`, 'utf8'); const r = f.slice(f.lastIndexOf(')') + 2).split(' '); return (Number(r[11]) + Number(r[12])) * 1e7; };
+// Every thread's schedstat (V8's garbage-collection helpers included), in nanoseconds; threads that ended between reads are not counted.
+const procNs = (pid) => readdirSync(`/proc/${pid}/task`).reduce((sum, task) => { try { return sum + Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]); } catch { return sum; } }, 0);
 const gws = {};
 for (const [label, root] of Object.entries(builds)) {
   const data = mkdtempSync(path.join(tmpdir(), 'gwab-'));
@@ -25,10 +27,10 @@ for (const [label, root] of Object.entries(builds)) {
   await runLoad({ baseUrl: gw.url, shape: 'agent', stream: true, concurrency: 4, requests: 600, runName: `warm-${label}` });
 }
 const scenarios = [
-  { name: 'stream c=1', stream: true, concurrency: 1, requests: shape === 'small' ? 256 : 64 },
-  { name: 'stream c=32', stream: true, concurrency: 32, requests: shape === 'small' ? 768 : 192 },
-  { name: 'json c=1', stream: false, concurrency: 1, requests: shape === 'small' ? 256 : 64 },
-  { name: 'json c=32', stream: false, concurrency: 32, requests: shape === 'small' ? 768 : 192 },
+  { name: 'stream c=1', stream: true, concurrency: 1, requests: scale * (shape === 'small' ? 256 : 64) },
+  { name: 'stream c=32', stream: true, concurrency: 32, requests: scale * (shape === 'small' ? 768 : 192) },
+  { name: 'json c=1', stream: false, concurrency: 1, requests: scale * (shape === 'small' ? 256 : 64) },
+  { name: 'json c=32', stream: false, concurrency: 32, requests: scale * (shape === 'small' ? 768 : 192) },
 ].filter((s) => !only || s.name.startsWith(only));
 const labels = Object.keys(builds);
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };

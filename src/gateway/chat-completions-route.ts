@@ -5,6 +5,7 @@
  * Transport-free: `create-gateway-request-listener.ts` feeds it a request and writes its reply.
  */
 import { inferTurnType, isTruthyFlag, nextStateAfter, parseTurnType, quotedReplyIndex, replyKeyOf } from '../core/conversation.js';
+import { createStringInterner } from '../core/string-interner.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { GenerateEvent, GenerateRequest } from '../spec/inference-engine.js';
 import type { TurnStatus, TurnType } from '../spec/records.js';
@@ -51,6 +52,7 @@ export interface TurnDraft {
 
 export function createChatCompletionsHandler(context: GatewayContext) {
   const inFlightByTenant = new Map<string, number>();
+  const longTexts = createStringInterner();
 
   function acquireSlot(tenant: string): () => void {
     const current = inFlightByTenant.get(tenant) ?? 0;
@@ -128,16 +130,18 @@ export function createChatCompletionsHandler(context: GatewayContext) {
 
   return async function handleChatCompletion(input: ChatCompletionInput): Promise<ChatCompletionReply> {
     const startedAt = context.now();
-    const parsed = parseChatRequest(input.body, context.limits.defaultMaxTokens);
+    const parsed = parseChatRequest(input.body, context.limits.defaultMaxTokens, longTexts.intern);
+    // Nothing below refers to `input`, so its body (the whole request's text) is not kept alive
+    // for as long as the generation runs.
+    const { header, principal, pathSessionId, clientSignal } = input;
     if (parsed.model !== context.engine.modelId && !context.modelAliases.includes(parsed.model)) {
       throw new ClawrlError('not_found', `The model '${parsed.model}' does not exist.`, { param: 'model' });
     }
-    const tenant = tenantOf(input.principal);
+    const tenant = tenantOf(principal);
     const release = acquireSlot(tenant ?? 'anonymous');
     let handedToStream = false;
     try {
       const abort = new AbortController();
-      const clientSignal = input.clientSignal;
       const onClientGone = () => abort.abort(new ClawrlError('invalid_request', 'client disconnected'));
       clientSignal.addEventListener('abort', onClientGone, { once: true });
       // Start generating first: the session bookkeeping below then overlaps the engine's work
@@ -157,12 +161,12 @@ export function createChatCompletionsHandler(context: GatewayContext) {
         const session = await resolveSession({
           store: context.store,
           messages: parsed.request.messages,
-          headerSessionId: input.header('x-session-id'),
-          pathSessionId: input.pathSessionId,
+          headerSessionId: header('x-session-id'),
+          pathSessionId,
           bodySessionId: parsed.bodySessionId,
           createId: context.createId,
         });
-        const type = parseTurnType(input.header('x-turn-type') ?? parsed.bodyTurnType) ?? inferTurnType(parsed.request.messages);
+        const type = parseTurnType(header('x-turn-type') ?? parsed.bodyTurnType) ?? inferTurnType(parsed.request.messages);
         // Issued together, so a store that group-commits (SQLite) commits both at once: the link
         // reads only the previous turn, which the session touch does not change. A session created
         // for this request (a fresh id) has no previous turn to look up.
@@ -181,7 +185,7 @@ export function createChatCompletionsHandler(context: GatewayContext) {
           conversationRoot: session.conversationRoot,
           request: parsed.request,
           startedAt,
-          closeSessionAfter: isTruthyFlag(input.header('x-session-done') ?? parsed.bodySessionDone),
+          closeSessionAfter: isTruthyFlag(header('x-session-done') ?? parsed.bodySessionDone),
         };
         if (context.pinSessions === true) {
           pinnedVersion = await context.store.getSessionPolicyVersion(session.sessionId);

@@ -34,7 +34,11 @@ export function parseJsonBody(text: string): unknown {
   }
 }
 
-export function parseChatRequest(text: string, defaultMaxTokens: number): ParsedChatRequest {
+/**
+ * `intern` may swap a message's text for an equal one (see `core/string-interner.ts`); the
+ * request is the same either way.
+ */
+export function parseChatRequest(text: string, defaultMaxTokens: number, intern: (text: string) => string = (same) => same): ParsedChatRequest {
   const validation = chatCompletionRequestSchema.safeParse(parseJsonBody(text));
   if (!validation.success) {
     const issue = validation.error.issues[0];
@@ -51,6 +55,7 @@ export function parseChatRequest(text: string, defaultMaxTokens: number): Parsed
     if (error instanceof UnsupportedContentError) throw new ClawrlError('invalid_request', error.message, { param: 'messages' });
     throw error;
   }
+  for (const message of messages) message.content = intern(message.content);
   const tools = toDomainTools(wire);
   tools.forEach((tool, index) => {
     const type = tool.parameters?.type;

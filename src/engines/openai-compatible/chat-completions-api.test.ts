@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage, SamplingOptions, ToolDefinition } from '../../spec/chat.js';
-import { tokenIdsSchema, toWireChatRequest, wireChatRequestJson, type ChatFlavor } from './chat-completions-api.js';
+import { tokenIdsSchema, toWireChatRequest, wireChatRequestParts, type ChatFlavor } from './chat-completions-api.js';
 import { createJsonStringMemo } from './json-string-memo.js';
 
 const systemPrompt = `You are "helpful".\n${'Follow the rules.\n'.repeat(2000)}`;
@@ -21,8 +21,8 @@ const tools: ToolDefinition[] = [
 const sampling: SamplingOptions = { n: 2, temperature: 0.7, topP: 0.9, topK: 20, seed: 7, stop: ['</s>'], maxTokens: 64, topLogprobs: 3 };
 const plainSampling: SamplingOptions = { n: 1, temperature: 1, topP: 1, stop: [], topLogprobs: 0 };
 
-describe('wireChatRequestJson', () => {
-  it('is JSON.stringify of the wire request, byte for byte, for every flavor and shape', () => {
+describe('wireChatRequestParts', () => {
+  it('are, one after another, the UTF-8 of JSON.stringify of the wire request, byte for byte, for every flavor and shape', () => {
     const memo = createJsonStringMemo();
     const flavors: ChatFlavor[] = ['vllm', 'sglang', 'openai'];
     for (const flavor of flavors) {
@@ -33,8 +33,9 @@ describe('wireChatRequestJson', () => {
       ]) {
         const wire = toWireChatRequest(input, flavor);
         // Twice: the second time the system prompt's JSON comes from the memo.
-        expect(wireChatRequestJson(wire, (text) => memo.jsonOf(text))).toBe(JSON.stringify(wire));
-        expect(wireChatRequestJson(wire, (text) => memo.jsonOf(text))).toBe(JSON.stringify(wire));
+        const bytes = () => Buffer.concat(wireChatRequestParts(wire, memo).map((part) => (typeof part === 'string' ? Buffer.from(part) : part)));
+        expect(bytes()).toEqual(Buffer.from(JSON.stringify(wire)));
+        expect(bytes()).toEqual(Buffer.from(JSON.stringify(wire)));
       }
     }
     expect(memo.size.entries).toBe(1);

@@ -5,6 +5,7 @@
  * chunk and `choices[].token_ids` per chunk.
  */
 import { z } from 'zod';
+import type { JsonStringMemo } from './json-string-memo.js';
 import type { ChatMessage, SamplingOptions, ToolChoice, ToolDefinition } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PromptIdsParser } from './prompt-ids-parser.js';
@@ -138,22 +139,37 @@ export function toWireChatRequest(input: ChatRequestInput, flavor: ChatFlavor): 
 }
 
 /**
- * `JSON.stringify(request)`, byte for byte, except that message texts are escaped by `jsonOfString`
- * (a memo of long strings: agents resend the same ~40 KB system prompt with every request).
- * Relies on the key order `toWireChatRequest` and `toWireMessage` build: model and messages first,
- * role and content first.
+ * `JSON.stringify(request)` in parts whose UTF-8 bytes, one after another, are exactly its bytes,
+ * except that long message texts come as remembered bytes from `memo` (agents resend the same
+ * ~40 KB system prompt with every request): they are neither escaped, nor flattened into one
+ * string, nor encoded, nor copied into a new buffer again; the socket writes them as they are.
+ * Relies on the key order `toWireChatRequest` and `toWireMessage` build: model and messages
+ * first, role and content first.
  */
-export function wireChatRequestJson(request: WireChatRequest, jsonOfString: (text: string) => string): string {
+export function wireChatRequestParts(request: WireChatRequest, memo: JsonStringMemo): (string | Buffer)[] {
   const { model, messages, ...rest } = request;
-  const messagesJson = messages.map((message) => wireMessageJson(message, jsonOfString)).join(',');
-  return `{"model":${JSON.stringify(model)},"messages":[${messagesJson}],${JSON.stringify(rest).slice(1)}`;
-}
-
-function wireMessageJson(message: WireMessage, jsonOfString: (text: string) => string): string {
-  if (typeof message.content !== 'string') return JSON.stringify(message);
-  const { role, content, ...rest } = message;
-  const restJson = JSON.stringify(rest);
-  return `{"role":${JSON.stringify(role)},"content":${jsonOfString(content)}${restJson === '{}' ? '}' : `,${restJson.slice(1)}`}`;
+  const parts: (string | Buffer)[] = [];
+  let text = `{"model":${JSON.stringify(model)},"messages":[`;
+  messages.forEach((message, index) => {
+    if (index > 0) text += ',';
+    if (typeof message.content !== 'string') {
+      text += JSON.stringify(message);
+      return;
+    }
+    const { role, content, ...others } = message;
+    text += `{"role":${JSON.stringify(role)},"content":`;
+    const remembered = memo.jsonBytesOf(content);
+    if (remembered === undefined) {
+      text += JSON.stringify(content);
+    } else {
+      parts.push(text, remembered);
+      text = '';
+    }
+    const othersJson = JSON.stringify(others);
+    text += othersJson === '{}' ? '}' : `,${othersJson.slice(1)}`;
+  });
+  parts.push(`${text}],${JSON.stringify(rest).slice(1)}`);
+  return parts;
 }
 
 /**

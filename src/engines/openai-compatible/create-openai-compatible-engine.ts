@@ -26,7 +26,7 @@ import type {
   ScoreRequest,
   ScoreResult,
 } from '../../spec/inference-engine.js';
-import { parseChatChunk, toWireChatRequest, toWireTokenizeRequest, wireChatRequestJson, type ChatFlavor } from './chat-completions-api.js';
+import { parseChatChunk, toWireChatRequest, toWireTokenizeRequest, wireChatRequestParts, type ChatFlavor } from './chat-completions-api.js';
 import { ChatStreamTranslator } from './chat-stream-translator.js';
 import { driveGeneration, type UpstreamEvent } from './generation-driver.js';
 import { mergeAsyncIterables } from './merge-async-iterables.js';
@@ -35,7 +35,7 @@ import { parseGenerateChunk, parseGenerateOutput, toWireGenerateRequest, toWireS
 import { SglangChoiceTranslator } from './sglang-stream-translator.js';
 import { createJsonStringMemo } from './json-string-memo.js';
 import { createPromptIdsParser, type PromptIdsParser } from './prompt-ids-parser.js';
-import { createUpstreamClient, JsonText, type UpstreamClient } from './upstream-client.js';
+import { createUpstreamClient, JsonBody, type UpstreamClient } from './upstream-client.js';
 import { parseScoreResponse, parseTokenizeResponse, toWireScoreRequest as toWireVllmScoreRequest } from './vllm-api.js';
 
 export interface OpenAICompatibleEngineOptions {
@@ -123,8 +123,8 @@ class OpenAICompatibleEngine implements InferenceEngine {
 
   private chatEvents(request: GenerateRequest, adapterName: string | null, signal: AbortSignal): AsyncIterable<UpstreamEvent> {
     const body = toWireChatRequest({ ...request, model: adapterName ?? this.options.model }, this.options.flavor);
-    const json = wireChatRequestJson(body, (text) => this.jsonStrings.jsonOf(text));
-    return chatEvents(this.client.stream('/v1/chat/completions', new JsonText(json), signal), this.promptIds);
+    const parts = wireChatRequestParts(body, this.jsonStrings);
+    return chatEvents(this.client.stream('/v1/chat/completions', new JsonBody(parts), signal), this.promptIds);
   }
 
   private async *sglangEvents(request: GenerateRequest, adapterName: string | null, signal: AbortSignal): AsyncGenerator<UpstreamEvent> {

@@ -37,4 +37,15 @@ describe('readServerSentEvents', () => {
     const parts = Array.from({ length: Math.ceil(text.length / 997) }, (_, index) => text.slice(index * 997, (index + 1) * 997));
     expect(await read(...parts)).toEqual([`{"prompt_token_ids":[${ids}]}`, '[DONE]']);
   });
+
+  it('keeps readers that interleave apart, and reads a line longer than the shared buffer', async () => {
+    const huge = 'z'.repeat(1_200_000);
+    const split = (text: string, size: number) => Array.from({ length: Math.ceil(text.length / size) }, (_, index) => text.slice(index * size, (index + 1) * size));
+    const [one, two] = await Promise.all([
+      read(...split(`data: ${'a'.repeat(5000)}\n\ndata: ${huge}\n\n`, 4093)),
+      read(...split(`data: ${'b'.repeat(7000)}\n\ndata: end`, 2999)),
+    ]);
+    expect(one).toEqual(['a'.repeat(5000), huge]);
+    expect(two).toEqual(['b'.repeat(7000), 'end']);
+  });
 });

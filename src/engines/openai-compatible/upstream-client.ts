@@ -14,9 +14,12 @@ import { z } from 'zod';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { readServerSentEvents } from './server-sent-events.js';
 
-/** A request body already serialized as JSON text; any other body is sent as `JSON.stringify(body)`. */
-export class JsonText {
-  constructor(readonly text: string) {}
+/**
+ * A request body already serialized as JSON, in parts sent one after another (text as UTF-8);
+ * any other body is sent as `JSON.stringify(body)`.
+ */
+export class JsonBody {
+  constructor(readonly parts: readonly (string | Buffer)[]) {}
 }
 
 export interface UpstreamClientOptions {
@@ -91,7 +94,7 @@ export interface UpstreamClient {
   /** POSTs JSON and returns the answer's text (vLLM's LoRA endpoints answer plain text). */
   postForText(path: string, body: unknown, signal?: AbortSignal): Promise<string>;
   /**
-   * POSTs JSON (a `JsonText` as it is) and yields each SSE `data` payload until `[DONE]`. Ends quietly, without
+   * POSTs JSON (a `JsonBody` as it is) and yields each SSE `data` payload until `[DONE]`. Ends quietly, without
    * yielding more, when `signal` aborts.
    */
   stream(path: string, body: unknown, signal: AbortSignal): AsyncGenerator<string>;
@@ -143,7 +146,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
 
   /** POSTs the body; resolves with the response once its headers arrived, rejects with an HTTP error. */
   function open(path: string, body: unknown, accept: string, signal: AbortSignal): Promise<IncomingMessage> {
-    const payload = body instanceof JsonText ? body.text : JSON.stringify(body);
+    const parts = body instanceof JsonBody ? body.parts : [JSON.stringify(body)];
+    const length = parts.reduce((sum, part) => sum + (typeof part === 'string' ? Buffer.byteLength(part) : part.length), 0);
     const requestOptions: RequestOptions = {
       protocol: root.protocol,
       hostname: root.hostname,
@@ -151,7 +155,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       path: `${basePath}${path}`,
       method: 'POST',
       agent,
-      headers: headers(accept, Buffer.byteLength(payload)),
+      headers: headers(accept, length),
     };
     return new Promise((resolve, reject) => {
       const outgoing = send(requestOptions, (response) => {
@@ -171,7 +175,8 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       if (signal.aborted) onAbort();
       signal.addEventListener('abort', onAbort, { once: true });
       outgoing.once('close', () => signal.removeEventListener('abort', onAbort));
-      outgoing.end(payload);
+      for (const part of parts) outgoing.write(part);
+      outgoing.end();
     });
   }
 

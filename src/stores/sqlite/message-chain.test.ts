@@ -4,10 +4,10 @@ import type { ChatMessage, ToolDefinition } from '../../spec/chat.js';
 import { createMessageChain } from './message-chain.js';
 import { applySqliteMigrations } from './sqlite-migrations.js';
 
-function openChain() {
+function openChain(budgetCharacters?: number) {
   const database = new Database(':memory:');
   applySqliteMigrations(database);
-  return { database, chain: createMessageChain(database) };
+  return { database, chain: createMessageChain(database, budgetCharacters === undefined ? {} : { budgetCharacters }) };
 }
 
 describe('message chain', () => {
@@ -27,7 +27,7 @@ describe('message chain', () => {
     const second = chain.store(turnTwo.map((message) => ({ ...message })));
     chain.remember(second.learned);
     // The shared prefix was known: only the three new messages were learned (the plain ones twice).
-    expect(second.learned.filter((node) => node.key.startsWith('m')).length).toBe(3);
+    expect(second.learned.filter((node) => node.slot.startsWith('m')).length).toBe(3);
     const again = chain.store(turnTwo.map((message) => ({ ...message })));
     expect(again).toEqual({ tipId: second.tipId, learned: [] });
     expect(chain.load(second.tipId)).toEqual(turnTwo.map((message) => JSON.parse(JSON.stringify(message)) as ChatMessage));
@@ -55,5 +55,25 @@ describe('message chain', () => {
     chain.remember(second.learned);
     expect(chain.storeTools(reordered)).toEqual({ id: first.id, learned: [] });
     expect(chain.loadTools(first.id)).toEqual(tools);
+  });
+
+  it('stays within its budget: the least recently used texts are found in the database again', () => {
+    const texts = ['a', 'b', 'c', 'd'].map((seed) => `${seed}${'x'.repeat(999)}`);
+    // A message is remembered twice (by its text and by its canonical body, ~2,040 characters in
+    // all): room for three; over budget, the chain keeps three quarters of it.
+    const { chain } = openChain(6_200);
+    const store = (text: string) => {
+      const stored = chain.store([{ role: 'user', content: text }]);
+      chain.remember(stored.learned);
+      return stored;
+    };
+    const ids = texts.slice(0, 3).map((text) => store(text).tipId);
+    store(texts[0] as string);
+    store(texts[3] as string);
+    // 'a' was used again after 'b' and 'c', so 'b' and 'c' were dropped and 'a' was not.
+    expect(store(texts[0] as string).learned).toEqual([]);
+    const again = store(texts[1] as string);
+    expect(again.learned.length).toBeGreaterThan(0);
+    expect(again.tipId).toBe(ids[1]);
   });
 });

@@ -6,9 +6,10 @@
  *
  * Every request of a session resends its whole prefix (an agent's ~40 KB system prompt first), so
  * the chain remembers which node each (parent, body) is: a known message costs a map lookup instead
- * of a SHA-256, a query and reading the body back. Only committed nodes are remembered (the caller
+ * of a SHA-256, a query and reading the body back. The lookup is keyed by the text itself, not by a
+ * longer string built around it, so finding the system prompt copies nothing. Only committed nodes are remembered (the caller
  * hands `learned` to `remember` after its commit), and nodes are never deleted, so a remembered id
- * stays right. Bounded by the characters it holds; least recently used entries go first.
+ * stays right. Bounded by the characters it holds; least recently used texts go first.
  *
  * Serializing a 40 KB system prompt canonically costs more than everything else in finding it, so
  * a message of only a role and a text (system prompts, user turns: most of an agent's prefix) is
@@ -21,9 +22,15 @@ import type { ChatMessage, ToolDefinition } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { canonicalJson } from '../../core/canonical-json.js';
 
-/** A node the chain met while storing; remembered once the caller's transaction committed. */
+/**
+ * A node the chain met while storing; remembered once the caller's transaction committed. Keyed by
+ * a text (a message's content or canonical body, a tool list's JSON) and a short slot saying what
+ * the text is and under which parent, so a 40 KB system prompt is looked up as the string the
+ * request parsed, never copied into a longer key.
+ */
 export interface KnownNode {
-  key: string;
+  text: string;
+  slot: string;
   id: number;
 }
 
@@ -37,28 +44,53 @@ export interface MessageChain {
   remember(learned: readonly KnownNode[]): void;
 }
 
-/** Characters of message and tool bodies remembered: 8 Mi (~16 MiB). */
-const knownBudget = 8 * 1024 * 1024;
+/** Characters of message and tool bodies remembered by default: 8 Mi (~16 MiB). */
+const defaultKnownBudget = 8 * 1024 * 1024;
 
 interface NodeRow {
   id: number;
   body: string;
 }
 
+/**
+ * A remembered node, or for a long text all its nodes by slot. Short texts are keyed by slot and
+ * text together, since V8 hashes their contents anyway; long ones by the text alone (see `keyOf`).
+ */
+interface KnownEntry {
+  id: number;
+  slots: Map<string, number> | undefined;
+  /** When it was last used. */
+  used: number;
+  characters: number;
+}
+
+/** V8 hashes strings up to this length from their contents (`String::kMaxHashCalcLength`). */
+const v8HashedLength = 16_383;
+
+/**
+ * Map keys of more than 16,383 characters are hashed by their length, so a long text is its own
+ * key: finding it costs one comparison with the remembered string, and building a longer key
+ * around it would copy it. A short text is hashed from its contents whatever the key, so slot and
+ * text make one key: common short texts ("ok") recur under thousands of parents.
+ */
+function keyOf(text: string, slot: string): string {
+  return text.length > v8HashedLength ? text : `${slot}\u0000${text}`;
+}
+
 function hashOf(body: string): Buffer {
   return createHash('sha256').update(body).digest();
 }
 
-/** The serialization-free key of a role-and-text message, or null for any other message. */
-function quickKeyOf(parentId: number | null, message: ChatMessage): string | null {
+/** True for a message of only a role and a text, which its content and role name exactly. */
+function isPlainText(message: ChatMessage): boolean {
   for (const field in message) {
-    if (field !== 'role' && field !== 'content' && (message as unknown as Record<string, unknown>)[field] !== undefined) return null;
+    if (field !== 'role' && field !== 'content' && (message as unknown as Record<string, unknown>)[field] !== undefined) return false;
   }
-  if (typeof message.content !== 'string') return null;
-  return `q${parentId ?? ''}:${message.role}\u0001${message.content}`;
+  return typeof message.content === 'string';
 }
 
-export function createMessageChain(database: Database.Database): MessageChain {
+export function createMessageChain(database: Database.Database, options: { budgetCharacters?: number } = {}): MessageChain {
+  const knownBudget = options.budgetCharacters ?? defaultKnownBudget;
   const findChild = database.prepare<[number, Buffer], NodeRow>(
     'SELECT id, body FROM message_nodes WHERE parent_id = ? AND hash = ?',
   );
@@ -81,16 +113,25 @@ export function createMessageChain(database: Database.Database): MessageChain {
   const insertToolSet = database.prepare<[Buffer, string]>('INSERT INTO tool_sets (hash, body) VALUES (?, ?)');
   const loadToolSet = database.prepare<[number], { body: string }>('SELECT body FROM tool_sets WHERE id = ?');
 
-  const known = new Map<string, number>();
+  const known = new Map<string, KnownEntry>();
   let knownCharacters = 0;
-  const recall = (key: string): number | undefined => {
-    const id = known.get(key);
-    if (id !== undefined) {
-      known.delete(key);
-      known.set(key, id);
-    }
+  let clock = 0;
+  const recall = (text: string, slot: string): number | undefined => {
+    const entry = known.get(keyOf(text, slot));
+    if (entry === undefined) return undefined;
+    const id = entry.slots === undefined ? entry.id : entry.slots.get(slot);
+    if (id !== undefined) entry.used = ++clock;
     return id;
   };
+  /** Drops the least recently used texts down to three quarters of the budget, so it runs rarely. */
+  function evict(): void {
+    const byAge = [...known].sort((a, b) => a[1].used - b[1].used);
+    for (const [key, entry] of byAge) {
+      if (knownCharacters <= (knownBudget * 3) / 4) break;
+      known.delete(key);
+      knownCharacters -= entry.characters;
+    }
+  }
 
   // A hash match with a different body would silently splice another conversation into this one.
   function checkBody(row: NodeRow, body: string): number {
@@ -105,19 +146,19 @@ export function createMessageChain(database: Database.Database): MessageChain {
       let parentId: number | null = null;
       const learned: KnownNode[] = [];
       for (const message of messages) {
-        const quickKey = quickKeyOf(parentId, message);
-        let id = quickKey === null ? undefined : recall(quickKey);
+        const plainSlot: string | null = isPlainText(message) ? `q${parentId ?? ''}:${message.role}` : null;
+        let id: number | undefined = plainSlot === null ? undefined : recall(message.content as string, plainSlot);
         if (id === undefined) {
           const body = canonicalJson(message);
-          const key = `m${parentId ?? ''}:${body}`;
-          id = recall(key);
+          const slot = `m${parentId ?? ''}`;
+          id = recall(body, slot);
           if (id === undefined) {
             const hash = hashOf(body);
             const existing: NodeRow | undefined = parentId === null ? findRoot.get(hash) : findChild.get(parentId, hash);
             id = existing === undefined ? Number(insertNode.run(parentId, hash, body).lastInsertRowid) : checkBody(existing, body);
-            learned.push({ key, id });
+            learned.push({ text: body, slot, id });
           }
-          if (quickKey !== null) learned.push({ key: quickKey, id });
+          if (plainSlot !== null) learned.push({ text: message.content as string, slot: plainSlot, id });
         }
         parentId = id;
       }
@@ -130,32 +171,40 @@ export function createMessageChain(database: Database.Database): MessageChain {
     },
 
     storeTools(tools) {
-      const quickKey = `u:${JSON.stringify(tools)}`;
-      const quick = recall(quickKey);
+      const plain = JSON.stringify(tools);
+      const quick = recall(plain, 'u');
       if (quick !== undefined) return { id: quick, learned: [] };
       const body = canonicalJson(tools);
-      const key = `t:${body}`;
-      const cached = recall(key);
-      if (cached !== undefined) return { id: cached, learned: [{ key: quickKey, id: cached }] };
+      const cached = recall(body, 't');
+      if (cached !== undefined) return { id: cached, learned: [{ text: plain, slot: 'u', id: cached }] };
       const hash = hashOf(body);
       const existing = findToolSet.get(hash);
       const id = existing === undefined ? Number(insertToolSet.run(hash, body).lastInsertRowid) : checkBody(existing, body);
-      return { id, learned: [{ key, id }, { key: quickKey, id }] };
+      return { id, learned: [{ text: body, slot: 't', id }, { text: plain, slot: 'u', id }] };
     },
 
     remember(learned) {
-      for (const { key, id } of learned) {
-        if (key.length > knownBudget) continue;
-        if (!known.has(key)) knownCharacters += key.length;
-        known.delete(key);
-        known.set(key, id);
+      for (const { text, slot, id } of learned) {
+        const cost = text.length + slot.length;
+        if (cost > knownBudget) continue;
+        const key = keyOf(text, slot);
+        const entry = known.get(key);
+        if (entry === undefined) {
+          const long = key === text;
+          known.set(key, { id, slots: long ? new Map([[slot, id]]) : undefined, used: ++clock, characters: cost });
+          knownCharacters += cost;
+          continue;
+        }
+        entry.used = ++clock;
+        if (entry.slots === undefined) {
+          entry.id = id;
+        } else if (!entry.slots.has(slot)) {
+          entry.slots.set(slot, id);
+          entry.characters += slot.length;
+          knownCharacters += slot.length;
+        }
       }
-      while (knownCharacters > knownBudget) {
-        const oldest = known.keys().next();
-        if (oldest.done === true) break;
-        known.delete(oldest.value);
-        knownCharacters -= oldest.value.length;
-      }
+      if (knownCharacters > knownBudget) evict();
     },
 
     loadTools(toolSetId) {
