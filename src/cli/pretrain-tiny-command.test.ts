@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -76,6 +77,21 @@ describe('runPretrainTinyCommand --tiny', () => {
     const config = JSON.parse(await readFile(path.join(grown, 'config.json'), 'utf8')) as { num_hidden_layers: number };
     expect(config.num_hidden_layers).toBe(3);
     expect(() => runPretrainTinyCommand({ out: grown, resume: true, tiny: true, layers: 3, workerUrl, log: quiet })).toThrow(/--layers/);
+  });
+
+  it('names its corpus in the checkpoint and the model folder, and refuses to resume on a different corpus', async () => {
+    const out = path.join(root, 'fingerprint');
+    await runPretrainTinyCommand({ out, resume: false, tiny: true, steps: 3, stopAtStep: 1, workerUrl, log: quiet });
+    const statePath = path.join(out, 'checkpoint', 'state.json');
+    const state = JSON.parse(readFileSync(statePath, 'utf8')) as { recipe: { corpusFingerprint?: string } };
+    expect(state.recipe.corpusFingerprint).toMatch(/^[0-9a-f]{16}$/);
+    // As if the corpus generator had changed since the checkpoint was written.
+    writeFileSync(statePath, JSON.stringify({ ...state, recipe: { ...state.recipe, corpusFingerprint: '0123456789abcdef' } }));
+    await expect(runPretrainTinyCommand({ out, resume: true, tiny: true, workerUrl, log: quiet })).rejects.toThrow(/corpus generator changed/);
+    writeFileSync(statePath, JSON.stringify(state));
+    await runPretrainTinyCommand({ out, resume: true, tiny: true, workerUrl, log: quiet });
+    const written = JSON.parse(readFileSync(path.join(out, 'pretrain-recipe.json'), 'utf8')) as { recipe: { corpusFingerprint: string }; steps: number };
+    expect(written).toMatchObject({ recipe: { corpusFingerprint: state.recipe.corpusFingerprint }, steps: 3 });
   });
 
   it('rejects a non-positive step count and a judge or hint share outside 0–1', () => {

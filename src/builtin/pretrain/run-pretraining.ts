@@ -7,7 +7,8 @@
  * so resuming needs only the position, and a resumed run sees exactly the data an uninterrupted
  * one would have.
  */
-import { rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSeededRandom, deriveSeed } from '../../core/seeded-random.js';
 import { createChatTemplate } from '../../model/chat-template.js';
@@ -95,6 +96,29 @@ function modelFiles(architecture: BuiltinArchitecture, tokenizerFiles: { tokeniz
   };
 }
 
+/** The recipe's corpus example at `index` (the training split, the recipe's task and hint mix). */
+function exampleAt(recipe: CheckpointState['recipe'], index: number): ReturnType<typeof generateExample> {
+  return generateExample(createSeededRandom(deriveSeed(recipe.seed, 'corpus', 'train', index)), {
+    split: 'train',
+    ...(recipe.judgeShare === undefined ? {} : { taskWeights: taskWeightsWithJudgeShare(recipe.judgeShare) }),
+    ...(recipe.hintShare === undefined ? {} : { hintProbability: recipe.hintShare }),
+  });
+}
+
+/** Examples the fingerprint hashes: enough that any change to a task type's text shows. */
+const fingerprintExamples = 256;
+
+/**
+ * Names the corpus a recipe trains on: a SHA-256 of its first examples. A `--from` stage or a
+ * resumed run is reproducible only with the same generator, and the source's commit is not known
+ * at run time; this is, and it is written to the checkpoint and to the model folder.
+ */
+export function corpusFingerprint(recipe: CheckpointState['recipe']): string {
+  const hash = createHash('sha256');
+  for (let index = 0; index < fingerprintExamples; index += 1) hash.update(JSON.stringify(exampleAt(recipe, index).messages));
+  return hash.digest('hex').slice(0, 16);
+}
+
 export async function runPretraining(options: PretrainingOptions): Promise<PretrainingSummary> {
   const { log } = options;
   let files: ModelFolderFiles;
@@ -107,6 +131,14 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
     training = checkpoint.training;
     state = checkpoint.state;
     log(`resuming at step ${state.step}/${state.totalSteps} (${(state.tokensSeen / 1e6).toFixed(2)}M tokens seen)`);
+    const fingerprint = corpusFingerprint(state.recipe);
+    if (state.recipe.corpusFingerprint !== undefined && state.recipe.corpusFingerprint !== fingerprint) {
+      throw new ClawrlError(
+        'configuration_error',
+        `the corpus generator changed since this checkpoint was written (corpus ${state.recipe.corpusFingerprint}, now ${fingerprint}): resuming would train on a different corpus. Build the checkpoint's version, or delete ${join(options.out, 'checkpoint')} to start over.`,
+      );
+    }
+    state.recipe.corpusFingerprint = fingerprint;
   } else {
     if (options.from === undefined) {
       const started = Date.now();
@@ -146,6 +178,7 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
         ...(options.hintShare === undefined ? {} : { hintShare: options.hintShare }),
       },
     };
+    state.recipe.corpusFingerprint = corpusFingerprint(state.recipe);
     await rm(join(options.out, 'checkpoint'), { recursive: true, force: true });
   }
   const tokenizer = createTokenizer({ tokenizerJson: files.tokenizerJson, tokenizerConfig: parseTokenizerConfig(files.tokenizerConfig) });
@@ -164,22 +197,16 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
       maxGradientNorm: 1,
     },
   });
-  log(`model: ${shape.layerCount} layers, d ${shape.hiddenSize}, vocab ${shape.vocabSize}; ${pool.size} worker(s); ${totalSteps} steps of ${recipe.batchSize} examples`);
+  log(`model: ${shape.layerCount} layers, d ${shape.hiddenSize}, vocab ${shape.vocabSize}; ${pool.size} worker(s); ${totalSteps} steps of ${recipe.batchSize} examples; corpus ${recipe.corpusFingerprint ?? '?'}`);
 
   // Batches are prepared while the workers compute the previous step; `examplePosition` in the
   // state only advances when a batch has been trained, so a checkpoint never skips data.
   let readPosition = state.examplePosition;
-  const taskWeights = recipe.judgeShare === undefined ? {} : { taskWeights: taskWeightsWithJudgeShare(recipe.judgeShare) };
   const nextBatch = (): { sequences: TrainingSequenceData[]; endPosition: number } => {
     const sequences: TrainingSequenceData[] = [];
     while (sequences.length < recipe.batchSize) {
-      const index = readPosition;
+      const example = exampleAt(recipe, readPosition);
       readPosition += 1;
-      const example = generateExample(createSeededRandom(deriveSeed(recipe.seed, 'corpus', 'train', index)), {
-        split: 'train',
-        ...taskWeights,
-        ...(recipe.hintShare === undefined ? {} : { hintProbability: recipe.hintShare }),
-      });
       const sequence = encoder.encode(example.messages);
       if (sequence.tokenIds.length <= shape.maxPositionEmbeddings) sequences.push(sequence);
     }
@@ -247,6 +274,8 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
     await saveCheckpoint();
     const final = await pool.exportState();
     await writeModelFolder(options.out, files, final.weights);
+    // What made these weights, beside them: a `--from` stage's recipe names its corpus this way.
+    await writeFile(join(options.out, 'pretrain-recipe.json'), `${JSON.stringify({ recipe, steps: state.step, tokensSeen: state.tokensSeen }, null, 2)}\n`);
     log(`model folder written to ${options.out} (step ${state.step}, ${(state.tokensSeen / 1e6).toFixed(2)}M tokens, ${formatDuration(state.elapsedSeconds)})`);
   } finally {
     await pool.close();
