@@ -76,4 +76,16 @@ describe('message chain', () => {
     expect(again.learned.length).toBeGreaterThan(0);
     expect(again.tipId).toBe(ids[1]);
   });
+
+  it('never takes a long text for a short one under a slot, even when the long one spells their key', () => {
+    const { chain } = openChain();
+    const short = 'x'.repeat(16_380);
+    // A long text equal to the short text's slot-and-text key, under the same slot.
+    const long = `q:user\u0000${short}`;
+    const first = chain.store([{ role: 'user', content: long }]);
+    chain.remember(first.learned);
+    const second = chain.store([{ role: 'user', content: short }]);
+    expect(second.tipId).not.toBe(first.tipId);
+    expect(chain.load(second.tipId)).toEqual([{ role: 'user', content: short }]);
+  });
 });

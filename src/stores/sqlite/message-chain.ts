@@ -54,7 +54,7 @@ interface NodeRow {
 
 /**
  * A remembered node, or for a long text all its nodes by slot. Short texts are keyed by slot and
- * text together, since V8 hashes their contents anyway; long ones by the text alone (see `keyOf`).
+ * text together, since V8 hashes their contents anyway; long ones by the text alone (see `isLong`).
  */
 interface KnownEntry {
   id: number;
@@ -71,10 +71,11 @@ const v8HashedLength = 16_383;
  * Map keys of more than 16,383 characters are hashed by their length, so a long text is its own
  * key: finding it costs one comparison with the remembered string, and building a longer key
  * around it would copy it. A short text is hashed from its contents whatever the key, so slot and
- * text make one key: common short texts ("ok") recur under thousands of parents.
+ * text make one key: common short texts ("ok") recur under thousands of parents. The two kinds
+ * live in separate maps, so no text can pose as another's slot-and-text key.
  */
-function keyOf(text: string, slot: string): string {
-  return text.length > v8HashedLength ? text : `${slot}\u0000${text}`;
+function isLong(text: string): boolean {
+  return text.length > v8HashedLength;
 }
 
 function hashOf(body: string): Buffer {
@@ -113,11 +114,12 @@ export function createMessageChain(database: Database.Database, options: { budge
   const insertToolSet = database.prepare<[Buffer, string]>('INSERT INTO tool_sets (hash, body) VALUES (?, ?)');
   const loadToolSet = database.prepare<[number], { body: string }>('SELECT body FROM tool_sets WHERE id = ?');
 
-  const known = new Map<string, KnownEntry>();
+  const knownLong = new Map<string, KnownEntry>();
+  const knownShort = new Map<string, KnownEntry>();
   let knownCharacters = 0;
   let clock = 0;
   const recall = (text: string, slot: string): number | undefined => {
-    const entry = known.get(keyOf(text, slot));
+    const entry = isLong(text) ? knownLong.get(text) : knownShort.get(`${slot}\u0000${text}`);
     if (entry === undefined) return undefined;
     const id = entry.slots === undefined ? entry.id : entry.slots.get(slot);
     if (id !== undefined) entry.used = ++clock;
@@ -125,10 +127,11 @@ export function createMessageChain(database: Database.Database, options: { budge
   };
   /** Drops the least recently used texts down to three quarters of the budget, so it runs rarely. */
   function evict(): void {
-    const byAge = [...known].sort((a, b) => a[1].used - b[1].used);
+    const byAge = [...knownLong, ...knownShort].sort((a, b) => a[1].used - b[1].used);
     for (const [key, entry] of byAge) {
       if (knownCharacters <= (knownBudget * 3) / 4) break;
-      known.delete(key);
+      if (entry.slots === undefined) knownShort.delete(key);
+      else knownLong.delete(key);
       knownCharacters -= entry.characters;
     }
   }
@@ -187,10 +190,11 @@ export function createMessageChain(database: Database.Database, options: { budge
       for (const { text, slot, id } of learned) {
         const cost = text.length + slot.length;
         if (cost > knownBudget) continue;
-        const key = keyOf(text, slot);
+        const long = isLong(text);
+        const key = long ? text : `${slot}\u0000${text}`;
+        const known = long ? knownLong : knownShort;
         const entry = known.get(key);
         if (entry === undefined) {
-          const long = key === text;
           known.set(key, { id, slots: long ? new Map([[slot, id]]) : undefined, used: ++clock, characters: cost });
           knownCharacters += cost;
           continue;
