@@ -22,6 +22,8 @@ describe('readServerSentEvents', () => {
 
   it('accepts bare CR line ends, also when a CR ends one read and the stream', async () => {
     expect(await read('data: a\r\rdata: b\r', '\rdata: c\r', '\n\r')).toEqual(['a', 'b', 'c']);
+    // A CRLF split by an empty read is still one line end, not two.
+    expect(await read('data: a\r', new Uint8Array(0), '\ndata: b\n\n')).toEqual(['a\nb']);
   });
 
   it('drops a byte-order mark opening the stream, even split over reads, and replaces invalid bytes', async () => {

@@ -74,6 +74,8 @@ export async function* readServerSentEvents(chunks: AsyncIterable<Uint8Array>): 
   }
 
   for await (const chunk of chunks) {
+    // An empty read must not end the wait for the `\n` of a `\r\n` split over reads.
+    if (chunk.byteLength === 0) continue;
     const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let start = afterCarriageReturn && bytes[0] === lineFeed ? 1 : 0;
     afterCarriageReturn = false;
