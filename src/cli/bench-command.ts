@@ -126,9 +126,15 @@ function judgeLoadOf(text: string | undefined): GatewayBenchJudgeLoad {
   return found;
 }
 
+function roundsOf(text: string | undefined): number {
+  const rounds = Number(text ?? 2);
+  if (!Number.isInteger(rounds) || rounds < 1) throw new ClawrlError('configuration_error', `--rounds must be a positive integer, got '${text}'.`, { param: 'rounds' });
+  return rounds;
+}
+
 export async function runBenchCommand(
   target: string,
-  options: { json: boolean; quick: boolean; model?: string; trainParams?: string; judgeLoad?: string },
+  options: { json: boolean; quick: boolean; model?: string; trainParams?: string; judgeLoad?: string; rounds?: string },
 ): Promise<void> {
   if (target === 'training') {
     await runTrainingBenchCommand(options);
@@ -159,6 +165,7 @@ export async function runBenchCommand(
   const result = await runGatewayBench({
     ...defaultGatewayBenchOptions,
     judgeLoad: judgeLoadOf(options.judgeLoad),
+    rounds: roundsOf(options.rounds),
     ...(options.quick ? { concurrencies: [1, 4], requestsAt: () => 20, warmUpRequests: 0 } : {}),
     onProgress: progress,
   });

@@ -202,12 +202,14 @@ program
   .option('--model <model>', 'training: builtin:tiny or a Hugging Face model folder (default builtin:tiny)')
   .option('--train-params <params>', 'training: lora | full (default lora)')
   .option('--judge-load <load>', 'gateway: concurrent (serve as users run it) | drained (judge backlog drained before each scenario) | none (clawrl gateway alone) (default concurrent)')
-  .action(async (target: string, options: { json?: boolean; quick?: boolean; model?: string; trainParams?: string; judgeLoad?: string }) => {
+  .option('--rounds <n>', 'gateway: alternating rounds per scenario; more measure longer and average more noise (default 2)')
+  .action(async (target: string, options: { json?: boolean; quick?: boolean; model?: string; trainParams?: string; judgeLoad?: string; rounds?: string }) => {
     try {
       await runBenchCommand(target, {
         json: options.json === true,
         quick: options.quick === true,
         ...(options.judgeLoad === undefined ? {} : { judgeLoad: options.judgeLoad }),
+        ...(options.rounds === undefined ? {} : { rounds: options.rounds }),
         ...(options.model === undefined ? {} : { model: options.model }),
         ...(options.trainParams === undefined ? {} : { trainParams: options.trainParams }),
       });

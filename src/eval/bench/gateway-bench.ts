@@ -21,6 +21,8 @@ import { spawnReadyProcess } from './spawn-ready-process.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 
 export interface TargetFigures {
+  /** Requests measured, over all rounds. */
+  requests: number;
   p50Ms: number;
   p99Ms: number;
   requestsPerSecond: number;
@@ -64,6 +66,11 @@ export interface GatewayBenchOptions {
   cliScript?: string;
   /** Default `concurrent` (see the file comment). */
   judgeLoad?: GatewayBenchJudgeLoad;
+  /**
+   * Alternating rounds per scenario, each of half `requestsAt` per target; default 2. More rounds
+   * measure longer and average more of this machine's noise, for comparing two builds.
+   */
+  rounds?: number;
   /** Longest wait for the judge to drain before a scenario in `drained` mode; default 10 minutes. */
   drainTimeoutMs?: number;
   onProgress?: (message: string) => void;
@@ -82,6 +89,7 @@ export const defaultGatewayBenchOptions: GatewayBenchOptions = {
 
 function figures(result: LoadResult): TargetFigures {
   return {
+    requests: result.requests,
     p50Ms: round(percentile(result.latenciesMs, 0.5)),
     p99Ms: round(percentile(result.latenciesMs, 0.99)),
     requestsPerSecond: round((result.requests / result.durationMs) * 1000),
@@ -149,8 +157,8 @@ export async function runGatewayBench(options: GatewayBenchOptions = defaultGate
                 : await judgeBacklog(gateway.url);
           options.onProgress?.(`${shape} ${stream ? 'stream' : 'non-stream'} concurrency ${concurrency}: ${requests} requests per target`);
           const results: Record<keyof typeof targets, LoadResult[]> = { direct: [], passThrough: [], gateway: [] };
-          // Two alternating rounds per target, so a burst of noise does not land on one target only.
-          for (let round = 0; round < 2; round += 1) {
+          // Alternating rounds per target, so a burst of noise does not land on one target only.
+          for (let round = 0; round < (options.rounds ?? 2); round += 1) {
             for (const name of ['direct', 'passThrough', 'gateway'] as const) {
               run += 1;
               results[name].push(

@@ -1,0 +1,32 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runBenchCommand } from '../../cli/bench-command.js';
+
+// The bench spawns its peers and the gateway from the build, beside its own module.
+const built = path.join(import.meta.dirname, '..', '..', '..', 'dist', 'eval', 'bench', 'gateway-bench.js');
+
+describe('runGatewayBench', () => {
+  it('measures every target in as many alternating rounds as asked, without errors', async () => {
+    const { defaultGatewayBenchOptions, runGatewayBench } = (await import(built)) as typeof import('./gateway-bench.js');
+    const result = await runGatewayBench({
+      ...defaultGatewayBenchOptions,
+      judgeLoad: 'none',
+      shapes: ['small'],
+      streams: [false],
+      concurrencies: [2],
+      requestsAt: () => 6,
+      warmUpRequests: 0,
+      rounds: 3,
+    });
+    const [scenario] = result.scenarios;
+    for (const target of [scenario?.direct, scenario?.passThrough, scenario?.gateway]) {
+      expect(target).toMatchObject({ requests: 9, errors: 0 });
+    }
+  });
+
+  it('refuses a round count that is not a positive integer before starting anything', async () => {
+    for (const rounds of ['0', '-1', '1.5', 'many']) {
+      await expect(runBenchCommand('gateway', { json: true, quick: true, rounds })).rejects.toMatchObject({ code: 'configuration_error', param: 'rounds' });
+    }
+  });
+});
