@@ -49,5 +49,6 @@ export async function openRecordStore(configuration: StoreConfiguration, options
     return createPostgresRecordStore(parsePostgresStoreUrl(configuration.storeUrl));
   }
   mkdirSync(configuration.data, { recursive: true });
-  return createSqliteRecordStore({ path: path.join(configuration.data, 'clawrl.db'), checkpointInBackground: options.recordsTurns === true });
+  const recordsTurns = options.recordsTurns === true;
+  return createSqliteRecordStore({ path: path.join(configuration.data, 'clawrl.db'), checkpointInBackground: recordsTurns, neverWait: recordsTurns });
 }

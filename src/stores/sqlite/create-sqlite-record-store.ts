@@ -35,6 +35,13 @@ export interface SqliteRecordStoreOptions {
    * connection that records turns on the HTTP thread. Ignored in memory.
    */
   checkpointInBackground?: boolean;
+  /**
+   * Never wait for another connection's lock inside SQLite, where the thread sleeps (1 ms and up):
+   * writes and reads that find the database locked are tried again later instead, for up to the
+   * busy timeout. For the connection on the HTTP thread, which the judge's connection (in `clawrl
+   * serve`, a thread of the same process) and the trainer's contend with.
+   */
+  neverWait?: boolean;
 }
 
 // Long enough to ride out another process's checkpoint or migration, short enough to surface a
@@ -58,7 +65,13 @@ export function createSqliteRecordStore(options: SqliteRecordStoreOptions): Reco
     database.pragma('foreign_keys = ON');
     applySqliteMigrations(database);
     const checkpointer = options.checkpointInBackground === true && !inMemory ? startSqliteCheckpointer(database, { path: options.path }) : null;
-    return new SqliteRecordStore(database, { afterClose: () => checkpointer?.close() });
+    if (options.neverWait !== true) return new SqliteRecordStore(database, { afterClose: () => checkpointer?.close() });
+    // After the migrations, which may wait for another process's lock like any open.
+    database.pragma('busy_timeout = 0');
+    return new SqliteRecordStore(database, {
+      afterClose: () => checkpointer?.close(),
+      retryWhenBusy: { delayMs: 0, giveUpAfterMs: busyTimeoutMilliseconds },
+    });
   } catch (error) {
     database?.close();
     if (ClawrlError.isInstance(error)) throw error;

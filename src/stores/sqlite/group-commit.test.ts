@@ -151,4 +151,39 @@ describe('createGroupCommit', () => {
     expect(values).toEqual([1, 1]);
     expect(count()).toBe(2);
   });
+
+  describe('with retryWhenBusy, on a connection that never waits inside SQLite', () => {
+    let holder: Database.Database;
+    beforeEach(() => {
+      database.pragma('busy_timeout = 0');
+      holder = new Database(join(directory, 'group.db'));
+    });
+    afterEach(() => holder.close());
+
+    for (const delayMs of [0, 1]) {
+      it(`tries a group again (delay ${delayMs} ms) while another connection holds the lock, without blocking the thread`, async () => {
+        const group = createGroupCommit(database, { retryWhenBusy: { delayMs, giveUpAfterMs: 5_000 } });
+        holder.exec('BEGIN IMMEDIATE');
+        const first = group.write(() => insert('a'));
+        const second = group.write(() => insert('b'));
+        // The thread is free while the lock is held: timers run, and the writes wait, queued in order.
+        for (let tick = 0; tick < 5; tick += 1) await new Promise((resolve) => setTimeout(resolve, 2));
+        expect(group.pending).toBe(2);
+        expect(count()).toBe(0);
+        holder.exec('COMMIT');
+        await Promise.all([first, second]);
+        expect(observer.prepare('SELECT value FROM items ORDER BY id').all()).toEqual([{ value: 'a' }, { value: 'b' }]);
+      });
+    }
+
+    it('fails the writes with the busy error once the lock has been held for giveUpAfterMs', async () => {
+      const group = createGroupCommit(database, { retryWhenBusy: { delayMs: 1, giveUpAfterMs: 30 } });
+      holder.exec('BEGIN IMMEDIATE');
+      await expect(group.write(() => insert('a'))).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
+      holder.exec('ROLLBACK');
+      // The next write starts a fresh wait and goes through.
+      await group.write(() => insert('b'));
+      expect(count()).toBe(1);
+    });
+  });
 });

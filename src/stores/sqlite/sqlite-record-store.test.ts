@@ -40,6 +40,41 @@ describe('createSqliteRecordStore on a file', () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
+  it('with neverWait, waits for another connection\'s lock without blocking: the thread runs on, reads answer, the write lands after', async () => {
+    const store = createSqliteRecordStore({ path, neverWait: true });
+    await store.upsertSession({ id: 'before', tenant: null, at: 1 });
+    const holder = new Database(path);
+    try {
+      holder.exec('BEGIN IMMEDIATE');
+      const touched = store.upsertSession({ id: 'during', tenant: null, at: 2 });
+      for (let tick = 0; tick < 5; tick += 1) await new Promise((resolve) => setTimeout(resolve, 2));
+      expect(await store.getSession('before')).not.toBeNull();
+      expect(await store.getSession('during')).toBeNull();
+      holder.exec('COMMIT');
+      await touched;
+      expect(await store.getSession('during')).not.toBeNull();
+    } finally {
+      holder.close();
+      await store.close();
+    }
+  });
+
+  it('with neverWait, commits at close a write that was waiting for another connection\'s lock', async () => {
+    const store = createSqliteRecordStore({ path, neverWait: true });
+    const holder = new Database(path);
+    holder.exec('BEGIN IMMEDIATE');
+    const touched = store.upsertSession({ id: 'queued', tenant: null, at: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    holder.exec('COMMIT');
+    holder.close();
+    // Closed in the same tick, before the write's next try: the close commits it.
+    await store.close();
+    await touched;
+    const reopened = createSqliteRecordStore({ path });
+    expect(await reopened.getSession('queued')).not.toBeNull();
+    await reopened.close();
+  });
+
   function turnOf(session: string, index: number, previous: NewTurn | undefined): NewTurn {
     const system: ChatMessage = { role: 'system', content: `You tutor arithmetic. ${'Be precise. '.repeat(10)}` };
     const messages: ChatMessage[] =

@@ -43,7 +43,7 @@ import type {
   TurnType,
 } from '../../spec/records.js';
 import { canonicalJson } from '../../core/canonical-json.js';
-import { createGroupCommit, type GroupCommit } from './group-commit.js';
+import { createGroupCommit, isSqliteBusy, type GroupCommit } from './group-commit.js';
 import { createMessageChain, type KnownNode, type MessageChain } from './message-chain.js';
 import { createPromptSequenceCache, type PromptSequenceCache } from '../../core/prompt-sequence-cache.js';
 import { SqliteJudgingRecords } from './sqlite-judging-records.js';
@@ -80,13 +80,20 @@ export class SqliteRecordStore implements RecordStore {
   #closed = false;
   readonly #afterClose: (() => Promise<void> | undefined) | undefined;
 
-  constructor(database: Database.Database, options: { afterClose?: () => Promise<void> | undefined } = {}) {
+  /** Set when the connection never waits for a lock inside SQLite (`createSqliteRecordStore`'s `neverWait`). */
+  readonly #retryWhenBusy: { delayMs: number; giveUpAfterMs: number } | undefined;
+
+  constructor(
+    database: Database.Database,
+    options: { afterClose?: () => Promise<void> | undefined; retryWhenBusy?: { delayMs: number; giveUpAfterMs: number } } = {},
+  ) {
+    this.#retryWhenBusy = options.retryWhenBusy;
     this.#database = database;
     this.#afterClose = options.afterClose;
     this.#statements = sqliteStatements(database);
     this.#messageChain = createMessageChain(database);
     this.#reader = new SqliteTurnReader(this.#statements, this.#messageChain);
-    this.#group = createGroupCommit(database);
+    this.#group = createGroupCommit(database, options.retryWhenBusy === undefined ? {} : { retryWhenBusy: options.retryWhenBusy });
     this.#judging = new SqliteJudgingRecords(database, {
       turn: (id) => {
         const row = this.#statements.selectTurn.get(id);
@@ -290,7 +297,9 @@ export class SqliteRecordStore implements RecordStore {
     this.#closed = true;
     this.#sequences.clear();
     try {
-      // Queued writes were accepted before the close: commit them first.
+      // Queued writes were accepted before the close: commit them first, waiting for the lock if
+      // another connection holds it (nothing else is served any more).
+      if (this.#retryWhenBusy !== undefined) this.#database.pragma(`busy_timeout = ${this.#retryWhenBusy.giveUpAfterMs}`);
       this.#group.flush();
       this.#database.close();
     } catch (error) {
@@ -300,12 +309,18 @@ export class SqliteRecordStore implements RecordStore {
     }
   }
 
-  #run<T>(operation: string, work: () => T): T {
-    if (this.#closed) throw new ClawrlError('store_error', `${operation}: the record store is closed`);
-    try {
-      return work();
-    } catch (error) {
-      throw storeErrorOf(operation, error);
+  /** A read, run at once; on a connection that never waits, retried later while the database is locked. */
+  async #run<T>(operation: string, work: () => T): Promise<T> {
+    const startedAt = performance.now();
+    for (;;) {
+      if (this.#closed) throw new ClawrlError('store_error', `${operation}: the record store is closed`);
+      try {
+        return work();
+      } catch (error) {
+        const retry = this.#retryWhenBusy;
+        if (retry === undefined || !isSqliteBusy(error) || performance.now() - startedAt >= retry.giveUpAfterMs) throw storeErrorOf(operation, error);
+      }
+      await new Promise((resolve) => setTimeout(resolve, this.#retryWhenBusy?.delayMs));
     }
   }
 
