@@ -1,6 +1,6 @@
 /** `clawrl bench <gateway|engine|store>`: benchmarks that compare clawrl with a peer in the same run. */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ClawrlError } from '../spec/clawrl-error.js';
@@ -126,6 +126,13 @@ function judgeLoadOf(text: string | undefined): GatewayBenchJudgeLoad {
   return found;
 }
 
+/** Another build's `dist/cli/main.js`, to compare two builds under one harness. */
+function cliScriptOf(file: string): string {
+  const resolved = path.resolve(file);
+  if (!existsSync(resolved)) throw new ClawrlError('configuration_error', `--cli-script: no such file ${resolved} (a build's dist/cli/main.js).`, { param: 'cliScript' });
+  return resolved;
+}
+
 function roundsOf(text: string | undefined): number {
   const rounds = Number(text ?? 2);
   if (!Number.isInteger(rounds) || rounds < 1) throw new ClawrlError('configuration_error', `--rounds must be a positive integer, got '${text}'.`, { param: 'rounds' });
@@ -134,7 +141,7 @@ function roundsOf(text: string | undefined): number {
 
 export async function runBenchCommand(
   target: string,
-  options: { json: boolean; quick: boolean; model?: string; trainParams?: string; judgeLoad?: string; rounds?: string },
+  options: { json: boolean; quick: boolean; model?: string; trainParams?: string; judgeLoad?: string; rounds?: string; cliScript?: string },
 ): Promise<void> {
   if (target === 'training') {
     await runTrainingBenchCommand(options);
@@ -166,6 +173,7 @@ export async function runBenchCommand(
     ...defaultGatewayBenchOptions,
     judgeLoad: judgeLoadOf(options.judgeLoad),
     rounds: roundsOf(options.rounds),
+    ...(options.cliScript === undefined ? {} : { cliScript: cliScriptOf(options.cliScript) }),
     ...(options.quick ? { concurrencies: [1, 4], requestsAt: () => 20, warmUpRequests: 0 } : {}),
     onProgress: progress,
   });

@@ -203,13 +203,15 @@ program
   .option('--train-params <params>', 'training: lora | full (default lora)')
   .option('--judge-load <load>', 'gateway: concurrent (serve as users run it) | drained (judge backlog drained before each scenario) | none (clawrl gateway alone) (default concurrent)')
   .option('--rounds <n>', 'gateway: alternating rounds per scenario; more measure longer and average more noise (default 2)')
-  .action(async (target: string, options: { json?: boolean; quick?: boolean; model?: string; trainParams?: string; judgeLoad?: string; rounds?: string }) => {
+  .option('--cli-script <file>', "gateway: benchmark another build's dist/cli/main.js under this build's harness (default this build)")
+  .action(async (target: string, options: { json?: boolean; quick?: boolean; model?: string; trainParams?: string; judgeLoad?: string; rounds?: string; cliScript?: string }) => {
     try {
       await runBenchCommand(target, {
         json: options.json === true,
         quick: options.quick === true,
         ...(options.judgeLoad === undefined ? {} : { judgeLoad: options.judgeLoad }),
         ...(options.rounds === undefined ? {} : { rounds: options.rounds }),
+        ...(options.cliScript === undefined ? {} : { cliScript: options.cliScript }),
         ...(options.model === undefined ? {} : { model: options.model }),
         ...(options.trainParams === undefined ? {} : { trainParams: options.trainParams }),
       });

@@ -17,6 +17,8 @@ describe('runGatewayBench', () => {
       requestsAt: () => 6,
       warmUpRequests: 0,
       rounds: 3,
+      // As `--cli-script` passes another build's entry; here this build's, named explicitly.
+      cliScript: path.join(import.meta.dirname, '..', '..', '..', 'dist', 'cli', 'main.js'),
     });
     const [scenario] = result.scenarios;
     for (const target of [scenario?.direct, scenario?.passThrough, scenario?.gateway]) {
@@ -24,9 +26,13 @@ describe('runGatewayBench', () => {
     }
   });
 
-  it('refuses a round count that is not a positive integer before starting anything', async () => {
+  it('refuses a round count that is not a positive integer, and a --cli-script that does not exist, before starting anything', async () => {
     for (const rounds of ['0', '-1', '1.5', 'many']) {
       await expect(runBenchCommand('gateway', { json: true, quick: true, rounds })).rejects.toMatchObject({ code: 'configuration_error', param: 'rounds' });
     }
+    await expect(runBenchCommand('gateway', { json: true, quick: true, cliScript: '/nonexistent/dist/cli/main.js' })).rejects.toMatchObject({
+      code: 'configuration_error',
+      param: 'cliScript',
+    });
   });
 });
