@@ -13,6 +13,14 @@
 /** V8 hashes strings up to this length from their contents (`String::kMaxHashCalcLength`). */
 const v8HashedLength = 16_383;
 
+/**
+ * Whether V8 hashes `text` from its length alone, so that finding it as a map key costs one
+ * comparison with each remembered string of that length rather than a pass over its contents.
+ */
+export function isHashedByLength(text: string): boolean {
+  return text.length > v8HashedLength;
+}
+
 export interface StringInterner {
   /** `text`, or the remembered string equal to it. */
   intern(text: string): string;
@@ -38,7 +46,7 @@ export function createStringInterner(options: { budgetCharacters?: number } = {}
 
   return {
     intern(text) {
-      if (text.length <= v8HashedLength) return text;
+      if (!isHashedByLength(text)) return text;
       const entry = known.get(text);
       if (entry !== undefined) {
         entry.used = ++clock;

@@ -11,8 +11,7 @@
  * Bounded by the characters and bytes it holds; least recently used strings go first.
  */
 
-/** V8 hashes strings up to this length from their contents (`String::kMaxHashCalcLength`). */
-const v8HashedLength = 16_383;
+import { isHashedByLength } from '../../core/string-interner.js';
 
 export interface JsonStringMemoOptions {
   /** Characters of strings plus bytes of their JSON held at most; default 4 Mi. */
@@ -32,7 +31,7 @@ export function createJsonStringMemo(options: JsonStringMemoOptions = {}): JsonS
 
   return {
     jsonBytesOf(text) {
-      if (text.length <= v8HashedLength) return undefined;
+      if (!isHashedByLength(text)) return undefined;
       const remembered = known.get(text);
       if (remembered !== undefined) {
         // Most recently used last, so eviction takes the oldest first.

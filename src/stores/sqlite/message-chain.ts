@@ -7,9 +7,10 @@
  * Every request of a session resends its whole prefix (an agent's ~40 KB system prompt first), so
  * the chain remembers which node each (parent, body) is: a known message costs a map lookup instead
  * of a SHA-256, a query and reading the body back. The lookup is keyed by the text itself, not by a
- * longer string built around it, so finding the system prompt copies nothing. Only committed nodes are remembered (the caller
- * hands `learned` to `remember` after its commit), and nodes are never deleted, so a remembered id
- * stays right. Bounded by the characters it holds; least recently used texts go first.
+ * longer string built around it, so finding the system prompt copies nothing. Only committed nodes
+ * are remembered (the caller hands `learned` to `remember` after its commit), and nodes are never
+ * deleted, so a remembered id stays right. Bounded by the characters it holds; least recently used
+ * texts go first.
  *
  * Serializing a 40 KB system prompt canonically costs more than everything else in finding it, so
  * a message of only a role and a text (system prompts, user turns: most of an agent's prefix) is
@@ -21,6 +22,7 @@ import type Database from 'better-sqlite3';
 import type { ChatMessage, ToolDefinition } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { canonicalJson } from '../../core/canonical-json.js';
+import { isHashedByLength } from '../../core/string-interner.js';
 
 /**
  * A node the chain met while storing; remembered once the caller's transaction committed. Keyed by
@@ -54,7 +56,7 @@ interface NodeRow {
 
 /**
  * A remembered node, or for a long text all its nodes by slot. Short texts are keyed by slot and
- * text together, since V8 hashes their contents anyway; long ones by the text alone (see `isLong`).
+ * text together, since V8 hashes their contents anyway; long ones by the text alone.
  */
 interface KnownEntry {
   id: number;
@@ -62,20 +64,6 @@ interface KnownEntry {
   /** When it was last used. */
   used: number;
   characters: number;
-}
-
-/** V8 hashes strings up to this length from their contents (`String::kMaxHashCalcLength`). */
-const v8HashedLength = 16_383;
-
-/**
- * Map keys of more than 16,383 characters are hashed by their length, so a long text is its own
- * key: finding it costs one comparison with the remembered string, and building a longer key
- * around it would copy it. A short text is hashed from its contents whatever the key, so slot and
- * text make one key: common short texts ("ok") recur under thousands of parents. The two kinds
- * live in separate maps, so no text can pose as another's slot-and-text key.
- */
-function isLong(text: string): boolean {
-  return text.length > v8HashedLength;
 }
 
 function hashOf(body: string): Buffer {
@@ -114,12 +102,18 @@ export function createMessageChain(database: Database.Database, options: { budge
   const insertToolSet = database.prepare<[Buffer, string]>('INSERT INTO tool_sets (hash, body) VALUES (?, ?)');
   const loadToolSet = database.prepare<[number], { body: string }>('SELECT body FROM tool_sets WHERE id = ?');
 
+  // Map keys of more than 16,383 characters are hashed by their length (`isHashedByLength`), so a
+  // long text is its own key: finding it costs one comparison with the remembered string, and
+  // building a longer key around it would copy it. A short text is hashed from its contents
+  // whatever the key, so slot and text make one key: common short texts ("ok") recur under
+  // thousands of parents. The two kinds live in separate maps, so no text can pose as another's
+  // slot-and-text key.
   const knownLong = new Map<string, KnownEntry>();
   const knownShort = new Map<string, KnownEntry>();
   let knownCharacters = 0;
   let clock = 0;
   const recall = (text: string, slot: string): number | undefined => {
-    const entry = isLong(text) ? knownLong.get(text) : knownShort.get(`${slot}\u0000${text}`);
+    const entry = isHashedByLength(text) ? knownLong.get(text) : knownShort.get(`${slot}\u0000${text}`);
     if (entry === undefined) return undefined;
     const id = entry.slots === undefined ? entry.id : entry.slots.get(slot);
     if (id !== undefined) entry.used = ++clock;
@@ -190,7 +184,7 @@ export function createMessageChain(database: Database.Database, options: { budge
       for (const { text, slot, id } of learned) {
         const cost = text.length + slot.length;
         if (cost > knownBudget) continue;
-        const long = isLong(text);
+        const long = isHashedByLength(text);
         const key = long ? text : `${slot}\u0000${text}`;
         const known = long ? knownLong : knownShort;
         const entry = known.get(key);
