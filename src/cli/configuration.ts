@@ -49,6 +49,7 @@ export const optionSpecifications = [
   { key: 'method', flag: '--method <method>', description: 'rl | opd | combine', kind: 'string', schema: z.enum(['rl', 'opd', 'combine']), defaultValue: 'combine' },
   { key: 'rlWeight', flag: '--rl-weight <w>', description: 'combine: weight of the judge\'s reward r in A = w_rl·r + w_opd·Δ', kind: 'number', schema: z.number().min(0), defaultValue: 1 },
   { key: 'opdWeight', flag: '--opd-weight <w>', description: 'combine: weight of the hint-conditioned teacher\'s gap Δ in A = w_rl·r + w_opd·Δ', kind: 'number', schema: z.number().min(0), defaultValue: 1 },
+  { key: 'opdSupportK', flag: '--opd-support-k <k>', description: "opd/combine: distil over the student's k likeliest tokens at each position (OpenClaw-RL v2's support set), 0: the sampled token only", kind: 'integer', schema: z.number().int().min(0).max(20), defaultValue: 0 },
   { key: 'store', flag: '--store <store>', description: 'sqlite | postgres', kind: 'string', schema: z.enum(['sqlite', 'postgres']), defaultValue: 'sqlite' },
   { key: 'storeUrl', flag: '--store-url <url>', description: 'Postgres connection URL', kind: 'string', schema: z.string().min(1) },
   { key: 'bus', flag: '--bus <bus>', description: 'memory | nats', kind: 'string', schema: z.enum(['memory', 'nats']), defaultValue: 'memory' },

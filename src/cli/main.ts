@@ -28,7 +28,7 @@ import { defaultPersonalizeSessions, formatPersonalizeResult, personalizeHelp, p
 
 const serveKeys = [
   'config', 'host', 'port', 'data', 'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey',
-  'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance', 'trainEvery',
+  'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight', 'opdSupportK', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance', 'trainEvery',
   'noTrain', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout',
   'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay', 'loraRank', 'loraAlpha', 'klCoefficient', 'rewardBaseline', 'pinSessions',
 ] as const satisfies readonly OptionKey[];
@@ -106,7 +106,7 @@ const engineKeys = ['model', 'servedModel', 'engine', 'upstream', 'upstreamModel
 const gatewayKeys = [
   ...distributedKeys, ...engineKeys, 'host', 'port', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout', 'pinSessions',
 ] as const satisfies readonly OptionKey[];
-const judgeKeys = [...distributedKeys, ...engineKeys, 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight'] as const satisfies readonly OptionKey[];
+const judgeKeys = [...distributedKeys, ...engineKeys, 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight', 'opdSupportK'] as const satisfies readonly OptionKey[];
 const trainerKeys = [
   ...distributedKeys, 'model', 'servedModel', 'trainEvery', 'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay',
   'loraRank', 'loraAlpha', 'klCoefficient', 'rewardBaseline', 'rlWeight',

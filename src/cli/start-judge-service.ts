@@ -15,6 +15,8 @@ export interface JudgeServiceConfiguration extends JudgeConfiguration {
   /** Combine's weights of the reward and of the teacher's gap. */
   rlWeight: number;
   opdWeight: number;
+  /** k of OPD's support set; 0 distils on the sampled token only. */
+  opdSupportK: number;
 }
 
 export interface RunningJudge {
@@ -38,6 +40,7 @@ export function startJudgeService(
     judge,
     method: configuration.method,
     sampleOptions: { rlWeight: configuration.rlWeight, opdWeight: configuration.opdWeight },
+    supportTopK: configuration.opdSupportK,
     now: () => Date.now(),
     createId,
     // Unique per process: two judges never hold leases in each other's name.

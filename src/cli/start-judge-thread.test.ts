@@ -35,6 +35,7 @@ function configurationFor(data: string, overrides: Partial<JudgeCommandConfigura
     method: 'rl',
     rlWeight: 1,
     opdWeight: 1,
+    opdSupportK: 0,
     instance: undefined,
     ...overrides,
   };

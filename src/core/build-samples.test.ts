@@ -86,17 +86,24 @@ describe('buildOpdSample', () => {
     ];
     const teacherTop = [[{ id: 20, text: 'b', logprob: -0.25 }, { id: 10, text: 'a', logprob: -0.75 }], [], []];
     const sample = buildOpdSample({ ...base, studentTop, supportTopK: 2, teacher: { logprobs: [-0.25, -0.5, -4], top: teacherTop } });
+    // w = softmax(−0.5, −1) over the set: 0.6225, 0.3775.
+    const [first, second] = [1 / (1 + Math.exp(-0.5)), Math.exp(-0.5) / (1 + Math.exp(-0.5))];
     expect(sample).toMatchObject({
       status: 'ready',
+      // The distillation moved to the support set: nothing on the sampled tokens themselves.
+      advantages: [0, 0, 0],
       support: [
         [
           { id: 10, studentLogprob: -0.5, teacherLogprob: -0.75, advantage: -0.25 },
           { id: 20, studentLogprob: -1, teacherLogprob: -0.25, advantage: 0.75 },
         ],
-        [{ id: 11, studentLogprob: -2, teacherLogprob: null, advantage: null }],
-        [{ id: 12, studentLogprob: -0.25, teacherLogprob: null, advantage: null }],
+        [{ id: 11, studentLogprob: -2, teacherLogprob: null, advantage: null, weightedAdvantage: null }],
+        [{ id: 12, studentLogprob: -0.25, teacherLogprob: null, advantage: null, weightedAdvantage: null }],
       ],
     });
+    const weighted = sample.status === 'ready' ? sample.support?.[0]?.map((token) => token.weightedAdvantage) : [];
+    expect(weighted?.[0]).toBeCloseTo(first * -0.25, 12);
+    expect(weighted?.[1]).toBeCloseTo(second * 0.75, 12);
     expect(buildOpdSample({ ...base, studentTop, supportTopK: 0, teacher: { logprobs: [-0.25, -0.5, -4], top: teacherTop } })).toMatchObject({
       support: null,
     });
@@ -109,6 +116,18 @@ describe('buildCombineSample', () => {
     expect(buildCombineSample(base)).toMatchObject({ status: 'ready', advantages: [-0.75, 0, -2], teacherLogprobs: [-0.25, -0.5, -4] });
     // w_rl = 0.5, w_opd = 2: [−0.5 + 0.5, −0.5 + 2, −0.5 − 2].
     expect(buildCombineSample(base, { clip: 1, rlWeight: 0.5, opdWeight: 2 })).toMatchObject({ advantages: [0, 1.5, -2.5] });
+  });
+
+  it('with a support set, keeps w_rl·r on the sampled tokens and puts w_opd·w·Δ on the set', () => {
+    const studentTop = [[{ id: 10, text: 'a', logprob: -0.5 }], [{ id: 11, text: 'b', logprob: -2 }], [{ id: 12, text: 'c', logprob: -0.25 }]];
+    const teacherTop = [[{ id: 10, text: 'a', logprob: -0.25 }], [{ id: 11, text: 'b', logprob: -0.5 }], [{ id: 12, text: 'c', logprob: -4 }]];
+    const sample = buildCombineSample(
+      { ...base, studentTop, supportTopK: 4, teacher: { logprobs: [-0.25, -0.5, -4], top: teacherTop } },
+      { clip: 1, rlWeight: 0.5, opdWeight: 2 },
+    );
+    expect(sample).toMatchObject({ advantages: [-0.5, -0.5, -0.5] });
+    // One token per position, so w = 1: 2·0.25, 2·1 (1.5 clipped), 2·−1 (−3.75 clipped).
+    expect(sample.status === 'ready' ? sample.support?.map((position) => position[0]?.weightedAdvantage) : []).toEqual([0.5, 2, -2]);
   });
 
   it('falls back to the RL term without a hint and to the OPD term without a score', () => {
@@ -158,12 +177,21 @@ describe('topKOverlap', () => {
   });
 
   it('keeps only the k most likely student tokens in the support set', () => {
-    const support = buildSupportSet([[token(1, -3), token(2, -0.5), token(3, -1)]], [[token(3, -0.5)]], 2, 1);
+    const support = buildSupportSet([[token(1, -3), token(2, -0.5), token(3, -1)]], [[token(3, -0.5), token(4, -0.75)]], 2, 1);
+    const weights = [1 / (1 + Math.exp(-0.5)), Math.exp(-0.5) / (1 + Math.exp(-0.5))];
     expect(support).toEqual([
       [
-        { id: 2, studentLogprob: -0.5, teacherLogprob: null, advantage: null },
-        { id: 3, studentLogprob: -1, teacherLogprob: -0.5, advantage: 0.5 },
+        // Outside the teacher's list: the gap is taken against its lowest entry, −0.75.
+        { id: 2, studentLogprob: -0.5, teacherLogprob: null, advantage: -0.25, weightedAdvantage: expect.closeTo((weights[0] ?? 0) * -0.25, 12) },
+        { id: 3, studentLogprob: -1, teacherLogprob: -0.5, advantage: 0.5, weightedAdvantage: expect.closeTo((weights[1] ?? 0) * 0.5, 12) },
       ],
     ]);
+  });
+
+  it('clips the gap to a token the teacher does not list, and scales the weighted advantage', () => {
+    const support = buildSupportSet([[token(7, -0.1)]], [[token(8, -0.05), token(9, -4)]], 4, 1, 3);
+    // −4 − (−0.1) = −3.9, clipped to −1; w = 1; scaled by 3.
+    expect(support).toEqual([[{ id: 7, studentLogprob: -0.1, teacherLogprob: null, advantage: -1, weightedAdvantage: -3 }]]);
+    expect(buildSupportSet([[token(7, -0.1)]], [[]], 4, 1)).toEqual([[{ id: 7, studentLogprob: -0.1, teacherLogprob: null, advantage: null, weightedAdvantage: null }]]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultPolicyLossOptions, partitionByStaleness, policyLoss, stalenessOf } from './policy-loss.js';
+import { defaultPolicyLossOptions, partitionByStaleness, policyLoss, stalenessOf, supportLossTerm } from './policy-loss.js';
 
 const ln = Math.log;
 
@@ -63,6 +63,27 @@ describe('policyLoss against a hand-computed example (ε_lo 0.2, ε_hi 0.28, C 2
   it('is 0 for a batch without loss tokens and rejects misaligned arrays', () => {
     expect(policyLoss([{ logprobs: [-1], rolloutLogprobs: [-1], advantages: [1], lossMask: [0] }]).loss).toBe(0);
     expect(() => policyLoss([{ logprobs: [-1, -2], rolloutLogprobs: [-1], advantages: [1, 1], lossMask: [1, 1] }])).toThrow(RangeError);
+  });
+});
+
+describe('the OPD support-set term', () => {
+  it('adds the clipped surrogate of every support token, without an importance weight, under the position\'s mask', () => {
+    // Support tokens: ρ 1 with A 0.5 → −0.5; ρ 2 with A 0.25 → max(−0.5, −0.32) = −0.32 (clipped); ρ 0.5 with A −1 → max(0.5, 0.8) = 0.8.
+    const terms = { advantages: [0.5, 0.25, -1], logprobs: [ln(0.2), ln(0.4), ln(0.05)], proximalLogprobs: [ln(0.2), ln(0.2), ln(0.1)] };
+    expect(supportLossTerm(terms, defaultPolicyLossOptions)).toBeCloseTo(-0.5 - 0.32 + 0.8, 12);
+    // The sampled token: w = min(0.5/0.25, 2) = 2, A 0 → 0; the masked position's support is left out.
+    const result = policyLoss([
+      {
+        logprobs: [ln(0.5), ln(0.5)],
+        rolloutLogprobs: [ln(0.25), ln(0.25)],
+        advantages: [0, 0],
+        lossMask: [1, 0],
+        support: [terms, { advantages: [100], logprobs: [ln(0.5)] }],
+      },
+    ]);
+    expect(result.loss).toBeCloseTo(-0.02, 12);
+    expect(result.lossTokens).toBe(1);
+    expect(() => policyLoss([{ logprobs: [-1], rolloutLogprobs: [-1], advantages: [1], lossMask: [1], support: [] }])).toThrow(RangeError);
   });
 });
 

@@ -9,7 +9,12 @@
  *   w_t = min(exp(ℓ_old,t − μ_t), C)                       truncated importance weight (TIS)
  *   pg_t = w_t · max(−ρ_t·A_t, −clip(ρ_t, 1 − ε_lo, 1 + ε_hi)·A_t)
  *   kl_t = exp(ℓ_ref,t − ℓ_t) − (ℓ_ref,t − ℓ_t) − 1         k3 estimate of KL(π ‖ π_base)
- *   L = Σ_t m_t·(pg_t + β·kl_t) / Σ_t m_t                   over every token of the batch
+ *   L = Σ_t m_t·(pg_t + β·kl_t + sp_t) / Σ_t m_t            over every token of the batch
+ *
+ * where sp_t is the OPD support-set term (OpenClaw-RL v2; `core/build-samples.ts`), zero without
+ * one: for each token v of the position's set, with its advantage A_v and ρ_v = exp(ℓ_v − ℓ_old,v),
+ * max(−ρ_v·A_v, −clip(ρ_v, 1 − ε_lo, 1 + ε_hi)·A_v), summed over the set. It has no importance
+ * weight: the set is every likely token, not a sample of one.
  *
  * The weight w corrects for the sampler and the trainer being different engines or versions (a
  * sample may be up to `maxStaleness` versions old); truncating it at C bounds the variance a
@@ -46,6 +51,26 @@ export interface PolicyLossSequence {
   lossMask: readonly number[];
   /** ℓ_ref: the base model's log-probs; needed only when β > 0. */
   referenceLogprobs?: readonly number[];
+  /** Per response token, the support set's advantages and the trainer's log-probs of those tokens. */
+  support?: readonly SupportLossTerms[];
+}
+
+export interface SupportLossTerms {
+  advantages: readonly number[];
+  logprobs: readonly number[];
+  /** ℓ_old of the same tokens; defaults to `logprobs`. */
+  proximalLogprobs?: readonly number[];
+}
+
+/** sp_t: the clipped surrogate summed over one position's support set. */
+export function supportLossTerm(terms: SupportLossTerms, options: PolicyLossOptions): number {
+  let sum = 0;
+  terms.advantages.forEach((advantage, index) => {
+    const logprob = terms.logprobs[index] ?? 0;
+    const ratio = Math.exp(logprob - (terms.proximalLogprobs?.[index] ?? logprob));
+    sum += Math.max(-ratio * advantage, -clip(ratio, 1 - options.clipLow, 1 + options.clipHigh) * advantage);
+  });
+  return sum;
 }
 
 export interface PolicyLossResult {
@@ -106,6 +131,7 @@ export function policyLoss(sequences: readonly PolicyLossSequence[], options: Po
       if (values.length !== length) throw new RangeError(`${name} has ${values.length} entries for ${length} tokens`);
     }
     if (useKl && sequence.referenceLogprobs?.length !== length) throw new RangeError('referenceLogprobs are needed for every token when β > 0');
+    if (sequence.support !== undefined && sequence.support.length !== length) throw new RangeError(`support has ${sequence.support.length} entries for ${length} tokens`);
     for (let index = 0; index < length; index += 1) {
       const mask = sequence.lossMask[index] ?? 0;
       if (mask === 0) continue;
@@ -122,8 +148,9 @@ export function policyLoss(sequences: readonly PolicyLossSequence[], options: Po
         },
         options,
       );
+      const support = sequence.support?.[index];
       lossTokens += mask;
-      policyGradientSum += mask * terms.policyGradient;
+      policyGradientSum += mask * (terms.policyGradient + (support === undefined ? 0 : supportLossTerm(support, options)));
       klSum += mask * terms.kl;
       clippedSum += terms.clipped ? mask : 0;
       ratioSum += mask * terms.importanceRatio;

@@ -90,6 +90,30 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
       await engine.optimizerStep();
     });
 
+    it('moves the log-probs of OPD support tokens by their advantages, not only the sampled ones', async () => {
+      // Another token at every position: the prompt's first, which the response never samples there.
+      const other = options.promptTokenIds[0] ?? 0;
+      const supported = (advantage: number): TrainingDatum => ({
+        ...datum,
+        advantages: datum.advantages.map(() => 0),
+        support: datum.responseTokenIds.map(() => ({ tokenIds: [other], advantages: [advantage] })),
+      });
+      const supportLogprobsNow = async () => {
+        const output = await engine.forwardBackward({ data: [supported(0)], loss: ppo });
+        expect(output.supportLogprobs?.[0]).toHaveLength(options.responseTokenIds.length);
+        return (output.supportLogprobs?.[0] ?? []).map((position) => position[0] ?? Number.NaN);
+      };
+      await engine.optimizerStep();
+      const before = await supportLogprobsNow();
+      await engine.optimizerStep();
+      await engine.forwardBackward({ data: [supported(1)], loss: ppo });
+      expect((await engine.optimizerStep()).gradientNorm).toBeGreaterThan(0);
+      expect(mean(await supportLogprobsNow())).toBeGreaterThan(mean(before));
+      await engine.optimizerStep();
+      const misaligned = engine.forwardBackward({ data: [{ ...supported(1), support: [{ tokenIds: [other], advantages: [] }] }], loss: ppo });
+      await expect(misaligned).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'invalid_request');
+    });
+
     it('rejects misaligned data and unknown saved states with ClawrlErrors', async () => {
       const misaligned = engine.forwardBackward({ data: [{ ...datum, lossMask: [1] }], loss: ppo });
       await expect(misaligned).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'invalid_request');

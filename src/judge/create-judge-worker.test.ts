@@ -177,6 +177,32 @@ describe('createJudgeWorker', () => {
     expect((await store.counts()).judging).toMatchObject({ hintsAccepted: 1, hintsRejected: 0 });
   });
 
+  it('with a support set, asks for top lists of 20 and distils over the student\'s top k instead of the sampled token', async () => {
+    state.verdict = 'The user complains. \\boxed{-1}';
+    state.hints = ['\\boxed{1} [HINT_START]Use plain text, no bold.[HINT_END]'];
+    const studentTop = [[token(4, -0.5), token(7, -1), token(13, -4)], [token(5, -1)], [token(6, -0.25)]];
+    const engine = createScoringEngine((request: ScoreRequest): ScoreResult => {
+      if ('tokenIds' in request.prompt) return { promptTokenIds: request.prompt.tokenIds, logprobs: rollout, top: studentTop };
+      // The teacher moves mass from 4 to 7 and does not list 5 at all (its lowest entry is −5).
+      return { promptTokenIds: [1], logprobs: [-1.5, -5, -0.25], top: [[token(7, -0.25), token(4, -1.5)], [token(14, -0.1), token(15, -5)], [token(6, -0.25)]] };
+    });
+    expect(await worker('combine', { engine, supportTopK: 2 }).drain()).toEqual({ done: 1, failed: 0 });
+    expect(engine.scoreRequests.length).toBeGreaterThan(0);
+    expect(engine.scoreRequests.every((request) => request.topK === 20)).toBe(true);
+    const [sample] = await store.listSamples();
+    // The reward stays on the sampled tokens; the gap moved to the set.
+    expect(sample).toMatchObject({ method: 'combine', status: 'ready', advantages: [-1, -1, -1] });
+    const w4 = 1 / (1 + Math.exp(-0.5));
+    expect(sample?.support).toEqual([
+      [
+        { id: 4, studentLogprob: -0.5, teacherLogprob: -1.5, advantage: -1, weightedAdvantage: expect.closeTo(-w4, 12) },
+        { id: 7, studentLogprob: -1, teacherLogprob: -0.25, advantage: 0.75, weightedAdvantage: expect.closeTo(0.75 * (1 - w4), 12) },
+      ],
+      [{ id: 5, studentLogprob: -1, teacherLogprob: null, advantage: -1, weightedAdvantage: -1 }],
+      [{ id: 6, studentLogprob: -0.25, teacherLogprob: -0.25, advantage: 0, weightedAdvantage: 0 }],
+    ]);
+  });
+
   it('drops OPD samples when the engine cannot score, and keeps the RL part of combine', async () => {
     state.verdict = 'The user complains. \\boxed{-1}';
     state.hints = ['\\boxed{1} [HINT_START]Use plain text, no bold.[HINT_END]'];

@@ -119,16 +119,21 @@ async function chooseHint(candidates: string[], scorer: TeacherScorer, k: number
   return selectHint(candidates, overlaps);
 }
 
+/**
+ * How long a top list each scoring asks for. The support set needs the teacher's log-prob of the
+ * student's top k, which the teacher reports only when they are in its own list: a list of 20
+ * covers them nearly always, and a token outside it is taken at the list's bound
+ * (`buildSupportSet`).
+ */
+export function scoredTopK(dependencies: Pick<JudgeTurnDependencies, 'overlapTopK' | 'supportTopK'>): number {
+  return Math.max(dependencies.overlapTopK, dependencies.supportTopK > 0 ? Math.max(20, dependencies.supportTopK) : 0);
+}
+
 export async function judgeTurn(claim: JudgeClaim, dependencies: JudgeTurnDependencies, signal: AbortSignal): Promise<void> {
   const { store, judge, method } = dependencies;
   const { turn, feedback } = claim;
   const wantHint = methodUsesHints(method);
-  const scorer = new TeacherScorer(
-    dependencies.engine,
-    turn,
-    Math.max(dependencies.overlapTopK, dependencies.supportTopK),
-    signal,
-  );
+  const scorer = new TeacherScorer(dependencies.engine, turn, scoredTopK(dependencies), signal);
 
   let judgement = reusableJudgement(claim, judge);
   const nextState = judgedNextState(turn, feedback);

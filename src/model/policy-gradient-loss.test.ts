@@ -67,3 +67,94 @@ describe('createPolicyGradientLoss', () => {
     });
   }
 });
+
+describe('createPolicyGradientLoss with an OPD support set', () => {
+  const supportTokenIds = [
+    // 92 and 61 are the targets at those positions (the sampled tokens themselves).
+    [[92, 9], [], [17], [2, 3, 4]],
+    [[8], [1, 6], [61]],
+  ];
+  const supportAdvantages = [
+    [[0.5, -0.25], [], [1], [0.1, -0.2, 0.3]],
+    [[-1], [0.4, 0.2], [0.3]],
+  ];
+  const withSupport = inputs.map((input, index) => ({
+    ...input,
+    support: supportAdvantages[index]!.map((advantages) => ({ advantages })),
+  }));
+  const supported = sequences.map((sequence, index) => ({ ...sequence, supportTokenIds: supportTokenIds[index]! }));
+
+  async function supportGradientsOf(loss: TokenLoss) {
+    const transformer = await loadTransformerFromFolder(folder, { trainParams: 'lora', lora: { rank: 2, alpha: 4, targetModules: ['q_proj', 'down_proj'] } });
+    try {
+      const result = await transformer.forwardBackward({ sequences: supported, loss, temperature: 0.7 });
+      return { result, gradients: await transformer.gradients() };
+    } finally {
+      transformer.dispose();
+    }
+  }
+
+  it('matches the number reference and adds −Σ m·A_v·∇ℓ_v / N over the set to the sampled tokens\' gradient', async () => {
+    const options = defaultPolicyLossOptions;
+    const { result, gradients } = await supportGradientsOf(createPolicyGradientLoss(withSupport, options));
+    expect(result.supportLogprobs.map((rows) => rows?.map((row) => row.length))).toEqual([
+      [2, 0, 1, 3],
+      [1, 2, 1],
+    ]);
+    // A support token's log-prob is the log-prob the model gives it at that position.
+    const sampled = await supportGradientsOf(createPolicyGradientLoss(inputs, options));
+    expect(result.supportLogprobs[0]![0]![0]).toBeCloseTo(result.tokenLogprobs[0]![0]!, 5);
+    expect(result.supportLogprobs[1]![2]![0]).toBeCloseTo(result.tokenLogprobs[1]![2]!, 5);
+    expect(result.supportLogprobs[0]![0]![1]).not.toBeCloseTo(result.tokenLogprobs[0]![0]!, 3);
+    expect(sampled.result.tokenLogprobs).toEqual(result.tokenLogprobs);
+    const reference = policyLoss(
+      result.tokenLogprobs.map((logprobs, index) => ({
+        logprobs,
+        ...inputs[index]!,
+        support: supportAdvantages[index]!.map((advantages, position) => ({ advantages, logprobs: result.supportLogprobs[index]![position]! })),
+      })),
+      options,
+    );
+    expect(result.loss).toBeCloseTo(reference.loss, 5);
+    expect(reference.loss).not.toBeCloseTo(policyLoss(result.tokenLogprobs.map((logprobs, index) => ({ logprobs, ...inputs[index]! })), options).loss, 3);
+
+    const weights = result.tokenLogprobs.map((logprobs, index) =>
+      logprobs.map((logprob, position) => Math.min(Math.exp(logprob - inputs[index]!.rolloutLogprobs[position]!), options.importanceSamplingCap)),
+    );
+    const explicit = await supportGradientsOf((tokenLogprobs, supportLogprobs) => {
+      const terms = tokenLogprobs.map((logprobs, index) => {
+        const input = inputs[index]!;
+        const coefficient = tf.tensor1d(input.lossMask.map((mask, position) => mask * weights[index]![position]! * input.advantages[position]!));
+        const width = supportLogprobs[index]!.shape[1];
+        const supportCoefficient = tf.tensor2d(
+          supportAdvantages[index]!.flatMap((advantages, position) => Array.from({ length: width }, (_, column) => input.lossMask[position]! * (advantages[column] ?? 0))),
+          [input.lossMask.length, width],
+        );
+        return tf.neg(tf.add(tf.sum(tf.mul(coefficient, logprobs)), tf.sum(tf.mul(supportCoefficient, supportLogprobs[index]!))));
+      });
+      return tf.div(tf.addN(terms), reference.lossTokens) as tf.Scalar;
+    });
+    expect(gradients.size).toBeGreaterThan(0);
+    let largestChange = 0;
+    for (const [name, gradient] of gradients) {
+      const expected = explicit.gradients.get(name)!;
+      const largest = Math.max(...Array.from(expected.data, Math.abs), 1e-12);
+      gradient.data.forEach((value, index) => expect(Math.abs(value - expected.data[index]!) / largest).toBeLessThan(1e-3));
+      const withoutSupport = sampled.gradients.get(name)!;
+      largestChange = Math.max(largestChange, ...Array.from(gradient.data, (value, index) => Math.abs(value - withoutSupport.data[index]!) / largest));
+    }
+    // The set moves the weights: the gradient is not the sampled tokens' alone.
+    expect(largestChange).toBeGreaterThan(1e-2);
+  });
+
+  it('refuses support tokens that do not line up with the targets', async () => {
+    const transformer = await loadTransformerFromFolder(folder, { trainParams: 'lora', lora: { rank: 2, alpha: 4, targetModules: ['q_proj'] } });
+    try {
+      await expect(
+        transformer.forwardBackward({ sequences: [{ ...sequences[0]!, supportTokenIds: [[1]] }], loss: (values) => tf.sum(values[0]!) as tf.Scalar }),
+      ).rejects.toThrow(/supportTokenIds has 1 positions for 4 targets/);
+    } finally {
+      transformer.dispose();
+    }
+  });
+});

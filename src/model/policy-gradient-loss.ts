@@ -4,13 +4,16 @@
  * `src/core/policy-loss.ts` is the number form and documents the formula; the two must agree
  * (`policy-gradient-loss.test.ts`).
  *
+ * A sequence's OPD support set adds, at each position, the same clipped surrogate over the set's
+ * tokens, without the importance weight (`core/policy-loss.ts`, sp_t).
+ *
  * ℓ_old is the trainer's own log-prob before the update. With one optimizer step per batch it
  * equals ℓ's value, so it is ℓ with its gradient stopped: ρ = exp(ℓ − stop(ℓ)) is 1 but carries
  * ∇ℓ, and w = min(exp(stop(ℓ) − μ), C) is a constant weight.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { PolicyLossOptions } from '../core/policy-loss.js';
-import type { TokenLoss } from './transformer-training.js';
+import { supportWidth, type TokenLoss } from './transformer-training.js';
 
 export interface PolicyGradientSequence {
   rolloutLogprobs: readonly number[];
@@ -18,6 +21,8 @@ export interface PolicyGradientSequence {
   lossMask: readonly number[];
   /** Needed when β > 0. */
   referenceLogprobs?: readonly number[];
+  /** Per response token, the advantages of the support tokens listed for `forwardBackward`. */
+  support?: readonly { advantages: readonly number[] }[];
 }
 
 /** Identity forward, zero gradient backward. */
@@ -37,7 +42,13 @@ export function createPolicyGradientLoss(
 ): TokenLoss {
   const ownTokens = sequences.reduce((total, sequence) => total + sequence.lossMask.reduce((sum, mask) => sum + mask, 0), 0);
   const denominator = Math.max(batchLossTokens ?? ownTokens, 1);
-  return (tokenLogprobs) => {
+  const surrogate = (logprobs: tf.Tensor, advantages: tf.Tensor): tf.Tensor => {
+    const ratio = tf.exp(tf.sub(logprobs, stopGradient(logprobs)));
+    const unclipped = tf.neg(tf.mul(ratio, advantages));
+    const clipped = tf.neg(tf.mul(tf.clipByValue(ratio, 1 - options.clipLow, 1 + options.clipHigh), advantages));
+    return tf.maximum(unclipped, clipped);
+  };
+  return (tokenLogprobs, supportLogprobs) => {
     const perSequence = tokenLogprobs.map((logprobs, index) => {
       const sequence = sequences[index];
       if (sequence === undefined || sequence.lossMask.length !== logprobs.shape[0]) {
@@ -46,17 +57,25 @@ export function createPolicyGradientLoss(
       const mask = tf.tensor1d(Float32Array.from(sequence.lossMask));
       const advantages = tf.tensor1d(Float32Array.from(sequence.advantages));
       const rollout = tf.tensor1d(Float32Array.from(sequence.rolloutLogprobs));
-      const proximal = stopGradient(logprobs);
-      const ratio = tf.exp(tf.sub(logprobs, proximal));
-      const weight = tf.minimum(tf.exp(tf.sub(proximal, rollout)), options.importanceSamplingCap);
-      const unclipped = tf.neg(tf.mul(ratio, advantages));
-      const clipped = tf.neg(tf.mul(tf.clipByValue(ratio, 1 - options.clipLow, 1 + options.clipHigh), advantages));
-      let perToken = tf.mul(weight, tf.maximum(unclipped, clipped));
+      const weight = tf.minimum(tf.exp(tf.sub(stopGradient(logprobs), rollout)), options.importanceSamplingCap);
+      let perToken = tf.mul(weight, surrogate(logprobs, advantages));
       if (options.klCoefficient > 0) {
         if (sequence.referenceLogprobs?.length !== sequence.lossMask.length) throw new RangeError('referenceLogprobs are needed when β > 0');
         const difference = tf.sub(tf.tensor1d(Float32Array.from(sequence.referenceLogprobs)), logprobs);
         const kl = tf.sub(tf.sub(tf.exp(difference), difference), 1);
         perToken = tf.add(perToken, tf.mul(kl, options.klCoefficient));
+      }
+      const support = sequence.support;
+      const supportValues = supportLogprobs[index] ?? null;
+      if (support !== undefined && supportValues !== null) {
+        const width = supportWidth(support.map((position) => position.advantages));
+        if (support.length !== sequence.lossMask.length || supportValues.shape[1] !== width) {
+          throw new RangeError(`sequence ${index}: the support advantages do not match its support log-probs`);
+        }
+        // Padded columns carry advantage 0, so they add nothing.
+        const padded = support.flatMap((position) => Array.from({ length: width }, (_, column) => position.advantages[column] ?? 0));
+        const supportAdvantages = tf.tensor2d(Float32Array.from(padded), [support.length, width]);
+        perToken = tf.add(perToken, tf.sum(surrogate(supportValues, supportAdvantages), 1));
       }
       return tf.sum(tf.mul(perToken, mask));
     });

@@ -19,12 +19,26 @@ export const trainingSequenceSchema = z.object({
    * first). Usually the prompt length, so the lm head runs over response positions only.
    */
   targetStart: z.number().int().positive().optional(),
+  /**
+   * Per target position, more tokens whose log-probs the loss wants at that position (OPD's
+   * support set); positions may list different numbers of tokens.
+   */
+  supportTokenIds: z.array(z.array(z.number().int().nonnegative())).optional(),
 });
 
 export type TrainingSequence = z.infer<typeof trainingSequenceSchema>;
 
-/** Given one log-prob tensor per sequence (tokens targetStart..T-1), returns the scalar loss. */
-export type TokenLoss = (tokenLogprobs: tf.Tensor1D[]) => tf.Scalar;
+/**
+ * Given one log-prob tensor per sequence (tokens targetStart..T-1) and, for sequences with
+ * support tokens, their log-probs [targets, supportWidth] (padded columns repeat the target),
+ * returns the scalar loss.
+ */
+export type TokenLoss = (tokenLogprobs: tf.Tensor1D[], supportLogprobs: (tf.Tensor2D | null)[]) => tf.Scalar;
+
+/** Columns of a sequence's support tensor: the most tokens any position lists. */
+export function supportWidth(support: readonly (readonly unknown[])[]): number {
+  return support.reduce((widest, position) => Math.max(widest, position.length), 0);
+}
 
 export interface ForwardBackwardRequest {
   sequences: TrainingSequence[];
@@ -42,6 +56,8 @@ export interface ForwardBackwardResult {
   loss: number;
   /** The log-probs the loss saw, per sequence. */
   tokenLogprobs: number[][];
+  /** Per sequence, the support tokens' log-probs as listed (null without support tokens). */
+  supportLogprobs: (number[][] | null)[];
 }
 
 /** Trainable variables by their exported name (PEFT or HF), and which are stored transposed. */
@@ -69,6 +85,26 @@ function activationBytesPerToken(model: ForwardModel, length: number, recompute:
   return 4 * (recompute ? layerCount * d + perLayer : layerCount * perLayer);
 }
 
+/**
+ * The support tokens' log-probs [targets, width], one head pass per column: column j holds each
+ * position's j-th support token, or its target where the position lists fewer.
+ */
+function supportLogprobs(
+  support: readonly (readonly number[])[] | undefined,
+  targets: readonly number[],
+  logprobsOf: (columnTargets: tf.Tensor1D) => tf.Tensor1D,
+): tf.Tensor2D | null {
+  if (support === undefined) return null;
+  const width = supportWidth(support);
+  if (width === 0) return null;
+  const columns: tf.Tensor1D[] = [];
+  for (let column = 0; column < width; column += 1) {
+    const ids = support.map((position, index) => position[column] ?? (targets[index] as number));
+    columns.push(logprobsOf(tf.tensor1d(ids, 'int32')));
+  }
+  return tf.stack(columns, 1) as tf.Tensor2D;
+}
+
 export function createGradientAccumulator(): GradientAccumulator {
   const gradients = new Map<string, tf.Tensor>();
   return {
@@ -90,6 +126,14 @@ export function createGradientAccumulator(): GradientAccumulator {
         if (sequence.tokenIds.some((tokenId) => tokenId >= model.shape.vocabSize)) {
           throw new ClawrlError('invalid_request', 'token id outside the vocabulary');
         }
+        if (sequence.supportTokenIds !== undefined) {
+          if (sequence.supportTokenIds.length !== sequence.tokenIds.length - start) {
+            throw new ClawrlError('invalid_request', `supportTokenIds has ${sequence.supportTokenIds.length} positions for ${sequence.tokenIds.length - start} targets`);
+          }
+          if (sequence.supportTokenIds.some((position) => position.some((tokenId) => tokenId >= model.shape.vocabSize))) {
+            throw new ClawrlError('invalid_request', 'support token id outside the vocabulary');
+          }
+        }
         totalTokens += sequence.tokenIds.length;
         longest = Math.max(longest, sequence.tokenIds.length);
       }
@@ -101,7 +145,9 @@ export function createGradientAccumulator(): GradientAccumulator {
       ensureFits(neededBytes, { purpose: `training on ${totalTokens} tokens` });
       const chunkRows = defaultChunkRows(model.shape.vocabSize);
       const kept: tf.Tensor1D[] = [];
+      const keptSupport: (tf.Tensor2D | null)[] = [];
       const { value, grads } = tf.variableGrads(() => {
+        const supportPerSequence: (tf.Tensor2D | null)[] = [];
         const perSequence = sequences.map((sequence) => {
           const start = sequence.targetStart ?? 1;
           const length = sequence.tokenIds.length;
@@ -115,9 +161,14 @@ export function createGradientAccumulator(): GradientAccumulator {
             trainableHead: model.parameters.trainable,
           });
           kept.push(tf.keep(logprobs));
+          const support = supportLogprobs(sequence.supportTokenIds, sequence.tokenIds.slice(start), (columnTargets) =>
+            tokenLogprobs(rows, model.parameters.lmHead, columnTargets, { temperature, chunkRows, trainableHead: model.parameters.trainable }),
+          );
+          supportPerSequence.push(support);
+          keptSupport.push(support === null ? null : tf.keep(support));
           return logprobs;
         });
-        const loss = request.loss(perSequence);
+        const loss = request.loss(perSequence, supportPerSequence);
         if (loss.rank !== 0) throw new ClawrlError('invalid_request', 'the loss function must return a scalar');
         return loss;
       }, variables);
@@ -138,10 +189,19 @@ export function createGradientAccumulator(): GradientAccumulator {
         }
         const lossValue = (await value.data())[0] ?? Number.NaN;
         const logprobs = await Promise.all(kept.map(async (tensor) => Array.from(await tensor.data())));
-        return { loss: lossValue, tokenLogprobs: logprobs };
+        const support = await Promise.all(
+          keptSupport.map(async (tensor, index) => {
+            const listed = sequences[index]?.supportTokenIds;
+            if (tensor === null || listed === undefined) return null;
+            const rows = (await tensor.array()) as number[][];
+            return listed.map((position, row) => (rows[row] ?? []).slice(0, position.length));
+          }),
+        );
+        return { loss: lossValue, tokenLogprobs: logprobs, supportLogprobs: support };
       } finally {
         value.dispose();
         tf.dispose(kept);
+        tf.dispose(keptSupport.filter((tensor): tensor is tf.Tensor2D => tensor !== null));
       }
     },
     async exportGradients(trainable) {

@@ -164,8 +164,16 @@ export interface SupportToken {
   studentLogprob: number;
   /** Null when the token is outside the teacher's reported top list. */
   teacherLogprob: number | null;
-  /** clip(teacher − student, −C, C); null with the teacher's log-prob. */
+  /**
+   * clip(teacher − student, −C, C); for a token outside the teacher's list, against the list's
+   * lowest log-prob (a bound); null when the teacher reported nothing at the position.
+   */
   advantage: number | null;
+  /**
+   * What the trainer puts on the token: w_opd · (the student's probability renormalized over the
+   * set) · advantage; null with the advantage.
+   */
+  weightedAdvantage: number | null;
 }
 
 /**

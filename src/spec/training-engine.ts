@@ -21,6 +21,17 @@ export interface TrainingDatum {
   rolloutLogprobs: number[];
   /** The sampling temperature of the rollout (> 0). */
   temperature: number;
+  /**
+   * OPD over a support set (`core/build-samples.ts`): one entry per response token, the tokens
+   * whose log-probs the loss also moves at that position and the advantage on each (same
+   * clipped surrogate as the sampled token's, with no importance weight: the set is not sampled).
+   */
+  support?: SupportTarget[];
+}
+
+export interface SupportTarget {
+  tokenIds: number[];
+  advantages: number[];
 }
 
 /** The PPO-style clipped surrogate with truncated importance sampling (`src/core/policy-loss.ts`). */
@@ -49,6 +60,8 @@ export interface ForwardBackwardOutput {
   logprobs: number[][];
   /** The base model's log-probs, when the KL term needed them. */
   referenceLogprobs: number[][] | null;
+  /** The trainer's log-probs of each datum's support tokens (same layout), null for data without. */
+  supportLogprobs?: (number[][] | null)[];
 }
 
 export interface OptimizerStepInput {

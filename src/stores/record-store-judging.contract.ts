@@ -72,7 +72,7 @@ function sample(id: string, turnId: string, overrides: Partial<NewSample> = {}):
     lossMask: [1, 1],
     advantages: [1.25, 0.5],
     teacherLogprobs: [-0.25, -0.75],
-    support: [[{ id: 4, studentLogprob: -0.5, teacherLogprob: -0.25, advantage: 0.25 }], [{ id: 9, studentLogprob: -1, teacherLogprob: null, advantage: null }]],
+    support: [[{ id: 4, studentLogprob: -0.5, teacherLogprob: -0.25, advantage: 0.25, weightedAdvantage: 0.25 }], [{ id: 9, studentLogprob: -1, teacherLogprob: null, advantage: null, weightedAdvantage: null }]],
     createdAt: 3_000,
     ...overrides,
   };

@@ -28,7 +28,8 @@ async function servedVersion(): Promise<number> {
   throw new Error('no start event');
 }
 
-type SampleFields = Pick<Parameters<RecordStore['recordSample']>[0], 'method' | 'policyVersion' | 'score' | 'hint' | 'advantages' | 'teacherLogprobs'>;
+type SampleFields = Pick<Parameters<RecordStore['recordSample']>[0], 'method' | 'policyVersion' | 'score' | 'hint' | 'advantages' | 'teacherLogprobs'> &
+  Partial<Pick<Parameters<RecordStore['recordSample']>[0], 'support'>>;
 
 /** A completed two-token main turn of session `s` and its ready sample. */
 async function recordSampledTurn(target: RecordStore, index: number, sample: SampleFields): Promise<void> {
@@ -139,6 +140,44 @@ describe('the trainer', () => {
       ]);
     } finally {
       await batchStore.close();
+    }
+  });
+
+  it('hands a sample\'s support set to the engine (tokens without an advantage left out) and counts it in the step\'s loss', async () => {
+    const supportStore = createSqliteRecordStore({ path: ':memory:' });
+    const handed: unknown[] = [];
+    const spied: TrainingEngine = Object.assign(Object.create(trainingEngine) as TrainingEngine, {
+      forwardBackward: (input: Parameters<TrainingEngine['forwardBackward']>[0]) => {
+        handed.push(...input.data.map((datum) => datum.support));
+        return trainingEngine.forwardBackward(input);
+      },
+    });
+    try {
+      const serving = createPolicyServing({ store: supportStore, engine, logger: silent, now: () => 1_000 });
+      await serving.start();
+      await supportStore.upsertSession({ id: 's', tenant: null, at: 1 });
+      await recordSampledTurn(supportStore, 0, {
+        method: 'combine', policyVersion: 0, score: 0, hint: 'h', advantages: [0, 0], teacherLogprobs: [-4, -4.5],
+        support: [
+          [
+            { id: 7, studentLogprob: -1, teacherLogprob: -0.5, advantage: 0.5, weightedAdvantage: 0.3 },
+            { id: 9, studentLogprob: -2, teacherLogprob: null, advantage: null, weightedAdvantage: null },
+          ],
+          [{ id: 11, studentLogprob: -1, teacherLogprob: -3, advantage: -1, weightedAdvantage: -1 }],
+        ],
+      });
+      const trainer = createTrainer({ store: supportStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 1, pollIntervalMs: 60_000 });
+      await trainer.start();
+      const outcome = await trainer.trainNow();
+      await trainer.close();
+      expect(handed).toEqual([[{ tokenIds: [7], advantages: [0.3] }, { tokenIds: [11], advantages: [-1] }]]);
+      // Every advantage on the sampled tokens is 0, so the loss is the support set's alone.
+      expect(outcome).toMatchObject({ kind: 'trained' });
+      const metrics = outcome.kind === 'trained' ? outcome.step.metrics : null;
+      expect(metrics?.policyGradientLoss).not.toBe(0);
+      expect(metrics?.policyGradientLoss).toBeCloseTo(metrics?.loss ?? Number.NaN, 5);
+    } finally {
+      await supportStore.close();
     }
   });
 

@@ -13,7 +13,8 @@
  * resets the training weights to it, and a restart whose active version is not the last step's
  * starts from the active version's weights instead of the checkpoint.
  */
-import { defaultPolicyLossOptions, partitionByStaleness, policyLoss, type PolicyLossOptions } from '../core/policy-loss.js';
+import { defaultPolicyLossOptions, partitionByStaleness, policyLoss, type PolicyLossOptions, type SupportLossTerms } from '../core/policy-loss.js';
+import { supportTargets } from '../core/build-samples.js';
 import { applyRewardBaseline, type RewardBaselineKind } from '../core/reward-baseline.js';
 import { decayedLearningRate, type LearningRateDecay } from '../core/learning-rate-decay.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
@@ -88,7 +89,14 @@ function datumOf(sample: TrainingSample, advantages: number[]): TrainingDatum {
     advantages,
     rolloutLogprobs: sample.rolloutLogprobs,
     temperature: sample.samplingTemperature,
+    ...(sample.support === null ? {} : { support: supportTargets(sample.support) }),
   };
+}
+
+/** The support terms of a datum for the step's metrics, when the engine reported their log-probs. */
+function supportTermsOf(support: TrainingDatum['support'], logprobs: number[][] | null): { support?: SupportLossTerms[] } {
+  if (support === undefined || logprobs === null) return {};
+  return { support: support.map((target, position) => ({ advantages: target.advantages, logprobs: logprobs[position] ?? [] })) };
 }
 
 export function createTrainer(options: TrainerOptions): Trainer {
@@ -159,10 +167,11 @@ export function createTrainer(options: TrainerOptions): Trainer {
         learningRate: decayedLearningRate(trainingEngine.info.learningRate, stepNumber, learningRateDecay),
       });
       const computed = policyLoss(
-        data.map((datum, index) => ({
+        data.map(({ support, ...datum }, index) => ({
           ...datum,
           logprobs: output.logprobs[index] ?? [],
           ...(output.referenceLogprobs === null ? {} : { referenceLogprobs: output.referenceLogprobs[index] ?? [] }),
+          ...supportTermsOf(support, output.supportLogprobs?.[index] ?? null),
         })),
         loss,
       );

@@ -82,10 +82,14 @@ async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBack
       throw new ClawrlError('invalid_request', 'lossMask, advantages and rolloutLogprobs need one entry per response token');
     }
     if (!(datum.temperature > 0)) throw new ClawrlError('invalid_request', 'a training datum needs a temperature > 0');
+    if (datum.support !== undefined && (datum.support.length !== length || datum.support.some((target) => target.tokenIds.length !== target.advantages.length))) {
+      throw new ClawrlError('invalid_request', 'support needs one entry per response token, with one advantage per token id');
+    }
   }
   const batchLossTokens = input.batchLossTokens ?? input.data.reduce((total, datum) => total + datum.lossMask.reduce((sum, mask) => sum + mask, 0), 0);
   const logprobsByDatum = new Map<TrainingDatum, number[]>();
   const referenceByDatum = new Map<TrainingDatum, number[]>();
+  const supportByDatum = new Map<TrainingDatum, number[][] | null>();
   let loss = 0;
   for (const chunk of microBatches(input.data)) {
     const sequences = [];
@@ -95,17 +99,25 @@ async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBack
       sequences.push({ ...datum, ...(referenceValues === undefined ? {} : { referenceLogprobs: referenceValues }) });
     }
     const result = await transformer.forwardBackward({
-      sequences: chunk.map((datum) => ({ tokenIds: [...datum.promptTokenIds, ...datum.responseTokenIds], targetStart: datum.promptTokenIds.length })),
+      sequences: chunk.map((datum) => ({
+        tokenIds: [...datum.promptTokenIds, ...datum.responseTokenIds],
+        targetStart: datum.promptTokenIds.length,
+        ...(datum.support === undefined ? {} : { supportTokenIds: datum.support.map((target) => target.tokenIds) }),
+      })),
       loss: createPolicyGradientLoss(sequences, options, batchLossTokens),
       temperature: chunk[0]?.temperature ?? 1,
     });
     loss += result.loss;
-    chunk.forEach((datum, index) => logprobsByDatum.set(datum, result.tokenLogprobs[index] ?? []));
+    chunk.forEach((datum, index) => {
+      logprobsByDatum.set(datum, result.tokenLogprobs[index] ?? []);
+      supportByDatum.set(datum, result.supportLogprobs[index] ?? null);
+    });
   }
   return {
     loss,
     logprobs: input.data.map((datum) => logprobsByDatum.get(datum) ?? []),
     referenceLogprobs: options.klCoefficient > 0 ? input.data.map((datum) => referenceByDatum.get(datum) ?? []) : null,
+    supportLogprobs: input.data.map((datum) => supportByDatum.get(datum) ?? null),
   };
 }
 
