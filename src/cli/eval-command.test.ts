@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OptionKey } from './configuration.js';
-import { defaultExperimentTrainEvery, serveArgumentsOf, type PersonalizeCommandInput } from './eval-command.js';
+import { defaultExperimentOpdSupportK, defaultExperimentTrainEvery, serveArgumentsOf, type PersonalizeCommandInput } from './eval-command.js';
 
 function inputFor(configuration: Record<string, unknown>, explicit: OptionKey[] = []): PersonalizeCommandInput {
   return {
@@ -18,11 +18,14 @@ function flagValue(argumentsList: string[], flag: string): string | undefined {
 }
 
 describe('serveArgumentsOf', () => {
-  it("gives the built-in model the experiment defaults: full parameters, a step every 4 samples, serve's reward weight", () => {
-    const serve = serveArgumentsOf(inputFor({ model: 'builtin:tiny', trainEvery: 16, rlWeight: 1 }), 'combine');
+  it("gives the built-in model the experiment defaults: full parameters, a step every 4 samples, a support set of 4, serve's reward weight", () => {
+    const serve = serveArgumentsOf(inputFor({ model: 'builtin:tiny', trainEvery: 16, rlWeight: 1, opdSupportK: 0 }), 'combine');
     expect(serve.slice(0, 2)).toEqual(['--method', 'combine']);
     expect(flagValue(serve, '--train-params')).toBe('full');
     expect(flagValue(serve, '--train-every')).toBe(String(defaultExperimentTrainEvery));
+    expect(defaultExperimentOpdSupportK).toBe(4);
+    expect(flagValue(serve, '--opd-support-k')).toBe('4');
+    expect(flagValue(serveArgumentsOf(inputFor({ model: 'builtin:tiny', opdSupportK: 0 }, ['opdSupportK']), 'combine'), '--opd-support-k')).toBe('0');
     expect(flagValue(serve, '--rl-weight')).toBeUndefined();
   });
 

@@ -31,13 +31,15 @@ import type { OptionKey } from './configuration.js';
 /** Options of the server the command starts, with serve's flags, file keys and variables. */
 export const personalizeServerKeys = [
   'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout', 'judge', 'judgeUrl',
-  'judgeModel', 'judgeWeights', 'judgeRules', 'trainEvery', 'trainParams', 'learningRate', 'learningRateHalfLife', 'rlWeight', 'opdWeight', 'klCoefficient', 'rewardBaseline', 'maxStaleness', 'maxTokens',
+  'judgeModel', 'judgeWeights', 'judgeRules', 'trainEvery', 'trainParams', 'learningRate', 'learningRateHalfLife', 'rlWeight', 'opdWeight', 'opdSupportK', 'klCoefficient', 'rewardBaseline', 'maxStaleness', 'maxTokens',
   'data',
 ] as const satisfies readonly OptionKey[];
 export const personalizeKeys = ['config', 'url', 'apiKey', 'adminKey', 'json', ...personalizeServerKeys] as const satisfies readonly OptionKey[];
 
 export const defaultPersonalizeSessions = 20;
 export const defaultExperimentTrainEvery = 4;
+/** OpenClaw-RL v2's support set: with it the built-in model learned the teacher and the TA faster (docs/personalization.md). */
+export const defaultExperimentOpdSupportK = 4;
 
 /** Help where the experiment's meaning or default differs from serve's. */
 export const personalizeHelp: Partial<Record<OptionKey, string>> = {
@@ -45,6 +47,7 @@ export const personalizeHelp: Partial<Record<OptionKey, string>> = {
   data: "data folder of the server it starts, kept afterwards (default: a temporary folder, removed after a successful run)",
   trainEvery: `ready samples per training step of the server it starts (default: ${defaultExperimentTrainEvery})`,
   trainParams: 'lora | full, for the server it starts (default: full for builtin:tiny, else lora)',
+  opdSupportK: `OPD support-set size of the server it starts, 0: the sampled token only (default: ${defaultExperimentOpdSupportK})`,
   judge: 'judge of the server it starts: rules | policy | openai (default: "policy")',
   apiKey: 'API key the experiment sends (the first one), also given to the server it starts',
   adminKey: 'admin key, for GET /admin/policies and /admin/turns (also given to the server it starts)',
@@ -110,6 +113,7 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
     ['--learning-rate-half-life', configuration.learningRateHalfLife],
     ['--rl-weight', input.explicitKeys.has('rlWeight') ? configuration.rlWeight : undefined],
     ['--opd-weight', input.explicitKeys.has('opdWeight') ? configuration.opdWeight : undefined],
+    ['--opd-support-k', input.explicitKeys.has('opdSupportK') ? configuration.opdSupportK : defaultExperimentOpdSupportK],
     ['--kl-coefficient', input.explicitKeys.has('klCoefficient') ? configuration.klCoefficient : undefined],
     ['--reward-baseline', input.explicitKeys.has('rewardBaseline') ? configuration.rewardBaseline : undefined],
     ['--max-staleness', input.explicitKeys.has('maxStaleness') ? configuration.maxStaleness : undefined],
