@@ -61,6 +61,8 @@ describe('clawrl eval personalize', () => {
     expect(run.code, run.stderr).toBe(0);
     const result: PersonalizeResult = personalizeResultSchema.parse(JSON.parse(run.stdout));
     expect(result).toMatchObject({ user: 'brief-grader', method: 'rl', seed: 5, probeSize: 4, model: path.basename(folder) });
+    // The file says how the server it started was set up, the experiment's own defaults included.
+    expect(result.serverArguments).toEqual(expect.arrayContaining(['--method', 'rl', '--judge', 'rules', '--opd-support-k', '4', '--train-every', '4']));
     expect(run.stderr).toMatch(/session 3\/3 {2}first response \(policy v\d+\)/);
 
     expect(result.sessions.map((session) => session.index)).toEqual([1, 2, 3]);

@@ -191,6 +191,7 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
   if (probeSize < minimumProbeSize) progress(`warning: a probe of ${probeSize} < ${minimumProbeSize} messages is for smoke tests; its sessionsToSuccess is not the measure`);
 
   let server: ExperimentServer | undefined;
+  let serverArguments: string[] | null = null;
   let temporaryData: string | undefined;
   let url = configuration.url as string;
   let stage = 'Starting clawrl serve failed';
@@ -205,9 +206,10 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
       const data = input.explicitKeys.has('data') ? (configuration.data as string) : (temporaryData = mkdtempSync(path.join(tmpdir(), 'clawrl-personalize-')));
       progress(`starting clawrl serve (data and server.log in ${data})`);
       if (existsSync(path.join(data, 'clawrl.db'))) progress(`warning: ${data} already holds a store; its earlier training counts, so this run does not start from the base model`);
+      serverArguments = serveArgumentsOf(input, method);
       server = await startExperimentServer({
         cliScript: fileURLToPath(new URL('./main.js', import.meta.url)),
-        serveArguments: serveArgumentsOf(input, method),
+        serveArguments: serverArguments,
         data,
         environment: serverEnvironmentOf(input),
       });
@@ -218,7 +220,7 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
     }
     stage = `The experiment against ${url} failed`;
     const apiKey = clientKeyOf(configuration.apiKey as string[]);
-    const result = await runPersonalizeExperiment({
+    const measured = await runPersonalizeExperiment({
       client: createPersonalizeClient({ url, apiKey, adminKey: configuration.adminKey as string | undefined }),
       user,
       method,
@@ -229,6 +231,7 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
       runId: `personalize-${Date.now().toString(36)}-${user.name}-${method}-${seed}`,
       onProgress: (event) => progress(formatProgress(event)),
     });
+    const result: PersonalizeResult = { ...measured, serverArguments };
     if (method !== 'base' && result.serverMethod !== null && result.serverMethod !== method) {
       progress(`warning: the server built ${result.serverMethod} samples, not ${method}; start it with --method ${method}`);
     }

@@ -60,6 +60,12 @@ export const personalizeResultSchema = z.object({
   judge: z.object({ judge: z.string(), judgeModel: z.string().nullable() }).nullable(),
   /** The method of the server's samples, when the admin view could tell; it should equal `method`. */
   serverMethod: z.string().nullable(),
+  /**
+   * The `clawrl serve` flags of the server the command started (the experiment's defaults
+   * included; keys go by environment, never here); null against a running server (`--url`).
+   * Absent in results written before it was recorded.
+   */
+  serverArguments: z.array(z.string()).nullable().optional(),
   sessions: z.array(personalizeSessionSchema),
   probe: z.array(personalizeProbeSchema).min(1),
 });
