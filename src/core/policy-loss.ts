@@ -67,8 +67,7 @@ export function supportLossTerm(terms: SupportLossTerms, options: PolicyLossOpti
   let sum = 0;
   terms.advantages.forEach((advantage, index) => {
     const logprob = terms.logprobs[index] ?? 0;
-    const ratio = Math.exp(logprob - (terms.proximalLogprobs?.[index] ?? logprob));
-    sum += Math.max(-ratio * advantage, -clip(ratio, 1 - options.clipLow, 1 + options.clipHigh) * advantage);
+    sum += clippedSurrogate(Math.exp(logprob - (terms.proximalLogprobs?.[index] ?? logprob)), advantage, options).value;
   });
   return sum;
 }
@@ -89,6 +88,13 @@ export function clip(value: number, low: number, high: number): number {
   return Math.min(high, Math.max(low, value));
 }
 
+/** max(−ρ·A, −clip(ρ, 1 − ε_lo, 1 + ε_hi)·A), and whether the clipped side won. */
+function clippedSurrogate(ratio: number, advantage: number, options: PolicyLossOptions): { value: number; clipped: boolean } {
+  const unclipped = -ratio * advantage;
+  const clippedTerm = -clip(ratio, 1 - options.clipLow, 1 + options.clipHigh) * advantage;
+  return { value: Math.max(unclipped, clippedTerm), clipped: clippedTerm > unclipped };
+}
+
 /** The per-token loss terms of one token, before masking. */
 export function policyLossTerms(
   token: { logprob: number; proximalLogprob: number; rolloutLogprob: number; advantage: number; referenceLogprob?: number },
@@ -97,12 +103,11 @@ export function policyLossTerms(
   const ratio = Math.exp(token.logprob - token.proximalLogprob);
   const importanceRatio = Math.exp(token.proximalLogprob - token.rolloutLogprob);
   const importanceWeight = Math.min(importanceRatio, options.importanceSamplingCap);
-  const unclipped = -ratio * token.advantage;
-  const clippedTerm = -clip(ratio, 1 - options.clipLow, 1 + options.clipHigh) * token.advantage;
+  const surrogate = clippedSurrogate(ratio, token.advantage, options);
   const difference = token.referenceLogprob === undefined ? 0 : token.referenceLogprob - token.logprob;
   return {
-    policyGradient: importanceWeight * Math.max(unclipped, clippedTerm),
-    clipped: clippedTerm > unclipped,
+    policyGradient: importanceWeight * surrogate.value,
+    clipped: surrogate.clipped,
     importanceRatio,
     importanceWeight,
     kl: Math.exp(difference) - difference - 1,

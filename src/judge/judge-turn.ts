@@ -125,7 +125,7 @@ async function chooseHint(candidates: string[], scorer: TeacherScorer, k: number
  * covers them nearly always, and a token outside it is taken at the list's bound
  * (`buildSupportSet`).
  */
-export function scoredTopK(dependencies: Pick<JudgeTurnDependencies, 'overlapTopK' | 'supportTopK'>): number {
+function scoredTopK(dependencies: Pick<JudgeTurnDependencies, 'overlapTopK' | 'supportTopK'>): number {
   return Math.max(dependencies.overlapTopK, dependencies.supportTopK > 0 ? Math.max(20, dependencies.supportTopK) : 0);
 }
 

@@ -5,7 +5,7 @@ import { defaultPolicyLossOptions, policyLoss } from '../core/policy-loss.js';
 import { initializeTensorBackend } from '../tensor/index.js';
 import { createPolicyGradientLoss } from './policy-gradient-loss.js';
 import { loadTransformerFromFolder } from './transformer.js';
-import type { TokenLoss } from './transformer-training.js';
+import type { TokenLoss, TrainingSequence } from './transformer-training.js';
 
 const folder = join(import.meta.dirname, '__fixtures__', 'golden', 'qwen3');
 const sequences = [
@@ -21,10 +21,10 @@ beforeAll(async () => {
   await initializeTensorBackend({ backend: 'wasm' });
 });
 
-async function gradientsOf(loss: TokenLoss) {
+async function gradientsOf(loss: TokenLoss, trained: TrainingSequence[] = sequences) {
   const transformer = await loadTransformerFromFolder(folder, { trainParams: 'lora', lora: { rank: 2, alpha: 4, targetModules: ['q_proj', 'down_proj'] } });
   try {
-    const result = await transformer.forwardBackward({ sequences, loss, temperature: 0.7 });
+    const result = await transformer.forwardBackward({ sequences: trained, loss, temperature: 0.7 });
     return { result, gradients: await transformer.gradients() };
   } finally {
     transformer.dispose();
@@ -84,15 +84,7 @@ describe('createPolicyGradientLoss with an OPD support set', () => {
   }));
   const supported = sequences.map((sequence, index) => ({ ...sequence, supportTokenIds: supportTokenIds[index]! }));
 
-  async function supportGradientsOf(loss: TokenLoss) {
-    const transformer = await loadTransformerFromFolder(folder, { trainParams: 'lora', lora: { rank: 2, alpha: 4, targetModules: ['q_proj', 'down_proj'] } });
-    try {
-      const result = await transformer.forwardBackward({ sequences: supported, loss, temperature: 0.7 });
-      return { result, gradients: await transformer.gradients() };
-    } finally {
-      transformer.dispose();
-    }
-  }
+  const supportGradientsOf = (loss: TokenLoss) => gradientsOf(loss, supported);
 
   it('matches the number reference and adds −Σ m·A_v·∇ℓ_v / N over the set to the sampled tokens\' gradient', async () => {
     const options = defaultPolicyLossOptions;
