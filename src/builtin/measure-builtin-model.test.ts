@@ -40,6 +40,13 @@ describe('measureBuiltinModel', () => {
     }
     const perDimension = styleDimensions.reduce((sum, dimension) => sum + result.hintFollowing[dimension].count, 0);
     expect(result.hintFollowing.all.count).toBe(perDimension);
+    for (const dimension of styleDimensions) {
+      const outcomes = Object.values(result.hintFollowingByValue[dimension]);
+      // Every hinted reply is counted once under its hinted value, and the diagonal is the rate's hits.
+      expect(outcomes.flatMap((counts) => Object.values(counts)).reduce((sum, n) => sum + n, 0)).toBe(result.hintFollowing[dimension].count);
+      const hits = Object.entries(result.hintFollowingByValue[dimension]).reduce((sum, [wanted, counts]) => sum + (counts[wanted] ?? 0), 0);
+      expect(hits).toBeCloseTo(result.hintFollowing[dimension].rate * result.hintFollowing[dimension].count, 6);
+    }
     expect(perDimension).toBeGreaterThanOrEqual(6);
     expect(result.wellFormed.count).toBe(12);
     expect(result.judge.verdictAccuracy.count).toBe(2);

@@ -60,6 +60,8 @@ export interface BuiltinModelMeasurement {
   settings: Omit<MeasureBuiltinModelOptions, 'modelDirectory' | 'log'>;
   timings: { loadSeconds: number; firstTokenSeconds: number; sampleTokensPerSecond: number };
   hintFollowing: Record<StyleDimension, Rate> & { all: Rate };
+  /** Per dimension and hinted value, how many replies came out in each value: where following fails. */
+  hintFollowingByValue: { [D in StyleDimension]: Record<string, Record<string, number>> };
   noHintFrequencies: { [D in StyleDimension]: Record<string, number> } & { replies: number };
   wellFormed: Rate & { endsWithEndOfTurn: number };
   judge: {
@@ -199,6 +201,7 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
 
     const following = Object.fromEntries(styleDimensions.map((dimension) => [dimension, { hits: 0, count: 0 }])) as Record<StyleDimension, Counter>;
     const allHinted: Counter = { hits: 0, count: 0 };
+    const byValue = Object.fromEntries(styleDimensions.map((dimension) => [dimension, {}])) as BuiltinModelMeasurement['hintFollowingByValue'];
     for (let index = 0; index < options.prompts; index += 1) {
       const example = styleExample(options.seed, 'hinted', index, true);
       for (const reply of await styleReplies(example, index)) {
@@ -207,6 +210,8 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
           const wanted = example.hinted[dimension];
           if (wanted === undefined) continue;
           const counter = following[dimension];
+          const outcomes = (byValue[dimension][wanted] ??= {});
+          outcomes[actual[dimension]] = (outcomes[actual[dimension]] ?? 0) + 1;
           counter.count += 1;
           allHinted.count += 1;
           if (actual[dimension] === wanted) {
@@ -353,6 +358,7 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
         sampleTokensPerSecond: Math.round(sampledTokens / Math.max(samplingSeconds, 1e-9)),
       },
       hintFollowing,
+      hintFollowingByValue: byValue,
       noHintFrequencies: { ...noHintFrequencies, replies: noHintReplies },
       wellFormed: { ...wellFormedRate, endsWithEndOfTurn: round(endedWithEndOfTurn / Math.max(1, wellFormed.count)) },
       judge,
