@@ -98,6 +98,19 @@ interface Counter {
   count: number;
 }
 
+/** Hits (replies in the hinted value) and count of one dimension's tally, hinted value → value it came out in → replies. */
+function followingOf(tally: Record<string, Record<string, number>>): Counter {
+  let hits = 0;
+  let count = 0;
+  for (const [wanted, outcomes] of Object.entries(tally)) {
+    for (const [actual, replies] of Object.entries(outcomes)) {
+      count += replies;
+      if (actual === wanted) hits += replies;
+    }
+  }
+  return { hits, count };
+}
+
 const rateOf = (counter: Counter): Rate => ({ rate: counter.count === 0 ? 0 : counter.hits / counter.count, count: counter.count });
 const round = (value: number): number => Math.round(value * 1000) / 1000;
 
@@ -199,8 +212,6 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
       return result.replies;
     };
 
-    const following = Object.fromEntries(styleDimensions.map((dimension) => [dimension, { hits: 0, count: 0 }])) as Record<StyleDimension, Counter>;
-    const allHinted: Counter = { hits: 0, count: 0 };
     const byValue = Object.fromEntries(styleDimensions.map((dimension) => [dimension, {}])) as BuiltinModelMeasurement['hintFollowingByValue'];
     for (let index = 0; index < options.prompts; index += 1) {
       const example = styleExample(options.seed, 'hinted', index, true);
@@ -209,15 +220,8 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
         for (const dimension of styleDimensions) {
           const wanted = example.hinted[dimension];
           if (wanted === undefined) continue;
-          const counter = following[dimension];
           const outcomes = (byValue[dimension][wanted] ??= {});
           outcomes[actual[dimension]] = (outcomes[actual[dimension]] ?? 0) + 1;
-          counter.count += 1;
-          allHinted.count += 1;
-          if (actual[dimension] === wanted) {
-            counter.hits += 1;
-            allHinted.hits += 1;
-          }
         }
       }
       if ((index + 1) % 20 === 0) log(`hinted prompts: ${index + 1}/${options.prompts}`);
@@ -328,6 +332,9 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
       log(`judge on the built-in users: ${name} done`);
     }
 
+    // The rates are read off the per-value tally: a reply follows its hint where it came out in the hinted value.
+    const following = Object.fromEntries(styleDimensions.map((dimension) => [dimension, followingOf(byValue[dimension])])) as Record<StyleDimension, Counter>;
+    const allHinted = Object.values(following).reduce((sum, counter) => ({ hits: sum.hits + counter.hits, count: sum.count + counter.count }), { hits: 0, count: 0 });
     const hintFollowing = {
       ...(Object.fromEntries(styleDimensions.map((dimension) => [dimension, rateOf(following[dimension])])) as Record<StyleDimension, Rate>),
       all: rateOf(allHinted),
