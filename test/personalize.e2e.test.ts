@@ -57,10 +57,11 @@ describe('clawrl eval personalize', () => {
     const run = await runCli([
       'eval', 'personalize', '--user', userFile, '--method', 'rl', '--sessions', '3', '--seed', '5', '--probe-size', '4',
       '--json', '--out', out, '--data', data, '--engine', 'local', '--model', folder, '--judge', 'rules', '--max-tokens', '12',
+      '--final-feedback',
     ]);
     expect(run.code, run.stderr).toBe(0);
     const result: PersonalizeResult = personalizeResultSchema.parse(JSON.parse(run.stdout));
-    expect(result).toMatchObject({ user: 'brief-grader', method: 'rl', seed: 5, probeSize: 4, model: path.basename(folder) });
+    expect(result).toMatchObject({ user: 'brief-grader', method: 'rl', seed: 5, probeSize: 4, model: path.basename(folder), finalFeedback: true });
     // The file says how the server it started was set up, the experiment's own defaults included.
     expect(result.serverArguments).toEqual(expect.arrayContaining(['--method', 'rl', '--judge', 'rules', '--opd-support-k', '4', '--train-every', '4']));
     expect(run.stderr).toMatch(/session 3\/3 {2}first response \(policy v\d+\)/);
@@ -95,6 +96,16 @@ describe('clawrl eval personalize', () => {
         expect(satisfiesPreference(user.preference, first?.response.content ?? '')).toBe(session.firstResponseSatisfied);
         const reply = first?.nextState?.map((message) => message.content).join('\n');
         expect(reply).toBe(session.firstResponseSatisfied ? user.thanks[0] : user.complaints[0]);
+        // --final-feedback: the reply to the last response came as feedback text, and the judge read it.
+        const lastId = session.turnIds.at(-1) ?? '';
+        const last = await store.getTurn(lastId);
+        expect(last?.nextState).toBeNull();
+        const feedback = await store.getFeedback(lastId);
+        expect(feedback).toMatchObject({ score: null, hint: null });
+        expect(feedback?.text).toBe(satisfiesPreference(user.preference, last?.response.content ?? '') ? user.thanks[0] : user.complaints[0]);
+        const judgements = await store.listJudgements(lastId);
+        expect(judgements.length).toBeGreaterThan(0);
+        expect(judgements.at(-1)?.score).not.toBeNull();
       }
       const counts = await store.counts();
       expect(counts.turns.main).toBe(result.sessions.reduce((sum, session) => sum + session.turnIds.length, 0));

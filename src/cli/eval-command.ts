@@ -62,6 +62,8 @@ export interface PersonalizeCommandOptions {
   probeSize?: string;
   /** commander's `--no-wait`: false drives sessions at full speed. */
   wait?: boolean;
+  /** `--final-feedback`: the reply to each session's last response goes to `POST /v1/feedback`. */
+  finalFeedback?: boolean;
 }
 
 export interface PersonalizeCommandInput {
@@ -228,6 +230,7 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
       sessions,
       probeSize,
       waitForServer: options.wait !== false,
+      finalFeedback: options.finalFeedback === true,
       runId: `personalize-${Date.now().toString(36)}-${user.name}-${method}-${seed}`,
       onProgress: (event) => progress(formatProgress(event)),
     });

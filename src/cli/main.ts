@@ -273,6 +273,7 @@ addOptions(
   .option('--sessions <n>', 'sessions to run', String(defaultPersonalizeSessions))
   .option('--seed <n>', 'seed of the messages and replies', '1')
   .option('--out <dir>', 'write the result JSON and satisfaction.svg (charting every result file in the folder)')
+  .option('--final-feedback', "send the user's reply to each session's last response as feedback text (POST /v1/feedback), so the last turn is judged too")
   .option('--no-wait', 'do not wait after each session for the server to judge it and train (default: wait, as a user taking a break would)')
   .addOption(new Option('--probe-size <n>', 'held-out probe messages (default 50; fewer only for smoke tests)').hideHelp())
   .action(async (options: PersonalizeCommandOptions, command: Command) => {

@@ -43,6 +43,8 @@ export interface PersonalizeClient {
   turnJudging(turnId: string): Promise<TurnJudgingSummary | null>;
   /** What the server still has to judge and train, per `GET /admin/status`; null when it cannot tell us. */
   backlog(): Promise<ServerBacklog | null>;
+  /** `POST /v1/feedback` with the user's reply as `text`, which the server's judge reads as the turn's next state. */
+  sendFeedback(feedback: { turnId: string; text: string }): Promise<void>;
 }
 
 export interface ServerBacklog {
@@ -81,6 +83,8 @@ export function createPersonalizeClient(options: PersonalizeClientOptions): Pers
   const base = options.url.replace(/\/+$/, '');
   // Main turns are never retried: a retried request would record the turn twice in its session.
   const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: options.apiKey ?? 'none', maxRetries: 0 });
+  const clientHeaders: Record<string, string> = { 'content-type': 'application/json' };
+  if (options.apiKey !== undefined) clientHeaders.authorization = `Bearer ${options.apiKey}`;
   const adminHeaders: Record<string, string> = {};
   const adminKey = options.adminKey ?? options.apiKey;
   if (adminKey !== undefined) adminHeaders.authorization = `Bearer ${adminKey}`;
@@ -148,6 +152,17 @@ export function createPersonalizeClient(options: PersonalizeClientOptions): Pers
       const stepDue = training.trainEvery !== undefined && samples.ready >= training.trainEvery;
       const trainingDue = training.enabled && training.paused !== true && (training.training === true || stepDue);
       return { judgingPending: judging.pending + judging.retrying, trainingDue };
+    },
+    async sendFeedback(feedback) {
+      const response = await fetch(`${base}/v1/feedback`, {
+        method: 'POST',
+        headers: clientHeaders,
+        body: JSON.stringify({ turn_id: feedback.turnId, text: feedback.text }),
+      });
+      if (!response.ok) {
+        throw new ClawrlError('upstream_error', `POST ${base}/v1/feedback answered ${response.status}: ${(await response.text()).slice(0, 500)}`);
+      }
+      await response.body?.cancel();
     },
     async turnJudging(turnId) {
       const parsed = turnViewSchema.safeParse(await adminJson(`/admin/turns/${encodeURIComponent(turnId)}`));

@@ -66,6 +66,12 @@ export const personalizeResultSchema = z.object({
    * Absent in results written before it was recorded.
    */
   serverArguments: z.array(z.string()).nullable().optional(),
+  /**
+   * Whether the user's reply to each session's last response went to the server as feedback text
+   * (`POST /v1/feedback`), so the last turn was judged too. Absent in results written before the
+   * option existed, which sent none.
+   */
+  finalFeedback: z.boolean().optional(),
   sessions: z.array(personalizeSessionSchema),
   probe: z.array(personalizeProbeSchema).min(1),
 });

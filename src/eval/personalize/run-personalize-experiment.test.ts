@@ -12,6 +12,7 @@ import { runPersonalizeExperiment, type PersonalizeProgress } from './run-person
  */
 function scriptedClient(versionAt: (requestsSoFar: number) => number, activeVersion: () => number | null = () => null) {
   const requests: CompletionRequest[] = [];
+  const feedback: { turnId: string; text: string }[] = [];
   const client: PersonalizeClient = {
     modelName: async () => 'scripted',
     async complete(request): Promise<CompletionResult> {
@@ -23,8 +24,11 @@ function scriptedClient(versionAt: (requestsSoFar: number) => number, activeVers
     activePolicyVersion: async () => activeVersion(),
     turnJudging: async () => ({ judge: { judge: 'rules', judgeModel: 'rules:default' }, sampleMethod: 'rl' }),
     backlog: async () => null,
+    sendFeedback: async (sent) => {
+      feedback.push(sent);
+    },
   };
-  return { client, requests };
+  return { client, requests, feedback };
 }
 
 describe('runPersonalizeExperiment', () => {
@@ -76,6 +80,29 @@ describe('runPersonalizeExperiment', () => {
     const sessionSeeds = mainRequests.map((request) => request.seed);
     expect(sessionSeeds.every((seed) => Number.isInteger(seed) && seed! >= 0 && seed! < 2 ** 31)).toBe(true);
     expect(new Set(sessionSeeds).size).toBe(sessionSeeds.length);
+  });
+
+  it("sends the reply to each session's last response as feedback text with finalFeedback, and nothing without it", async () => {
+    const options = { user: builtinUsers.student, method: 'combine' as const, seed: 4, sessions: 4, probeSize: 2, runId: 'run' };
+    const without = scriptedClient(() => 0);
+    expect((await runPersonalizeExperiment({ ...options, client: without.client })).finalFeedback).toBe(false);
+    expect(without.feedback).toEqual([]);
+
+    // Version 0 writes bold answers (complaints), later versions plain ones (thanks).
+    const { client, requests, feedback } = scriptedClient((count) => (count >= 9 ? 1 : 0));
+    const result = await runPersonalizeExperiment({ ...options, client, finalFeedback: true });
+    expect(result.finalFeedback).toBe(true);
+    expect(feedback.map((sent) => sent.turnId)).toEqual(result.sessions.map((session) => session.turnIds.at(-1)));
+    const replies = builtinUsers.student;
+    for (const sent of feedback) {
+      // turn-N answered the N-th request, whose version was (N - 1 >= 9 ? 1 : 0).
+      const servedPlain = Number(sent.turnId.replace('turn-', '')) - 1 >= 9;
+      expect(servedPlain ? replies.thanks : replies.complaints).toContain(sent.text);
+    }
+    expect(new Set(feedback.map((sent) => replies.thanks.includes(sent.text))).size).toBe(2);
+    // The replies drawn for the sessions are the same with or without it.
+    const mainMessages = (list: CompletionRequest[]) => list.filter((request) => request.turnType === 'main').map((request) => request.messages.length);
+    expect(mainMessages(requests)).toEqual(mainMessages(without.requests));
   });
 
   it('ends a session whose follow-up no longer fits the context, and fails on a first message that does not', async () => {

@@ -6,7 +6,9 @@
  * Each session: the user's first message is a held-out task that never states the preference;
  * the user answers every response with a complaint (when the response breaks the preference) or
  * thanks (when it keeps it); one or two follow-ups; the last request closes the session
- * (`X-Session-Done`). The server's judge reads those replies as next states.
+ * (`X-Session-Done`). The server's judge reads those replies as next states. The reply to the last
+ * response has no request to ride on; with `finalFeedback` it goes to `POST /v1/feedback` as text,
+ * as a client with a feedback box would send it, so the session's last turn is judged as well.
  *
  * The probe: whenever the served policy version changes (checked after every session), the
  * held-out probe messages are sent as fresh one-message conversations with `X-Turn-Type: side`,
@@ -54,6 +56,8 @@ export interface PersonalizeExperimentOptions {
   maxWaitMs?: number;
   /** Pause between backlog checks (default 250 ms). */
   waitPollMs?: number;
+  /** Send the user's reply to each session's last response as feedback text (default false). */
+  finalFeedback?: boolean;
   onProgress?: (progress: PersonalizeProgress) => void;
 }
 
@@ -104,6 +108,7 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
     let lastVersion = 0;
     let responsesSatisfied = 0;
     let endedEarly = false;
+    let finalReply: { turnId: string | null; text: string } | null = null;
     for (let turn = 0; turn < turns; turn += 1) {
       const last = turn === turns - 1;
       let result: CompletionResult;
@@ -123,7 +128,9 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
       if (result.turnId !== null) turnIds.push(result.turnId);
       lastVersion = result.policyVersion;
       if (!last) messages.push({ role: 'assistant', content: result.content }, { role: 'user', content: reply.text });
+      else finalReply = { turnId: result.turnId, text: reply.text };
     }
+    if (options.finalFeedback === true && finalReply?.turnId != null) await client.sendFeedback({ turnId: finalReply.turnId, text: finalReply.text });
     return {
       session: {
         index: planned.index,
@@ -193,6 +200,7 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
     model,
     judge: judged.judge,
     serverMethod: judged.sampleMethod,
+    finalFeedback: options.finalFeedback === true,
     sessions,
     probe: probes,
   };
