@@ -179,6 +179,9 @@ export function formatPersonalizeResult(result: PersonalizeResult): string {
     `sessions to success      ${result.sessionsToSuccess ?? `never in ${result.sessions.length} sessions`} (probe rate ≥ ${result.successThreshold} and staying)`,
     `paper's criterion        ${result.consecutiveCriterion ?? 'never'} (3 consecutive satisfied first responses)`,
     `probe                    ${result.probe.map((probe) => `v${probe.policyVersion}@${probe.afterSession}: ${probe.satisfactionRate.toFixed(2)}`).join(', ')}`,
+    ...(result.stoppedWaiting == null
+      ? []
+      : [`warning                  stopped waiting for the server after session ${result.stoppedWaiting.afterSession} (${result.stoppedWaiting.reason}): later sessions met less trained versions`]),
   ].join('\n');
 }
 

@@ -72,6 +72,13 @@ export const personalizeResultSchema = z.object({
    * option existed, which sent none.
    */
   finalFeedback: z.boolean().optional(),
+  /**
+   * Set when the run stopped waiting for the server after a session: it has no admin view, or it
+   * had not caught up within the longest wait. Later sessions then met versions trained on fewer
+   * sessions than a patient user's, so the run does not measure what the grid does. Absent in
+   * results written before it was recorded.
+   */
+  stoppedWaiting: z.object({ afterSession: z.number().int().positive(), reason: z.enum(['no-admin', 'timed-out']) }).nullable().optional(),
   sessions: z.array(personalizeSessionSchema),
   probe: z.array(personalizeProbeSchema).min(1),
 });

@@ -43,5 +43,13 @@ describe('personalizeSummaryTable', () => {
       '| teacher | combine | 1 | 5 | 5 | 6 | 0.40 | 0.90 |',
     ]);
     expect(table).toContain('at least 0.8');
+    expect(table).not.toContain('stopped waiting');
+  });
+
+  it('marks a run that stopped waiting for the server, and says what the mark means', () => {
+    const impatient = { ...run('ta', 'combine', 2, 6, 0.84), stoppedWaiting: { afterSession: 9, reason: 'timed-out' as const } };
+    const table = personalizeSummaryTable([run('ta', 'combine', 1, 7, 0.9), impatient]);
+    expect(table).toContain('| ta | combine | 1, 2 | 7, 6 * | 6.5 |');
+    expect(table).toMatch(/\*: the run stopped waiting for the server/);
   });
 });

@@ -51,7 +51,7 @@ export function personalizeSummaryTable(results: readonly PersonalizeResult[]): 
         first.user,
         first.method,
         runs.map((run) => run.seed).join(', '),
-        runs.map((run) => never(run.sessionsToSuccess, run.sessions.length)).join(', '),
+        runs.map((run) => `${never(run.sessionsToSuccess, run.sessions.length)}${run.stoppedWaiting == null ? '' : ' *'}`).join(', '),
         median === null ? 'not reached' : String(median),
         runs.map((run) => never(run.consecutiveCriterion, run.sessions.length)).join(', '),
         mean(runs.map((run) => run.baseProbeRate)).toFixed(2),
@@ -65,6 +65,9 @@ export function personalizeSummaryTable(results: readonly PersonalizeResult[]): 
       `${results[0]?.successThreshold ?? 0.8} and stays so to the end of the run; "— (N)" means not within the run's N sessions. ` +
       'Paper criterion: the session completing the first 3 consecutive satisfied first responses.',
   );
+  if (results.some((result) => result.stoppedWaiting != null)) {
+    lines.push('', '*: the run stopped waiting for the server to judge and train between sessions, so later sessions met less trained versions; rerun it on a less busy machine.');
+  }
   return `${lines.join('\n')}\n`;
 }
 

@@ -179,13 +179,15 @@ describe('runPersonalizeExperiment', () => {
     expect(checks).toBe(6);
     expect(result.sessions.map((session) => session.policyVersion)).toEqual([0, 1]);
     expect(result.probe.map((entry) => entry.policyVersion)).toEqual([0, 1, 2]);
+    expect(result.stoppedWaiting).toBeNull();
   });
 
   it('says so and stops waiting when the server has no admin view or does not catch up', async () => {
     const { client } = scriptedClient(() => 0);
     const progress: PersonalizeProgress[] = [];
-    await runPersonalizeExperiment({ client, user: builtinUsers.student, method: 'rl', seed: 3, sessions: 2, probeSize: 2, runId: 'run', onProgress: (event) => progress.push(event) });
+    const blind = await runPersonalizeExperiment({ client, user: builtinUsers.student, method: 'rl', seed: 3, sessions: 2, probeSize: 2, runId: 'run', onProgress: (event) => progress.push(event) });
     expect(progress.filter((event) => event.kind === 'wait').map((event) => event.kind === 'wait' && event.outcome)).toEqual(['no-admin']);
+    expect(blind.stoppedWaiting).toEqual({ afterSession: 1, reason: 'no-admin' });
 
     let checks = 0;
     client.backlog = async () => {
@@ -193,10 +195,12 @@ describe('runPersonalizeExperiment', () => {
       return { judgingPending: 2, trainingDue: false };
     };
     const slow: PersonalizeProgress[] = [];
-    await runPersonalizeExperiment({
+    const impatient = await runPersonalizeExperiment({
       client, user: builtinUsers.student, method: 'rl', seed: 3, sessions: 3, probeSize: 2, runId: 'run2', maxWaitMs: 20, waitPollMs: 5, onProgress: (event) => slow.push(event),
     });
     expect(slow.filter((event) => event.kind === 'wait').map((event) => event.kind === 'wait' && event.outcome)).toEqual(['timed-out']);
+    expect(impatient.stoppedWaiting).toEqual({ afterSession: 1, reason: 'timed-out' });
+    expect(personalizeResultSchema.parse(impatient)).toEqual(impatient);
     expect(checks).toBeLessThan(10);
   });
 });

@@ -146,6 +146,7 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
   }
 
   let canWait = options.waitForServer ?? true;
+  let stoppedWaiting: PersonalizeResult['stoppedWaiting'] = null;
   async function waitForServer(afterSession: number): Promise<void> {
     const started = Date.now();
     const maxWaitMs = options.maxWaitMs ?? 600_000;
@@ -153,6 +154,7 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
       const backlog = await client.backlog();
       if (backlog === null) {
         canWait = false;
+        stoppedWaiting = { afterSession, reason: 'no-admin' };
         report({ kind: 'wait', afterSession, outcome: 'no-admin', waitedMs: Date.now() - started });
         return;
       }
@@ -160,6 +162,7 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
       if (Date.now() - started >= maxWaitMs) {
         // A server that never catches up (a judge that keeps failing) must not stall every session.
         canWait = false;
+        stoppedWaiting = { afterSession, reason: 'timed-out' };
         report({ kind: 'wait', afterSession, outcome: 'timed-out', waitedMs: Date.now() - started });
         return;
       }
@@ -201,6 +204,7 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
     judge: judged.judge,
     serverMethod: judged.sampleMethod,
     finalFeedback: options.finalFeedback === true,
+    stoppedWaiting,
     sessions,
     probe: probes,
   };
