@@ -124,6 +124,13 @@ describe('runPersonalizeExperiment', () => {
     expect(result.sessions.map((session) => [session.turnIds.length, session.endedEarly])).toEqual(Array(3).fill([1, 'context-full']));
     expect(personalizeResultSchema.parse(result)).toEqual(result);
 
+    // The reply that no follow-up could carry goes as feedback on the session's only turn.
+    const fed = scriptedClient(() => 0);
+    const overflowingFed: PersonalizeClient = { ...fed.client, complete: overflowing.complete };
+    const fedResult = await runPersonalizeExperiment({ ...options, client: overflowingFed, finalFeedback: true, runId: 'fed' });
+    expect(fed.feedback.map((sent) => sent.turnId)).toEqual(fedResult.sessions.map((session) => session.turnIds[0]));
+    expect(fed.feedback.every((sent) => builtinUsers.student.complaints.includes(sent.text))).toBe(true);
+
     const refusing: PersonalizeClient = {
       ...client,
       complete: async (request) => (request.turnType === 'main' ? Promise.reject(contextFull()) : client.complete(request)),

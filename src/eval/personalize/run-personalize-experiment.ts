@@ -108,7 +108,9 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
     let lastVersion = 0;
     let responsesSatisfied = 0;
     let endedEarly = false;
-    let finalReply: { turnId: string | null; text: string } | null = null;
+    // The reply to the latest response, which only the next request would deliver: after the loop it is
+    // the reply to the last response, or to the one before a follow-up that no longer fit.
+    let undelivered: { turnId: string | null; text: string } | null = null;
     for (let turn = 0; turn < turns; turn += 1) {
       const last = turn === turns - 1;
       let result: CompletionResult;
@@ -128,9 +130,9 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
       if (result.turnId !== null) turnIds.push(result.turnId);
       lastVersion = result.policyVersion;
       if (!last) messages.push({ role: 'assistant', content: result.content }, { role: 'user', content: reply.text });
-      else finalReply = { turnId: result.turnId, text: reply.text };
+      undelivered = { turnId: result.turnId, text: reply.text };
     }
-    if (options.finalFeedback === true && finalReply?.turnId != null) await client.sendFeedback({ turnId: finalReply.turnId, text: finalReply.text });
+    if (options.finalFeedback === true && undelivered?.turnId != null) await client.sendFeedback({ turnId: undelivered.turnId, text: undelivered.text });
     return {
       session: {
         index: planned.index,
