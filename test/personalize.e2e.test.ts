@@ -135,11 +135,15 @@ describe('clawrl eval personalize', () => {
     expect(readFileSync(path.join(out, 'summary.md'), 'utf8')).toContain('| brief-grader | base | 5 |');
   });
 
-  it('rejects a user file that is not a simulated-user spec before starting anything', async () => {
+  it('rejects a user file that is not a simulated-user spec, and a --max-wait under a minute, before starting anything', async () => {
     const userFile = path.join(work, 'bad-user.json');
     writeFileSync(userFile, JSON.stringify({ name: 'x', task: 'dance' }));
     const run = await runCli(['eval', 'personalize', '--user', userFile, '--method', 'rl', '--url', 'http://127.0.0.1:9']);
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/not a simulated-user spec[\s\S]*task/);
+
+    const noWait = await runCli(['eval', 'personalize', '--user', 'student', '--method', 'rl', '--url', 'http://127.0.0.1:9', '--max-wait', '0']);
+    expect(noWait.code).toBe(2);
+    expect(noWait.stderr).toMatch(/--max-wait must be an integer of at least 1, got "0"/);
   });
 });

@@ -37,6 +37,8 @@ export const personalizeServerKeys = [
 export const personalizeKeys = ['config', 'url', 'apiKey', 'adminKey', 'json', ...personalizeServerKeys] as const satisfies readonly OptionKey[];
 
 export const defaultPersonalizeSessions = 20;
+/** Long enough for a step and its judging with a few runs sharing 2 cores; fifteen runs at once needed more. */
+export const defaultMaxWaitMinutes = 10;
 export const defaultExperimentTrainEvery = 4;
 /** OpenClaw-RL v2's support set: with it the built-in model learned the teacher and the TA faster (docs/personalization.md). */
 export const defaultExperimentOpdSupportK = 4;
@@ -62,6 +64,8 @@ export interface PersonalizeCommandOptions {
   probeSize?: string;
   /** commander's `--no-wait`: false drives sessions at full speed. */
   wait?: boolean;
+  /** `--max-wait <minutes>`: the longest wait for the server after one session. */
+  maxWait?: string;
   /** `--final-feedback`: the reply to each session's last response goes to `POST /v1/feedback`. */
   finalFeedback?: boolean;
 }
@@ -192,6 +196,7 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
   const sessions = integerOption('sessions', options.sessions, 1);
   const seed = integerOption('seed', options.seed, 0);
   const probeSize = options.probeSize === undefined ? minimumProbeSize : integerOption('probe-size', options.probeSize, 1);
+  const maxWaitMinutes = integerOption('max-wait', options.maxWait ?? String(defaultMaxWaitMinutes), 1);
   const progress = (line: string) => process.stderr.write(`clawrl eval: ${line}\n`);
   if (probeSize < minimumProbeSize) progress(`warning: a probe of ${probeSize} < ${minimumProbeSize} messages is for smoke tests; its sessionsToSuccess is not the measure`);
 
@@ -233,6 +238,7 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
       sessions,
       probeSize,
       waitForServer: options.wait !== false,
+      maxWaitMs: maxWaitMinutes * 60_000,
       finalFeedback: options.finalFeedback === true,
       runId: `personalize-${Date.now().toString(36)}-${user.name}-${method}-${seed}`,
       onProgress: (event) => progress(formatProgress(event)),

@@ -24,7 +24,7 @@ import { runPretrainTinyCommand } from './pretrain-tiny-command.js';
 import { runRejudgeCommand, type RejudgeConfiguration } from './rejudge-command.js';
 import { runSamplesExportCommand } from './samples-export-command.js';
 import { activatePolicy, formatPolicies, listPolicies } from './policy-command.js';
-import { defaultPersonalizeSessions, formatPersonalizeResult, personalizeHelp, personalizeKeys, runPersonalizeCommand, type PersonalizeCommandOptions } from './eval-command.js';
+import { defaultMaxWaitMinutes, defaultPersonalizeSessions, formatPersonalizeResult, personalizeHelp, personalizeKeys, runPersonalizeCommand, type PersonalizeCommandOptions } from './eval-command.js';
 
 const serveKeys = [
   'config', 'host', 'port', 'data', 'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey',
@@ -274,6 +274,7 @@ addOptions(
   .option('--seed <n>', 'seed of the messages and replies', '1')
   .option('--out <dir>', 'write the result JSON and satisfaction.svg (charting every result file in the folder)')
   .option('--final-feedback', "send the user's reply to each session's last response as feedback text (POST /v1/feedback), so the last turn is judged too")
+  .option('--max-wait <minutes>', `longest wait for the server after one session before the run stops waiting (default ${defaultMaxWaitMinutes})`)
   .option('--no-wait', 'do not wait after each session for the server to judge it and train (default: wait, as a user taking a break would)')
   .addOption(new Option('--probe-size <n>', 'held-out probe messages (default 50; fewer only for smoke tests)').hideHelp())
   .action(async (options: PersonalizeCommandOptions, command: Command) => {
