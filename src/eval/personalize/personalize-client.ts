@@ -83,8 +83,6 @@ export function createPersonalizeClient(options: PersonalizeClientOptions): Pers
   const base = options.url.replace(/\/+$/, '');
   // Main turns are never retried: a retried request would record the turn twice in its session.
   const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: options.apiKey ?? 'none', maxRetries: 0 });
-  const clientHeaders: Record<string, string> = { 'content-type': 'application/json' };
-  if (options.apiKey !== undefined) clientHeaders.authorization = `Bearer ${options.apiKey}`;
   const adminHeaders: Record<string, string> = {};
   const adminKey = options.adminKey ?? options.apiKey;
   if (adminKey !== undefined) adminHeaders.authorization = `Bearer ${adminKey}`;
@@ -154,15 +152,9 @@ export function createPersonalizeClient(options: PersonalizeClientOptions): Pers
       return { judgingPending: judging.pending + judging.retrying, trainingDue };
     },
     async sendFeedback(feedback) {
-      const response = await fetch(`${base}/v1/feedback`, {
-        method: 'POST',
-        headers: clientHeaders,
-        body: JSON.stringify({ turn_id: feedback.turnId, text: feedback.text }),
-      });
-      if (!response.ok) {
-        throw new ClawrlError('upstream_error', `POST ${base}/v1/feedback answered ${response.status}: ${(await response.text()).slice(0, 500)}`);
-      }
-      await response.body?.cancel();
+      // Through the OpenAI client, which already sends the API key and throws on an error status;
+      // never retried, so one reply is never recorded twice.
+      await client.post('/feedback', { body: { turn_id: feedback.turnId, text: feedback.text } });
     },
     async turnJudging(turnId) {
       const parsed = turnViewSchema.safeParse(await adminJson(`/admin/turns/${encodeURIComponent(turnId)}`));
