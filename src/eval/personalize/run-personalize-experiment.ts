@@ -147,27 +147,22 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
     };
   }
 
-  let canWait = options.waitForServer ?? true;
+  const waitsForServer = options.waitForServer ?? true;
+  // Set once the run gives up waiting; from then on sessions follow each other at once.
   let stoppedWaiting: PersonalizeResult['stoppedWaiting'] = null;
   async function waitForServer(afterSession: number): Promise<void> {
     const started = Date.now();
     const maxWaitMs = options.maxWaitMs ?? 600_000;
-    while (canWait) {
+    const stopWaiting = (reason: 'no-admin' | 'timed-out') => {
+      stoppedWaiting = { afterSession, reason };
+      report({ kind: 'wait', afterSession, outcome: reason, waitedMs: Date.now() - started });
+    };
+    while (waitsForServer && stoppedWaiting === null) {
       const backlog = await client.backlog();
-      if (backlog === null) {
-        canWait = false;
-        stoppedWaiting = { afterSession, reason: 'no-admin' };
-        report({ kind: 'wait', afterSession, outcome: 'no-admin', waitedMs: Date.now() - started });
-        return;
-      }
+      if (backlog === null) return stopWaiting('no-admin');
       if (backlog.judgingPending === 0 && !backlog.trainingDue) return;
-      if (Date.now() - started >= maxWaitMs) {
-        // A server that never catches up (a judge that keeps failing) must not stall every session.
-        canWait = false;
-        stoppedWaiting = { afterSession, reason: 'timed-out' };
-        report({ kind: 'wait', afterSession, outcome: 'timed-out', waitedMs: Date.now() - started });
-        return;
-      }
+      // A server that never catches up (a judge that keeps failing) must not stall every session.
+      if (Date.now() - started >= maxWaitMs) return stopWaiting('timed-out');
       await new Promise((resolve) => setTimeout(resolve, options.waitPollMs ?? 250));
     }
   }
