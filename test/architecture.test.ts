@@ -22,7 +22,7 @@ export const allowedImports: Record<string, readonly string[]> = {
   judge: ['spec', 'core'],
   gateway: ['spec', 'core'],
   trainer: ['spec', 'core'],
-  builtin: ['spec', 'core', 'tensor', 'model'],
+  builtin: ['spec', 'core', 'tensor', 'model', 'judge'],
   eval: ['spec', 'core', 'tensor', 'model', 'builtin'],
   dashboard: ['spec'],
   cli: ['spec', 'core', 'tensor', 'model', 'engines', 'stores', 'buses', 'judge', 'gateway', 'trainer', 'builtin', 'eval', 'dashboard'],

@@ -59,8 +59,12 @@ describe('measureBuiltinModel', () => {
     expect(hintsByUser.reduce((sum, rates) => sum + rates.helpful.count, 0)).toBe(result.judge.builtinUsersHintNamesDimension.count);
     // A hint cannot be both helpful and contrary.
     for (const rates of hintsByUser) expect(rates.helpful.rate + rates.contrary.rate).toBeLessThanOrEqual(1);
+    // The judge as the server runs it, on the same number of examples.
+    expect(result.deployedJudge?.verdictAccuracy.count).toBe(2);
+    expect(result.deployedJudge?.hintNamesDimension.count).toBe(2);
     expect(result.timings.loadSeconds).toBeGreaterThan(0);
     // Six training steps of a toy model cannot pass the bar; the verdicts must say so.
     expect(result.acceptance.judgeVerdictAtLeast90 && result.acceptance.hintFollowingAtLeast90).toBe(false);
+    expect(result.acceptance.deployedJudgeVerdictAtLeast90 && result.acceptance.deployedJudgeHintNamesDimensionAtLeast80).toBe(false);
   });
 });

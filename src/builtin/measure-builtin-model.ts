@@ -5,7 +5,8 @@
  * - without a hint: how often each value of each dimension appears;
  * - well-formed: a non-empty reply that ends with the end-of-turn token within the token budget;
  * - as a judge: verdict accuracy (`\boxed{}` equal to the right score) and, on complaints, how often
- *   the extracted hint names every violated dimension (and with the wanted value);
+ *   the extracted hint names every violated dimension (and with the wanted value), for one answer
+ *   and for the judge the server runs (`deployedJudge`: its votes, see measure-deployed-judge.ts);
  * - arithmetic: the stated final answer of `solve` replies equals the problem's answer.
  *
  * Style replies are sampled at temperature 1 (the distribution the RL sampler explores and the
@@ -13,17 +14,19 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createSeededRandom, deriveSamplingSeed, deriveSeed } from '../core/seeded-random.js';
+import { createPrmJudge } from '../judge/create-prm-judge.js';
 import { parseStyleHint } from '../core/hint.js';
 import { parseHintResponse, parseVote } from '../core/judge-votes.js';
 import { classifyStyle, styleDimensions, styleValues, type StyleDimension } from '../core/style.js';
 import { builtinUserNames, builtinUsers, userTaskValues, type BuiltinUserName } from '../core/user-preference.js';
 import { loadChatRenderer } from '../model/create-chat-renderer.js';
-import { loadTransformerFromFolder, type Transformer } from '../model/transformer.js';
+import { loadTransformerFromFolder } from '../model/transformer.js';
 import type { ChatMessage } from '../spec/chat.js';
-import type { ChatRenderer } from '../spec/chat-renderer.js';
 import { generateExample, type StyleExample } from './corpus/corpus-generator.js';
 import { generateJudgeExample } from './corpus/judge-task.js';
 import { simulatedUserJudgeExample } from './corpus/simulated-user-judge-examples.js';
+import { measureDeployedJudge, type DeployedJudgeMeasurement } from './measure-deployed-judge.js';
+import { sampleReplies, transformerJudgeModel, type Reply } from './sample-replies.js';
 
 export interface MeasureBuiltinModelOptions {
   modelDirectory: string;
@@ -33,6 +36,8 @@ export interface MeasureBuiltinModelOptions {
   samplesPerPrompt: number;
   /** Judge examples per prompt kind (verdict, hint extraction on complaints). */
   judgeExamples: number;
+  /** Also measure the judge as the server runs it (six answers a turn, so the slowest part). */
+  deployedJudge: boolean;
   seed: number | string;
   styleTemperature: number;
   judgeTemperature: number;
@@ -44,6 +49,7 @@ export const defaultMeasureOptions: Omit<MeasureBuiltinModelOptions, 'modelDirec
   prompts: 100,
   samplesPerPrompt: 2,
   judgeExamples: 100,
+  deployedJudge: true,
   seed: 'measure',
   styleTemperature: 1,
   judgeTemperature: 0.6,
@@ -83,6 +89,8 @@ export interface BuiltinModelMeasurement {
      */
     builtinUsersHintByUser: Record<BuiltinUserName, { helpful: Rate; contrary: Rate }>;
   };
+  /** The judge the server runs, on the same examples; null when not measured. */
+  deployedJudge: DeployedJudgeMeasurement | null;
   arithmetic: Rate;
   acceptance: {
     hintFollowingAtLeast90: boolean;
@@ -90,6 +98,9 @@ export interface BuiltinModelMeasurement {
     wellFormedAtLeast98: boolean;
     judgeVerdictAtLeast90: boolean;
     judgeHintNamesDimensionAtLeast80: boolean;
+    /** The same two bars for the judge the server runs; null when it was not measured. */
+    deployedJudgeVerdictAtLeast90: boolean | null;
+    deployedJudgeHintNamesDimensionAtLeast80: boolean | null;
   };
 }
 
@@ -113,40 +124,6 @@ function followingOf(tally: Record<string, Record<string, number>>): Counter {
 
 const rateOf = (counter: Counter): Rate => ({ rate: counter.count === 0 ? 0 : counter.hits / counter.count, count: counter.count });
 const round = (value: number): number => Math.round(value * 1000) / 1000;
-
-interface Reply {
-  text: string;
-  endedWithEndOfTurn: boolean;
-}
-
-async function sampleReplies(
-  transformer: Transformer,
-  renderer: ChatRenderer,
-  messages: StyleExample['messages'],
-  count: number,
-  temperature: number,
-  maxTokens: number,
-  seed: number,
-): Promise<{ replies: Reply[]; tokens: number }> {
-  const promptTokenIds = renderer.renderPrompt(messages, []);
-  const room = transformer.shape.maxPositionEmbeddings - promptTokenIds.length;
-  const { sequences } = await transformer.sample({
-    promptTokenIds,
-    n: count,
-    maxTokens: Math.max(1, Math.min(maxTokens, room)),
-    temperature,
-    seed,
-    stopTokenIds: [...renderer.stopTokenIds],
-  });
-  let tokens = 0;
-  const replies = sequences.map((sequence) => {
-    tokens += sequence.tokenIds.length;
-    const last = sequence.tokenIds.at(-1);
-    const endedWithEndOfTurn = sequence.finishReason === 'stop' && last !== undefined && renderer.stopTokenIds.includes(last);
-    return { text: renderer.decode(sequence.tokenIds), endedWithEndOfTurn };
-  });
-  return { replies, tokens };
-}
 
 /** The final answer a reply states: the boxed value, else the `Answer:` line, else its last number. */
 export function statedAnswer(text: string): number | null {
@@ -332,6 +309,15 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
       log(`judge on the built-in users: ${name} done`);
     }
 
+    const deployedJudge = options.deployedJudge
+      ? await measureDeployedJudge({
+          judge: createPrmJudge({ judgeId: 'policy', modelName: options.modelDirectory, model: transformerJudgeModel(transformer, renderer) }),
+          examples: options.judgeExamples,
+          seed: options.seed,
+          log,
+        })
+      : null;
+
     // The rates are read off the per-value tally: a reply follows its hint where it came out in the hinted value.
     const following = Object.fromEntries(styleDimensions.map((dimension) => [dimension, followingOf(byValue[dimension])])) as Record<StyleDimension, Counter>;
     const allHinted = Object.values(following).reduce((sum, counter) => ({ hits: sum.hits + counter.hits, count: sum.count + counter.count }), { hits: 0, count: 0 });
@@ -369,6 +355,7 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
       noHintFrequencies: { ...noHintFrequencies, replies: noHintReplies },
       wellFormed: { ...wellFormedRate, endsWithEndOfTurn: round(endedWithEndOfTurn / Math.max(1, wellFormed.count)) },
       judge,
+      deployedJudge,
       arithmetic: rateOf(arithmetic),
       acceptance: {
         hintFollowingAtLeast90: styleDimensions.every((dimension) => hintFollowing[dimension].rate >= 0.9),
@@ -381,6 +368,8 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
         wellFormedAtLeast98: wellFormedRate.rate >= 0.98,
         judgeVerdictAtLeast90: judge.verdictAccuracy.rate >= 0.9,
         judgeHintNamesDimensionAtLeast80: judge.hintNamesDimension.rate >= 0.8,
+        deployedJudgeVerdictAtLeast90: deployedJudge === null ? null : deployedJudge.verdictAccuracy.rate >= 0.9,
+        deployedJudgeHintNamesDimensionAtLeast80: deployedJudge === null ? null : deployedJudge.hintNamesDimension.rate >= 0.8,
       },
     };
   } finally {

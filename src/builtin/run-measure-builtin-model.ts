@@ -1,7 +1,7 @@
 /**
- * `node dist/builtin/run-measure-builtin-model.js <model dir> [--samples N] [--judge N]` prints the
- * acceptance figures of a built-in model folder (see measure-builtin-model.ts) as JSON on stdout;
- * progress goes to stderr.
+ * `node dist/builtin/run-measure-builtin-model.js <model dir> [--samples N] [--judge N] [--no-deployed-judge]`
+ * prints the acceptance figures of a built-in model folder (see measure-builtin-model.ts) as JSON on
+ * stdout; progress goes to stderr. `--no-deployed-judge` skips the judge as the server runs it.
  */
 import { performance } from 'node:perf_hooks';
 import { initializeTensorBackend } from '../tensor/initialize-tensor-backend.js';
@@ -19,7 +19,7 @@ function numberFlag(args: readonly string[], flag: string, fallback: number): nu
 const args = process.argv.slice(2);
 const modelDirectory = args[0];
 if (modelDirectory === undefined || modelDirectory.startsWith('--')) {
-  process.stderr.write('usage: node dist/builtin/run-measure-builtin-model.js <model dir> [--samples N] [--judge N]\n');
+  process.stderr.write('usage: node dist/builtin/run-measure-builtin-model.js <model dir> [--samples N] [--judge N] [--no-deployed-judge]\n');
   process.exit(2);
 }
 const initStarted = performance.now();
@@ -30,6 +30,7 @@ const result = await measureBuiltinModel({
   modelDirectory,
   prompts: numberFlag(args, '--samples', defaultMeasureOptions.prompts),
   judgeExamples: numberFlag(args, '--judge', defaultMeasureOptions.judgeExamples),
+  deployedJudge: !args.includes('--no-deployed-judge'),
   log: (line) => process.stderr.write(`measure: ${line}\n`),
 });
 process.stdout.write(`${JSON.stringify({ ...result, timings: { backendInitSeconds, ...result.timings } }, null, 2)}\n`);

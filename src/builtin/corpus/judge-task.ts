@@ -9,6 +9,7 @@
  * `\boxed{-1}` otherwise.
  */
 import type { ChatMessage } from '../../spec/chat.js';
+import type { JudgeInput } from '../../spec/judge.js';
 import { canonicalStyleHint } from '../../core/hint.js';
 import { buildHintPrompt, buildJudgePrompt, hintEndMarker, hintStartMarker } from '../../core/judge-prompts.js';
 import type { VoteScore } from '../../core/judge-votes.js';
@@ -29,6 +30,8 @@ export interface JudgeExample {
   split: CorpusSplit;
   /** The judge prompt followed by the judge's answer. */
   messages: ChatMessage[];
+  /** What the prompt was built from, for measuring a whole judge rather than one answer. */
+  input: JudgeExampleInput;
   prompt: JudgePromptKind;
   nextKind: NextStateKind;
   /** The box the answer holds. */
@@ -39,6 +42,9 @@ export interface JudgeExample {
   /** The hint in the answer (hint prompts on complaints only). */
   hint: string | null;
 }
+
+/** A judged turn: the request context, the reply and what the user said next. */
+export type JudgeExampleInput = Omit<JudgeInput, 'wantHint'>;
 
 export interface JudgeExampleOptions {
   split: CorpusSplit;
@@ -181,6 +187,7 @@ export function generateJudgeExample(random: SeededRandom, options: JudgeExample
     task: 'judge',
     split,
     messages: [...promptMessages, { role: 'assistant', content: answer }],
+    input,
     prompt,
     nextKind,
     expectedScore,

@@ -11,13 +11,15 @@ import type { SeededRandom } from '../../core/seeded-random.js';
 import { drawStyle, type StyleChoice } from '../../core/style.js';
 import { satisfiesPreference, type SimulatedUser } from '../../core/user-preference.js';
 import type { ChatMessage } from '../../spec/chat.js';
-import type { JudgePromptKind } from './judge-task.js';
+import type { JudgeExampleInput, JudgePromptKind } from './judge-task.js';
 import { writeReply } from './reply-writer.js';
 import { buildTutorTask } from './tutor-tasks.js';
 
 export interface SimulatedUserJudgeExample {
   /** The judge prompt, without an answer. */
   messages: ChatMessage[];
+  /** What the prompt was built from. */
+  input: JudgeExampleInput;
   prompt: JudgePromptKind;
   complaint: boolean;
   expectedScore: VoteScore;
@@ -50,6 +52,7 @@ export function simulatedUserJudgeExample(
   const expectedScore: VoteScore = prompt === 'hint' ? (complaint ? 1 : -1) : complaint ? -1 : 1;
   return {
     messages: prompt === 'verdict' ? buildJudgePrompt(input) : buildHintPrompt(input),
+    input,
     prompt,
     complaint,
     expectedScore,
