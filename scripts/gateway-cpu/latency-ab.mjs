@@ -2,7 +2,8 @@
 // against calling the bench upstream directly, in alternating blocks. Usage, from any directory, each build built:
 //   node scripts/gateway-cpu/latency-ab.mjs old=/path/to/old-worktree new=/path/to/new-worktree [--blocks=10] [--requests=100] [--json] [--shape=small]
 // Per block and target: the median latency; the report gives, per target, the median over blocks of the block
-// medians and of (block median - the same block's direct median), with their min and max over blocks as the noise.
+// medians and of (block median - the same block's direct median), with their min and max over blocks as the noise,
+// and each later build's block median minus the first build's in the same block.
 // The first build's bench harness (load generator, bench upstream) serves all. See docs/benchmarks.md.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,6 +44,12 @@ for (const label of labels) {
   const meds = perBlock[label];
   const added = meds.map((m, i) => m - perBlock.direct[i]);
   console.log(`${label.padEnd(8)} p50 med ${f(median(meds))} [${f(Math.min(...meds))}..${f(Math.max(...meds))}]  added med ${f(median(added))} [${f(Math.min(...added))}..${f(Math.max(...added))}]`);
+}
+// Paired by block against the first build: what the others change, and in how many blocks they were faster.
+const [first, ...others] = labels.filter((l) => l !== 'direct');
+for (const label of others) {
+  const diff = perBlock[label].map((m, i) => m - perBlock[first][i]);
+  console.log(`${label} - ${first}: med ${f(median(diff))} [${f(Math.min(...diff))}..${f(Math.max(...diff))}], faster in ${diff.filter((d) => d < 0).length}/${diff.length} blocks`);
 }
 for (const { gw, data } of Object.values(targets)) { if (gw) { await gw.stop(); rmSync(data, { recursive: true, force: true }); } }
 await upstream.stop();

@@ -92,6 +92,8 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
         const touched = await openSession('s1', 250, 'bob');
         expect(touched).toMatchObject({ status: 'open', createdAt: 100, updatedAt: 250, tenant: 'alice' });
         expect(await store.getSession('s1')).toEqual(touched);
+        // A request that started earlier but touched later never moves the time back.
+        expect(await openSession('s1', 200)).toEqual(touched);
       });
 
       it('re-opens a closed session', async () => {

@@ -108,8 +108,11 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async upsertSession(input: { id: string; tenant: string | null; at: number }): Promise<void> {
-    // Every write runs atomically inside the group commit (alone, or in its own savepoint).
-    return this.#write('upsertSession', () => void this.#statements.upsertSession.run({ id: input.id, tenant: input.tenant, at: input.at }));
+    // Every write runs atomically inside the group commit (alone, or in its own savepoint). Most
+    // requests continue an open session: the cheaper touch does for those.
+    return this.#write('upsertSession', () => {
+      if (this.#statements.touchOpenSession.run(input.at, input.id).changes === 0) this.#statements.upsertSession.run(input);
+    });
   }
 
   async getSession(id: string): Promise<SessionRecord | null> {
