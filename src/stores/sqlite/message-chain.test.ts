@@ -57,6 +57,24 @@ describe('message chain', () => {
     expect(chain.loadTools(first.id)).toEqual(tools);
   });
 
+  it('finds a recently met tool list by value, and never takes another list, or an uncommitted one, for it', () => {
+    const { database, chain } = openChain();
+    const listOf = (description: string): ToolDefinition[] => [{ name: 'read', description, parameters: { type: 'object' } }];
+    const first = chain.storeTools(listOf('Reads'));
+    // Not remembered (as if its transaction rolled back): a fresh copy must not get its id.
+    database.prepare('DELETE FROM tool_sets').run();
+    const again = chain.storeTools(listOf('Reads'));
+    chain.remember(again.learned);
+    expect(again.learned.length).toBeGreaterThan(0);
+    expect(chain.storeTools(listOf('Reads'))).toEqual({ id: again.id, learned: [] });
+    // Now among the recent lists: found by value, with nothing to learn.
+    expect(chain.storeTools(listOf('Reads'))).toEqual({ id: again.id, learned: [] });
+    const other = chain.storeTools(listOf('Writes'));
+    expect(other.id).not.toBe(again.id);
+    expect(first.id).toBeGreaterThan(0);
+    expect(chain.loadTools(other.id)).toEqual(listOf('Writes'));
+  });
+
   it('stays within its budget: the least recently used texts are found in the database again', () => {
     const texts = ['a', 'b', 'c', 'd'].map((seed) => `${seed}${'x'.repeat(999)}`);
     // A message is remembered twice (by its text and by its canonical body, ~2,040 characters in

@@ -22,6 +22,7 @@ import type Database from 'better-sqlite3';
 import type { ChatMessage, ToolDefinition } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { canonicalJson } from '../../core/canonical-json.js';
+import { isSameJson } from '../../core/same-json.js';
 import { isHashedByLength } from '../../core/string-interner.js';
 
 /**
@@ -45,6 +46,9 @@ export interface MessageChain {
   /** Call only after the transaction that stored these nodes has committed. */
   remember(learned: readonly KnownNode[]): void;
 }
+
+/** Tool lists compared by value before serializing one (each comparison that fails ends early). */
+const recentToolLists = 4;
 
 /** Characters of message and tool bodies remembered by default: 8 Mi (~16 MiB). */
 const defaultKnownBudget = 8 * 1024 * 1024;
@@ -112,6 +116,10 @@ export function createMessageChain(database: Database.Database, options: { budge
   const knownShort = new Map<string, KnownEntry>();
   let knownCharacters = 0;
   let clock = 0;
+  // The last few committed tool lists as the requests gave them: an agent resends its list
+  // unchanged, and comparing it member by member (`isSameJson`) costs less than serializing it
+  // to look it up (on an agent turn's critical path, since the turn is recorded after the reply).
+  const recentTools: { tools: readonly ToolDefinition[]; id: number }[] = [];
   const recall = (text: string, slot: string): number | undefined => {
     const entry = isHashedByLength(text) ? knownLong.get(text) : knownShort.get(`${slot}\u0000${text}`);
     if (entry === undefined) return undefined;
@@ -168,9 +176,15 @@ export function createMessageChain(database: Database.Database, options: { budge
     },
 
     storeTools(tools) {
+      for (const recent of recentTools) if (isSameJson(recent.tools, tools)) return { id: recent.id, learned: [] };
       const plain = JSON.stringify(tools);
       const quick = recall(plain, 'u');
-      if (quick !== undefined) return { id: quick, learned: [] };
+      if (quick !== undefined) {
+        // Remembered, so committed: safe to hand out again without asking `recall`.
+        recentTools.unshift({ tools, id: quick });
+        recentTools.length = Math.min(recentTools.length, recentToolLists);
+        return { id: quick, learned: [] };
+      }
       const body = canonicalJson(tools);
       const cached = recall(body, 't');
       if (cached !== undefined) return { id: cached, learned: [{ text: plain, slot: 'u', id: cached }] };
