@@ -15,18 +15,17 @@
 import { performance } from 'node:perf_hooks';
 import { createSeededRandom, deriveSamplingSeed, deriveSeed } from '../core/seeded-random.js';
 import { createPrmJudge } from '../judge/create-prm-judge.js';
-import { parseStyleHint } from '../core/hint.js';
 import { parseHintResponse, parseVote } from '../core/judge-votes.js';
 import { classifyStyle, styleDimensions, styleValues, type StyleDimension } from '../core/style.js';
-import { builtinUserNames, builtinUsers, userTaskValues, type BuiltinUserName } from '../core/user-preference.js';
+import { builtinUserNames, userTaskValues, type BuiltinUserName } from '../core/user-preference.js';
 import { loadChatRenderer } from '../model/create-chat-renderer.js';
 import { loadTransformerFromFolder } from '../model/transformer.js';
 import type { ChatMessage } from '../spec/chat.js';
 import { generateExample, type StyleExample } from './corpus/corpus-generator.js';
-import { generateJudgeExample } from './corpus/judge-task.js';
-import { simulatedUserJudgeExample } from './corpus/simulated-user-judge-examples.js';
+import { builtinUserExamples, heldoutComplaintExample, heldoutVerdictExample, readHint } from './judge-measurement-examples.js';
 import { measureDeployedJudge, type DeployedJudgeMeasurement } from './measure-deployed-judge.js';
 import { sampleReplies, transformerJudgeModel, type Reply } from './sample-replies.js';
+import { counter, rateOf, tally, type Counter, type Rate } from './tally.js';
 
 export interface MeasureBuiltinModelOptions {
   modelDirectory: string;
@@ -55,11 +54,6 @@ export const defaultMeasureOptions: Omit<MeasureBuiltinModelOptions, 'modelDirec
   judgeTemperature: 0.6,
   maxTokens: 320,
 };
-
-interface Rate {
-  rate: number;
-  count: number;
-}
 
 export interface BuiltinModelMeasurement {
   modelDirectory: string;
@@ -104,11 +98,6 @@ export interface BuiltinModelMeasurement {
   };
 }
 
-interface Counter {
-  hits: number;
-  count: number;
-}
-
 /** Hits (replies in the hinted value) and count of one dimension's tally, hinted value → value it came out in → replies. */
 function followingOf(tally: Record<string, Record<string, number>>): Counter {
   let hits = 0;
@@ -122,7 +111,6 @@ function followingOf(tally: Record<string, Record<string, number>>): Counter {
   return { hits, count };
 }
 
-const rateOf = (counter: Counter): Rate => ({ rate: counter.count === 0 ? 0 : counter.hits / counter.count, count: counter.count });
 const round = (value: number): number => Math.round(value * 1000) / 1000;
 
 /** The final answer a reply states: the boxed value, else the `Answer:` line, else its last number. */
@@ -160,9 +148,9 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
 
     let sampledTokens = 0;
     let samplingSeconds = 0;
-    const wellFormed: Counter = { hits: 0, count: 0 };
+    const wellFormed = counter();
     let endedWithEndOfTurn = 0;
-    const arithmetic: Counter = { hits: 0, count: 0 };
+    const arithmetic = counter();
     const record = (example: StyleExample, reply: Reply): void => {
       wellFormed.count += 1;
       if (reply.endedWithEndOfTurn) endedWithEndOfTurn += 1;
@@ -231,80 +219,51 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
       ).replies;
       return reply?.text ?? '';
     };
-    const verdict: Counter = { hits: 0, count: 0 };
+    const verdict = counter();
     const verdictByKind: Record<string, Counter> = {};
     for (let index = 0; index < options.judgeExamples; index += 1) {
-      const example = generateJudgeExample(createSeededRandom(deriveSeed(options.seed, 'verdict', index)), { split: 'heldout', prompt: 'verdict' });
-      const vote = parseVote(await judgeAnswer(example.messages.slice(0, -1), index));
-      const right = vote.score === example.expectedScore;
-      const kind = (verdictByKind[example.nextKind] ??= { hits: 0, count: 0 });
-      kind.count += 1;
-      verdict.count += 1;
-      if (right) {
-        kind.hits += 1;
-        verdict.hits += 1;
-      }
+      const example = heldoutVerdictExample(options.seed, index);
+      const right = parseVote(await judgeAnswer(example.messages.slice(0, -1), index)).score === example.expectedScore;
+      tally(verdict, right);
+      tally((verdictByKind[example.nextKind] ??= counter()), right);
       if ((index + 1) % 25 === 0) log(`judge verdicts: ${index + 1}/${options.judgeExamples}`);
     }
-    const namesDimension: Counter = { hits: 0, count: 0 };
-    const namesValue: Counter = { hits: 0, count: 0 };
-    const accepted: Counter = { hits: 0, count: 0 };
+    const namesDimension = counter();
+    const namesValue = counter();
+    const accepted = counter();
     for (let index = 0; index < options.judgeExamples; index += 1) {
-      const example = generateJudgeExample(createSeededRandom(deriveSeed(options.seed, 'hint', index)), {
-        split: 'heldout',
-        prompt: 'hint',
-        nextKind: 'complaint',
-      });
+      const example = heldoutComplaintExample(options.seed, index);
       const parsed = parseHintResponse(await judgeAnswer(example.messages.slice(0, -1), options.judgeExamples + index));
-      const named = parsed.accepted ? parseStyleHint(parsed.hint) : {};
-      const wantedDimensions = styleDimensions.filter((dimension) => example.wanted[dimension] !== undefined);
-      accepted.count += 1;
-      namesDimension.count += 1;
-      namesValue.count += 1;
-      if (parsed.accepted) accepted.hits += 1;
-      if (wantedDimensions.every((dimension) => named[dimension] !== undefined)) namesDimension.hits += 1;
-      if (wantedDimensions.every((dimension) => named[dimension] === example.wanted[dimension])) namesValue.hits += 1;
+      const read = readHint(parsed.hint, example.wanted);
+      tally(accepted, parsed.accepted);
+      tally(namesDimension, read.namesDimensions);
+      tally(namesValue, read.namesValues);
       if ((index + 1) % 25 === 0) log(`judge hints: ${index + 1}/${options.judgeExamples}`);
     }
 
     // The built-in users' own complaints and thanks, as the personalization experiment meets them.
-    const usersVerdict: Counter = { hits: 0, count: 0 };
-    const usersHintNames: Counter = { hits: 0, count: 0 };
+    const usersVerdict = counter();
+    const usersHintNames = counter();
     // Per user and kind: a misread thanks turns a satisfied user into negative reward, which one
     // overall rate hides behind the complaints it reads right.
     const usersVerdictByUser = Object.fromEntries(
-      builtinUserNames.map((name) => [name, { complaints: { hits: 0, count: 0 }, thanks: { hits: 0, count: 0 } }]),
+      builtinUserNames.map((name) => [name, { complaints: counter(), thanks: counter() }]),
     ) as Record<BuiltinUserName, { complaints: Counter; thanks: Counter }>;
     const usersHintByUser = Object.fromEntries(
-      builtinUserNames.map((name) => [name, { helpful: { hits: 0, count: 0 }, contrary: { hits: 0, count: 0 } }]),
+      builtinUserNames.map((name) => [name, { helpful: counter(), contrary: counter() }]),
     ) as Record<BuiltinUserName, { helpful: Counter; contrary: Counter }>;
     let userIndex = 0;
     for (const name of builtinUserNames) {
       for (let index = 0; index < options.judgeExamples / 5; index += 1) {
-        const random = createSeededRandom(deriveSeed(options.seed, 'users', name, index));
-        // Phrases in turn, not drawn: a draw gave one user the same thanks ten times out of ten.
-        const verdictExample = simulatedUserJudgeExample(random, builtinUsers[name], 'verdict', index % 2 === 0, Math.floor(index / 2));
-        const vote = parseVote(await judgeAnswer(verdictExample.messages, 2 * options.judgeExamples + userIndex++));
-        const byKind = usersVerdictByUser[name][verdictExample.complaint ? 'complaints' : 'thanks'];
-        usersVerdict.count += 1;
-        byKind.count += 1;
-        if (vote.score === verdictExample.expectedScore) {
-          usersVerdict.hits += 1;
-          byKind.hits += 1;
-        }
-        const hintExample = simulatedUserJudgeExample(random, builtinUsers[name], 'hint', true, index);
-        const parsed = parseHintResponse(await judgeAnswer(hintExample.messages, 2 * options.judgeExamples + userIndex++));
-        const named = parsed.accepted ? parseStyleHint(parsed.hint) : {};
-        const wantedDimensions = styleDimensions.filter((dimension) => hintExample.wanted[dimension] !== undefined);
-        const contrary = wantedDimensions.some((dimension) => named[dimension] !== undefined && named[dimension] !== hintExample.wanted[dimension]);
-        const helpful = !contrary && wantedDimensions.some((dimension) => named[dimension] === hintExample.wanted[dimension]);
-        const byUser = usersHintByUser[name];
-        usersHintNames.count += 1;
-        byUser.helpful.count += 1;
-        byUser.contrary.count += 1;
-        if (wantedDimensions.every((dimension) => named[dimension] !== undefined)) usersHintNames.hits += 1;
-        if (helpful) byUser.helpful.hits += 1;
-        if (contrary) byUser.contrary.hits += 1;
+        const pair = builtinUserExamples(options.seed, name, index);
+        const right = parseVote(await judgeAnswer(pair.verdict.messages, 2 * options.judgeExamples + userIndex++)).score === pair.verdict.expectedScore;
+        tally(usersVerdict, right);
+        tally(usersVerdictByUser[name][pair.verdict.complaint ? 'complaints' : 'thanks'], right);
+        const parsed = parseHintResponse(await judgeAnswer(pair.hint.messages, 2 * options.judgeExamples + userIndex++));
+        const read = readHint(parsed.hint, pair.hint.wanted);
+        tally(usersHintNames, read.namesDimensions);
+        tally(usersHintByUser[name].helpful, read.helpful);
+        tally(usersHintByUser[name].contrary, read.contrary);
       }
       log(`judge on the built-in users: ${name} done`);
     }
@@ -320,7 +279,7 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
 
     // The rates are read off the per-value tally: a reply follows its hint where it came out in the hinted value.
     const following = Object.fromEntries(styleDimensions.map((dimension) => [dimension, followingOf(byValue[dimension])])) as Record<StyleDimension, Counter>;
-    const allHinted = Object.values(following).reduce((sum, counter) => ({ hits: sum.hits + counter.hits, count: sum.count + counter.count }), { hits: 0, count: 0 });
+    const allHinted = Object.values(following).reduce((sum, one) => ({ hits: sum.hits + one.hits, count: sum.count + one.count }), counter());
     const hintFollowing = {
       ...(Object.fromEntries(styleDimensions.map((dimension) => [dimension, rateOf(following[dimension])])) as Record<StyleDimension, Rate>),
       all: rateOf(allHinted),

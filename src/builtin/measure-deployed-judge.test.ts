@@ -3,7 +3,8 @@ import { canonicalStyleHint } from '../core/hint.js';
 import { createSeededRandom, deriveSeed } from '../core/seeded-random.js';
 import type { Judge, JudgeInput, JudgeResult } from '../spec/judge.js';
 import { generateJudgeExample } from './corpus/judge-task.js';
-import { measureDeployedJudge, readHint } from './measure-deployed-judge.js';
+import { readHint } from './judge-measurement-examples.js';
+import { measureDeployedJudge } from './measure-deployed-judge.js';
 
 const plainHint = canonicalStyleHint({ formatting: 'plain' });
 

@@ -9,18 +9,10 @@
  *
  * The examples are those of the single-answer figures (same seeds), so the two read side by side.
  */
-import { parseStyleHint } from '../core/hint.js';
-import { createSeededRandom, deriveSeed } from '../core/seeded-random.js';
-import { styleDimensions, type StyleChoice } from '../core/style.js';
-import { builtinUserNames, builtinUsers, type BuiltinUserName } from '../core/user-preference.js';
+import { builtinUserNames, type BuiltinUserName } from '../core/user-preference.js';
 import type { Judge } from '../spec/judge.js';
-import { generateJudgeExample } from './corpus/judge-task.js';
-import { simulatedUserJudgeExample } from './corpus/simulated-user-judge-examples.js';
-
-export interface Rate {
-  rate: number;
-  count: number;
-}
+import { builtinUserExamples, heldoutComplaintExample, heldoutVerdictExample, readHint } from './judge-measurement-examples.js';
+import { counter, rateOf, tally, type Counter, type Rate } from './tally.js';
 
 export interface DeployedJudgeMeasurement {
   /** Majority verdict equal to the right score, per next-state kind and in all. */
@@ -44,31 +36,6 @@ export interface MeasureDeployedJudgeOptions {
   log?: (line: string) => void;
 }
 
-interface Counter {
-  hits: number;
-  count: number;
-}
-
-const counter = (): Counter => ({ hits: 0, count: 0 });
-const rateOf = (tally: Counter): Rate => ({ rate: tally.count === 0 ? 0 : tally.hits / tally.count, count: tally.count });
-const add = (tally: Counter, hit: boolean): void => {
-  tally.count += 1;
-  if (hit) tally.hits += 1;
-};
-
-/** What a chosen hint asks for against what the user wants. */
-export function readHint(hint: string | null, wanted: Partial<StyleChoice>): { namesDimensions: boolean; namesValues: boolean; helpful: boolean; contrary: boolean } {
-  const named = hint === null ? {} : parseStyleHint(hint);
-  const dimensions = styleDimensions.filter((dimension) => wanted[dimension] !== undefined);
-  const contrary = dimensions.some((dimension) => named[dimension] !== undefined && named[dimension] !== wanted[dimension]);
-  return {
-    namesDimensions: dimensions.every((dimension) => named[dimension] !== undefined),
-    namesValues: dimensions.every((dimension) => named[dimension] === wanted[dimension]),
-    helpful: !contrary && dimensions.some((dimension) => named[dimension] === wanted[dimension]),
-    contrary,
-  };
-}
-
 export async function measureDeployedJudge(options: MeasureDeployedJudgeOptions): Promise<DeployedJudgeMeasurement> {
   const { judge, examples, seed } = options;
   const log = options.log ?? (() => undefined);
@@ -77,11 +44,11 @@ export async function measureDeployedJudge(options: MeasureDeployedJudgeOptions)
   const verdict = counter();
   const verdictByKind: Record<string, Counter> = {};
   for (let index = 0; index < examples; index += 1) {
-    const example = generateJudgeExample(createSeededRandom(deriveSeed(seed, 'verdict', index)), { split: 'heldout', prompt: 'verdict' });
+    const example = heldoutVerdictExample(seed, index);
     const result = await judge.judge({ ...example.input, wantHint: false }, signal);
     const right = result.score === example.expectedScore;
-    add(verdict, right);
-    add((verdictByKind[example.nextKind] ??= counter()), right);
+    tally(verdict, right);
+    tally((verdictByKind[example.nextKind] ??= counter()), right);
     if ((index + 1) % 25 === 0) log(`deployed judge verdicts: ${index + 1}/${examples}`);
   }
 
@@ -89,12 +56,12 @@ export async function measureDeployedJudge(options: MeasureDeployedJudgeOptions)
   const namesValue = counter();
   const given = counter();
   for (let index = 0; index < examples; index += 1) {
-    const example = generateJudgeExample(createSeededRandom(deriveSeed(seed, 'hint', index)), { split: 'heldout', prompt: 'hint', nextKind: 'complaint' });
+    const example = heldoutComplaintExample(seed, index);
     const result = await judge.judge({ ...example.input, wantHint: true }, signal);
     const read = readHint(result.hint, example.wanted);
-    add(given, result.hint !== null);
-    add(namesDimension, read.namesDimensions);
-    add(namesValue, read.namesValues);
+    tally(given, result.hint !== null);
+    tally(namesDimension, read.namesDimensions);
+    tally(namesValue, read.namesValues);
     if ((index + 1) % 25 === 0) log(`deployed judge hints: ${index + 1}/${examples}`);
   }
 
@@ -104,17 +71,12 @@ export async function measureDeployedJudge(options: MeasureDeployedJudgeOptions)
     const verdicts = (usersVerdict[name] = { complaints: counter(), thanks: counter() });
     const hints = (usersHint[name] = { helpful: counter(), contrary: counter() });
     for (let index = 0; index < examples / 5; index += 1) {
-      const random = createSeededRandom(deriveSeed(seed, 'users', name, index));
-      // The examples of the single-answer figures: complaints and thanks alternate for the verdict,
-      // each phrase in turn; every complaint in turn for the hint.
-      const complaint = index % 2 === 0;
-      const verdictExample = simulatedUserJudgeExample(random, builtinUsers[name], 'verdict', complaint, Math.floor(index / 2));
-      const judged = await judge.judge({ ...verdictExample.input, wantHint: false }, signal);
-      add(complaint ? verdicts.complaints : verdicts.thanks, judged.score === verdictExample.expectedScore);
-      const hintExample = simulatedUserJudgeExample(random, builtinUsers[name], 'hint', true, index);
-      const read = readHint((await judge.judge({ ...hintExample.input, wantHint: true }, signal)).hint, hintExample.wanted);
-      add(hints.helpful, read.helpful);
-      add(hints.contrary, read.contrary);
+      const pair = builtinUserExamples(seed, name, index);
+      const judged = await judge.judge({ ...pair.verdict.input, wantHint: false }, signal);
+      tally(pair.verdict.complaint ? verdicts.complaints : verdicts.thanks, judged.score === pair.verdict.expectedScore);
+      const read = readHint((await judge.judge({ ...pair.hint.input, wantHint: true }, signal)).hint, pair.hint.wanted);
+      tally(hints.helpful, read.helpful);
+      tally(hints.contrary, read.contrary);
     }
     log(`deployed judge on the built-in users: ${name} done`);
   }
