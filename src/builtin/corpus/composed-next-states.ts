@@ -106,50 +106,61 @@ const requests: PartsByValue = {
       'make it look hand-written', 'lose the stars and the numbering', 'write it like a normal person would',
       'no bold text, no numbered steps', 'keep it plain, without any markdown', 'remove the bold and the list',
       'no stars and no numbers in front of the lines', 'do not bold anything or number anything', 'stop using bold and lists',
+      'get rid of the bold and the numbering', 'strip out the markdown', 'take out all the formatting', 'ditch the bold and the list',
+      'write it as ordinary sentences', 'turn it into plain paragraphs', 'no asterisks and no list', 'make it look like a person typed it',
     ],
     bold: [
       'put the key numbers in bold', 'bold the important values', 'make the main results stand out in bold',
       'highlight the key figures in bold', 'use bold for the important numbers', 'mark the key values with bold',
+      'make the key numbers bold', 'emphasise the results with bold', 'set the main numbers in bold', 'bold whatever matters most',
     ],
     numbered: [
       'number the steps', 'use a numbered list', 'give me steps 1, 2, 3', 'put each step on its own numbered line',
       'split the working into numbered steps', 'lay the steps out as a numbered list', 'make it an enumerated list',
+      'list the steps with numbers', 'turn it into a numbered list', 'number each line of the working', 'break it up into step 1, step 2 and so on',
     ],
   },
   length: {
     short: [
       'keep it short', 'just a few sentences', 'cut it down', 'shorter please', 'give me the short version', 'be brief',
       'trim it', 'one or two lines is enough', 'make it quick', 'keep it under 40 words',
+      'shorten it', 'cut it way down', 'condense it', 'make it shorter', 'boil it down', 'less text please', 'sum it up in a line or two',
     ],
     long: [
       'explain it in much more detail', 'write a lot more', 'go through it step by step, thoroughly',
       'I need at least a full paragraph', 'expand on it', 'give me a detailed explanation', 'say much more about it',
       'write at least 100 words', 'elaborate on every step', 'go into depth',
+      'make it longer', 'flesh it out', 'add a lot more explanation', 'spell out every step', 'give me the full explanation', 'add more detail',
     ],
   },
   tone: {
     warm: [
       'be more encouraging', 'add some warmth', 'say something kind, like well done', 'cheer the student on',
       'be friendlier', 'sound kind and supportive', 'add a bit of praise', 'make it upbeat and friendly', 'be gentle and warm',
+      'sound warmer', 'add some encouragement', 'praise the student a little', 'make it kinder', 'soften the tone', 'say something nice',
     ],
     neutral: [
       'just the facts', 'keep it neutral', 'skip the praise', 'be matter-of-fact', 'tone it down', 'no compliments please',
       'stay factual', 'keep it sober and plain in tone', 'leave out the cheering',
+      'drop the cheerleading', 'calm it down', 'less enthusiasm please', 'cut the praise', 'make it sound professional', 'lose the exclamation marks',
     ],
   },
   answerFormat: {
     line: [
       'put the answer on its own line as Answer: {answer}', 'end with an Answer: line', "finish with 'Answer:' and the number",
       'add a last line that says Answer: {answer}', 'label the result on a separate Answer: line',
+      'write Answer: and the number at the end', 'put Answer: {answer} on the last line', 'add an Answer: line at the bottom', 'close with a line saying Answer:',
     ],
     boxed: [
       'box the final answer', 'put the answer in \\boxed{}', 'wrap the result in a box', 'use a LaTeX box for the answer',
       'write it as \\boxed{{answer}}', 'put a box around the final number',
+      'put the result in a box', 'draw a box around the answer', 'box the result', 'put the final answer inside \\boxed{}', 'the answer goes in a box',
     ],
     sentence: [
       'just say the answer in a sentence', 'no box and no Answer: line, put it in the text', 'work the answer into a normal sentence',
       'state the result in words, without a label', 'mention the answer naturally in a sentence',
       'no box around the answer', 'skip the box and the label', 'do not box the answer, just say it',
+      'drop the Answer: label', 'lose the box', 'get rid of the box and the label', 'just mention the number in the text', 'write the answer into the sentence',
     ],
   },
 };
@@ -272,16 +283,34 @@ function partsOf(table: PartsByValue, dimension: StyleDimension, value: string):
   return (table[dimension] as Record<string, readonly string[]>)[value] ?? [];
 }
 
+/**
+ * A complaint that only says what to do. The judge read bare imperatives ("Break the working into
+ * numbered points.") and wishes ("My teacher wants ...") as asking for no change when its data had
+ * only "please ..." and the bare request, so requests come in the frames users wrap them in.
+ */
+const requestFrames: readonly (readonly [string, number])[] = [
+  ['{r}.', 0.35], ['please {r}.', 0.2], ['can you {r}?', 0.1], ['could you {r}?', 0.07], ['I would like you to {r}.', 0.07],
+  ['I want you to {r}.', 0.07], ['next time, {r}.', 0.07], ['you need to {r}.', 0.07],
+];
+
+/** Requests that are not a verb phrase ("no bold and no lists please", "shorter please") stand alone. */
+const verblessRequest = /^(no |do not |just a |just the |shorter|less |one or two|I |the )/;
+
+function requestOnly(random: SeededRandom, request: string): string {
+  if (verblessRequest.test(request)) return sentence(request);
+  return sentence(random.weighted(requestFrames).replace('{r}', request));
+}
+
 /** One dimension's complaint: what is wrong, what to do instead, or both. */
 function complaintClause(random: SeededRandom, dimension: StyleDimension, value: string): string {
   const problem = random.pick(partsOf(problems, dimension, value));
   const request = random.pick(partsOf(requests, dimension, value));
   const shape = random.weighted<'both' | 'problem-then-request' | 'request-only' | 'problem-only' | 'request-because'>([
-    ['both', 0.3], ['problem-then-request', 0.2], ['request-only', 0.25], ['problem-only', 0.1], ['request-because', 0.15],
+    ['both', 0.28], ['problem-then-request', 0.17], ['request-only', 0.32], ['problem-only', 0.1], ['request-because', 0.13],
   ]);
   if (shape === 'both') return `${sentence(problem)} ${sentence(`${request}${random.chance(0.4) ? ', please' : ''}`)}`;
   if (shape === 'problem-then-request') return sentence(`${problem}, so ${request}`);
-  if (shape === 'request-only') return sentence(random.chance(0.5) ? `please ${request}` : request);
+  if (shape === 'request-only') return requestOnly(random, request);
   if (shape === 'problem-only') return sentence(problem);
   return sentence(`${request}, ${problem}`);
 }
@@ -292,7 +321,7 @@ export function composeComplaint(random: SeededRandom, wanted: Partial<StyleChoi
   const clauses = random.shuffle(dimensions).map((dimension) => complaintClause(random, dimension, wanted[dimension] as string));
   let body = clauses.join(' ');
   if (opener.endsWith(',') || opener.endsWith(':') || opener === 'Sorry, but' || opener === 'Almost, but') {
-    body = body[0]!.toLowerCase() + body.slice(1);
+    if (!/^I\b/.test(body)) body = body[0]!.toLowerCase() + body.slice(1);
   }
   return `${opener} ${body}`.trim().replaceAll('{answer}', String(answer));
 }
