@@ -201,6 +201,20 @@ describe('composed training next states', () => {
     expect(Math.abs(complaints - thanks)).toBeLessThan(80);
   });
 
+  it('wrap requests in the frames users ask with, and only verb phrases in a question or wish', () => {
+    const random = createSeededRandom(8);
+    const texts: string[] = [];
+    for (let index = 0; index < 3000; index += 1) {
+      const dimension = random.pick(styleDimensions);
+      texts.push(composeComplaint(random, { [dimension]: random.pick(styleValues[dimension] as readonly string[]) }, 7));
+    }
+    for (const frame of [/\b(can|could) you \w/i, /\bI want you to\b/, /\bI would like you to\b/, /\bnext time, /i, /\byou need to\b/i]) {
+      expect(texts.filter((text) => frame.test(text)).length).toBeGreaterThan(30);
+    }
+    expect(texts.filter((text) => /\b(can|could) you (no|do not|just a|just the|shorter|less|one or two) /i.test(text))).toEqual([]);
+    expect(texts.filter((text) => /\bi (want|would)\b/.test(text))).toEqual([]);
+  });
+
   it('read as sentences: capitalized, ending in punctuation, no doubled spaces', () => {
     const random = createSeededRandom(4);
     for (let index = 0; index < 500; index += 1) {
