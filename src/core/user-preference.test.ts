@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { parseStyleHint } from './hint.js';
 import {
+  allComplaints,
   brokenRules,
   builtinUserNames,
+  complaintsFor,
   builtinUsers,
   parseSimulatedUser,
   satisfiesPreference,
@@ -83,6 +85,43 @@ describe('satisfiesPreference', () => {
     expect(satisfiesPreference(builtinUsers.teacher.preference, 'Well done! You added correctly.')).toBe(true);
     expect(satisfiesPreference(builtinUsers.teacher.preference, 'WONDERFUL effort.')).toBe(true);
     expect(satisfiesPreference(builtinUsers.teacher.preference, 'You added correctly.')).toBe(false);
+  });
+});
+
+describe('complaintsFor', () => {
+  const user = parseSimulatedUser({
+    name: 'plain-writer',
+    task: 'solve',
+    preference: {
+      description: 'No bold, no boxes, short.',
+      rules: [
+        { type: 'regex', pattern: '\\*\\*', expect: false, complaints: ['Take the bold out.'] },
+        { type: 'regex', pattern: '\\\\boxed', expect: false, complaints: ['Lose the box.', 'No box please.'] },
+        { type: 'maxWords', value: 20 },
+      ],
+    },
+    complaints: ['Not like this.'],
+    thanks: ['Thanks.'],
+    hint: 'Do not use bold text.',
+  });
+  if (!user.ok) throw new Error(user.issues.join('; '));
+
+  it('names what the reply breaks: the complaints of its broken rules, else the general ones', () => {
+    expect(complaintsFor(user.user, 'The answer is 4.')).toEqual([]);
+    expect(complaintsFor(user.user, 'The answer is **4**.')).toEqual(['Take the bold out.']);
+    expect(complaintsFor(user.user, 'The answer is \\boxed{4}.')).toEqual(['Lose the box.', 'No box please.']);
+    expect(complaintsFor(user.user, 'It is **4**, so \\boxed{4}.')).toEqual(['Take the bold out.', 'Lose the box.', 'No box please.']);
+    expect(complaintsFor(user.user, long('The answer is 4.'))).toEqual(['Not like this.']);
+    expect(allComplaints(user.user)).toEqual(['Not like this.', 'Take the bold out.', 'Lose the box.', 'No box please.']);
+  });
+
+  it('rejects a rule with an empty complaint list', () => {
+    const parsed = parseSimulatedUser({
+      name: 'x', task: 'solve', complaints: ['No.'], thanks: ['Yes.'], hint: 'Be brief.',
+      preference: { description: 'short', rules: [{ type: 'maxWords', value: 5, complaints: [] }] },
+    });
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.issues.join('\n')).toMatch(/preference\.rules\.0\.complaints/);
   });
 });
 

@@ -18,12 +18,20 @@ function regexProblem(pattern: string, flags: string): string | null {
   }
 }
 
+/**
+ * What the user says when this rule is broken (an extension of the brief's format): a user names
+ * what it sees, so a reply whose only fault is its box draws a complaint about the box, not one
+ * about the bold text it does not have. Rules without it fall back to the user's `complaints`.
+ */
+const ruleComplaintsSchema = z.array(z.string().min(1)).min(1).optional();
+
 const regexRuleSchema = z
   .object({
     type: z.literal('regex'),
     pattern: z.string().min(1),
     flags: z.string().regex(/^[imsu]*$/, 'flags may only contain i, m, s, u').optional(),
     expect: z.boolean(),
+    complaints: ruleComplaintsSchema,
   })
   .superRefine((rule, context) => {
     const problem = regexProblem(rule.pattern, rule.flags ?? '');
@@ -33,6 +41,7 @@ const regexRuleSchema = z
 const wordCountRuleSchema = z.object({
   type: z.enum(['maxWords', 'minWords']),
   value: z.number().int().nonnegative(),
+  complaints: ruleComplaintsSchema,
 });
 
 export const preferenceRuleSchema = z.union([regexRuleSchema, wordCountRuleSchema]);
@@ -79,6 +88,22 @@ export function ruleHolds(rule: PreferenceRule, text: string): boolean {
     case 'minWords':
       return countWords(text) >= rule.value;
   }
+}
+
+/**
+ * The complaints a user may answer `text` with: those of the rules it breaks that have their own,
+ * else the user's general ones. Empty when the preference is satisfied.
+ */
+export function complaintsFor(user: SimulatedUser, text: string): readonly string[] {
+  const broken = brokenRules(user.preference, text);
+  if (broken.length === 0) return [];
+  const own = broken.flatMap((index) => user.preference.rules[index]?.complaints ?? []);
+  return own.length > 0 ? own : user.complaints;
+}
+
+/** Every complaint a user can make, general and per rule. */
+export function allComplaints(user: SimulatedUser): string[] {
+  return [...user.complaints, ...user.preference.rules.flatMap((rule) => rule.complaints ?? [])];
 }
 
 /** Indexes of the rules `text` breaks (empty when the preference is satisfied). */

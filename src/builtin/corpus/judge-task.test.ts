@@ -4,7 +4,7 @@ import { hintSystemPrompt, judgeSystemPrompt } from '../../core/judge-prompts.js
 import { parseHintResponse, parseVote } from '../../core/judge-votes.js';
 import { createSeededRandom } from '../../core/seeded-random.js';
 import { classifyStyle, styleDimensions, styleValues, type StyleDimension } from '../../core/style.js';
-import { builtinUserNames, builtinUsers } from '../../core/user-preference.js';
+import { allComplaints, builtinUserNames, builtinUsers } from '../../core/user-preference.js';
 import { generateCorpus } from './corpus-generator.js';
 import { describeWanted, generateJudgeExample, type JudgeExample } from './judge-task.js';
 import { composeComplaint, composedNextStateParts, composeNeutral, composeThanks } from './composed-next-states.js';
@@ -120,7 +120,7 @@ describe('next-state phrase lists', () => {
     const heldoutPhrases = allPhrases(nextStatePhrases('heldout'));
     for (const phrase of heldoutPhrases) expect(trainPhrases).not.toContain(phrase);
     for (const name of builtinUserNames) {
-      for (const phrase of [...builtinUsers[name].complaints, ...builtinUsers[name].thanks]) {
+      for (const phrase of [...allComplaints(builtinUsers[name]), ...builtinUsers[name].thanks]) {
         expect(trainPhrases).not.toContain(phrase);
         expect(heldoutPhrases).not.toContain(phrase);
       }
@@ -152,7 +152,7 @@ describe('composed training next states', () => {
   it('never reproduce a held-out sentence or a built-in user\'s words', () => {
     const reserved = [
       ...allPhrases(nextStatePhrases('heldout')),
-      ...builtinUserNames.flatMap((name) => [...builtinUsers[name].complaints, ...builtinUsers[name].thanks]),
+      ...builtinUserNames.flatMap((name) => [...allComplaints(builtinUsers[name]), ...builtinUsers[name].thanks]),
     ].map((phrase) => phrase.toLowerCase());
     const random = createSeededRandom(3);
     const composed = new Set<string>();

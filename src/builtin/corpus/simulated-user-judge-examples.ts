@@ -9,7 +9,7 @@ import { buildHintPrompt, buildJudgePrompt } from '../../core/judge-prompts.js';
 import type { VoteScore } from '../../core/judge-votes.js';
 import type { SeededRandom } from '../../core/seeded-random.js';
 import { drawStyle, type StyleChoice } from '../../core/style.js';
-import { satisfiesPreference, type SimulatedUser } from '../../core/user-preference.js';
+import { complaintsFor, satisfiesPreference, type SimulatedUser } from '../../core/user-preference.js';
 import type { ChatMessage } from '../../spec/chat.js';
 import type { JudgeExampleInput, JudgePromptKind } from './judge-task.js';
 import { writeReply } from './reply-writer.js';
@@ -47,7 +47,7 @@ export function simulatedUserJudgeExample(
   const input = {
     context: [{ role: 'user', content: tutor.userMessage } satisfies ChatMessage],
     response: { role: 'assistant', content: reply } satisfies ChatMessage,
-    nextState: [{ role: 'user', content: phraseOf(random, complaint ? user.complaints : user.thanks, phraseIndex) } satisfies ChatMessage],
+    nextState: [{ role: 'user', content: phraseOf(random, complaint ? complaintsFor(user, reply) : user.thanks, phraseIndex) } satisfies ChatMessage],
   };
   const expectedScore: VoteScore = prompt === 'hint' ? (complaint ? 1 : -1) : complaint ? -1 : 1;
   return {

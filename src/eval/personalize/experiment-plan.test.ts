@@ -39,6 +39,14 @@ describe('createExperimentPlan', () => {
 });
 
 describe('userReply', () => {
+  it("complains about the rule the response breaks when the rule has complaints of its own", () => {
+    const user = { ...builtinUsers.student, preference: { ...builtinUsers.student.preference, rules: builtinUsers.student.preference.rules.map((rule, index) => ({ ...rule, complaints: [`rule ${index}`] })) } };
+    const random = createSeededRandom(2);
+    expect(userReply(user, 'The answer is **12**.', random).text).toBe('rule 0');
+    expect(userReply(user, 'Tom has 12 apples, so \\boxed{12}.', random).text).toBe('rule 2');
+    expect(userReply(user, 'Tom has 12 apples, so 12.', random)).toEqual({ satisfied: true, text: expect.any(String) });
+  });
+
   it('complains about a response that breaks the preference and thanks for one that keeps it', () => {
     const user = builtinUsers.student;
     const random = createSeededRandom(1);

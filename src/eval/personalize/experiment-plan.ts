@@ -5,7 +5,7 @@
  * share a message, so the probe measures what the policy learned, not what it saw.
  */
 import { createSeededRandom, deriveSeed, type SeededRandom } from '../../core/seeded-random.js';
-import { satisfiesPreference, type SimulatedUser } from '../../core/user-preference.js';
+import { complaintsFor, type SimulatedUser } from '../../core/user-preference.js';
 import { firstMessages } from '../../builtin/corpus/corpus-generator.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 
@@ -80,8 +80,9 @@ export function createExperimentPlan(options: ExperimentPlanOptions): Experiment
   return { sessions, probeMessages };
 }
 
-/** The user's answer to a response: a complaint from its spec when the preference is broken, thanks when it holds. */
+/** The user's answer to a response: a complaint about what it breaks (complaintsFor), thanks when the preference holds. */
 export function userReply(user: SimulatedUser, response: string, random: SeededRandom): { satisfied: boolean; text: string } {
-  const satisfied = satisfiesPreference(user.preference, response);
-  return { satisfied, text: random.pick(satisfied ? user.thanks : user.complaints) };
+  const complaints = complaintsFor(user, response);
+  const satisfied = complaints.length === 0;
+  return { satisfied, text: random.pick(satisfied ? user.thanks : complaints) };
 }
