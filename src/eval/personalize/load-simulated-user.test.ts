@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { builtinUsers } from '../../core/user-preference.js';
+import { builtinUsers, complaintsFor, satisfiesPreference } from '../../core/user-preference.js';
 import { loadSimulatedUser } from './load-simulated-user.js';
 
 const folders: string[] = [];
@@ -31,5 +31,18 @@ describe('loadSimulatedUser', () => {
     expect(() => loadSimulatedUser('/nonexistent/user.json')).toThrow(/student, ta, teacher or a user JSON file/);
     expect(() => loadSimulatedUser(fileWith('{'))).toThrow(/not valid JSON/);
     expect(() => loadSimulatedUser(fileWith(JSON.stringify({ name: 'x', task: 'dance' })))).toThrow(/task:[\s\S]*complaints:/);
+  });
+
+  it('reads the shipped student whose rules name what they see, the built-in student apart from its complaints', () => {
+    const file = path.join(import.meta.dirname, '../../../docs/personalization-ablations/student-rule-complaints/student-rule-complaints.json');
+    const user = loadSimulatedUser(file);
+    const { student } = builtinUsers;
+    expect({ ...user.preference, rules: user.preference.rules.map(({ complaints: _, ...rule }) => rule) }).toEqual(student.preference);
+    expect([user.task, user.thanks, user.hint]).toEqual([student.task, student.thanks, student.hint]);
+    const onlyBroken = ['Tom has **12** apples.', 'Steps:\n1. Tom has 12 apples.', 'Tom has 12 apples, so \\boxed{12}.'];
+    onlyBroken.forEach((reply, index) => {
+      expect(satisfiesPreference(user.preference, reply)).toBe(false);
+      expect(complaintsFor(user, reply)).toEqual(user.preference.rules[index]?.complaints);
+    });
   });
 });
