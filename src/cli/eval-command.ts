@@ -163,7 +163,7 @@ export function formatProgress(progress: PersonalizeProgress): string {
       const session = progress.session;
       return [
         `session ${session.index}/${progress.total}`,
-        `first response (policy v${session.policyVersion}) ${session.firstResponseSatisfied ? 'satisfied' : 'complained about'}`,
+        `first response (policy v${session.policyVersion}) ${session.firstResponseSatisfied ? 'satisfied the user' : 'drew a complaint'}`,
         `satisfied so far ${progress.satisfiedSoFar}/${session.index}`,
         `serving v${progress.servedVersion}, probe rate ${progress.servedProbeRate.toFixed(2)}`,
       ].join('  ');
