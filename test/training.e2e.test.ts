@@ -130,14 +130,14 @@ describe('training inside clawrl serve', () => {
 });
 
 describe('full-parameter training with pinned sessions', () => {
-  it('publishes full weights the sampler serves, while a pinned session keeps its first version', async () => {
+  it('publishes full weights the sampler serves (two passes per step), while a pinned session keeps its first version', async () => {
     await server.stop();
     rmSync(server.data, { recursive: true, force: true });
-    server = await startClawrlServer([...serverArguments(), '--train-params', 'full', '--pin-sessions']);
+    server = await startClawrlServer([...serverArguments(), '--train-params', 'full', '--train-epochs', '2', '--pin-sessions']);
     expect((await chat('pinned')).version).toBe('0');
     await sessionsWithFeedback('full', 2);
     const outcome = await admin<{ kind: string; step: { policyVersion: number } }>('/admin/training/step', 'POST');
-    expect(outcome).toMatchObject({ kind: 'trained', step: { policyVersion: 1 } });
+    expect(outcome).toMatchObject({ kind: 'trained', step: { policyVersion: 1, metrics: { epochs: 2 } } });
     expect((await admin<{ data: Array<{ kind: string }> }>('/admin/policies')).data.map((entry) => entry.kind)).toEqual(['base', 'full']);
     expect((await chat('new-session')).version).toBe('1');
     expect((await chat('pinned')).version).toBe('0');

@@ -27,6 +27,7 @@ describe('serveArgumentsOf', () => {
     expect(flagValue(serve, '--opd-support-k')).toBe('4');
     expect(flagValue(serveArgumentsOf(inputFor({ model: 'builtin:tiny', opdSupportK: 0 }, ['opdSupportK']), 'combine'), '--opd-support-k')).toBe('0');
     expect(flagValue(serve, '--rl-weight')).toBeUndefined();
+    expect(flagValue(serve, '--train-epochs')).toBeUndefined();
   });
 
   it("leaves another model on serve's defaults, and passes what the user set", () => {
@@ -35,8 +36,8 @@ describe('serveArgumentsOf', () => {
     expect(flagValue(other, '--train-params')).toBeUndefined();
     const chosen = serveArgumentsOf(
       inputFor(
-        { model: 'builtin:tiny', rlWeight: 0.5, opdWeight: 2, klCoefficient: 0.1, rewardBaseline: 'batch', trainEvery: 8, learningRateHalfLife: 4 },
-        ['rlWeight', 'opdWeight', 'klCoefficient', 'rewardBaseline', 'trainEvery', 'learningRateHalfLife'],
+        { model: 'builtin:tiny', rlWeight: 0.5, opdWeight: 2, klCoefficient: 0.1, rewardBaseline: 'batch', trainEvery: 8, learningRateHalfLife: 4, trainEpochs: 2 },
+        ['rlWeight', 'opdWeight', 'klCoefficient', 'rewardBaseline', 'trainEvery', 'learningRateHalfLife', 'trainEpochs'],
       ),
       'combine',
     );
@@ -46,6 +47,7 @@ describe('serveArgumentsOf', () => {
     expect(flagValue(chosen, '--reward-baseline')).toBe('batch');
     expect(flagValue(chosen, '--train-every')).toBe('8');
     expect(flagValue(chosen, '--learning-rate-half-life')).toBe('4');
+    expect(flagValue(chosen, '--train-epochs')).toBe('2');
     const oracle = serveArgumentsOf(inputFor({ model: 'builtin:tiny', judge: 'rules', judgeRules: 'user:student' }), 'combine');
     expect([flagValue(oracle, '--judge'), flagValue(oracle, '--judge-rules')]).toEqual(['rules', 'user:student']);
   });

@@ -31,7 +31,7 @@ import type { OptionKey } from './configuration.js';
 /** Options of the server the command starts, with serve's flags, file keys and variables. */
 export const personalizeServerKeys = [
   'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout', 'judge', 'judgeUrl',
-  'judgeModel', 'judgeWeights', 'judgeRules', 'trainEvery', 'trainParams', 'learningRate', 'learningRateHalfLife', 'rlWeight', 'opdWeight', 'opdSupportK', 'klCoefficient', 'rewardBaseline', 'maxStaleness', 'maxTokens',
+  'judgeModel', 'judgeWeights', 'judgeRules', 'trainEvery', 'trainEpochs', 'trainParams', 'learningRate', 'learningRateHalfLife', 'rlWeight', 'opdWeight', 'opdSupportK', 'klCoefficient', 'rewardBaseline', 'maxStaleness', 'maxTokens',
   'data',
 ] as const satisfies readonly OptionKey[];
 export const personalizeKeys = ['config', 'url', 'apiKey', 'adminKey', 'json', ...personalizeServerKeys] as const satisfies readonly OptionKey[];
@@ -114,6 +114,7 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
     ['--judge-weights', configuration.judgeWeights],
     ['--judge-rules', configuration.judgeRules],
     ['--train-every', input.explicitKeys.has('trainEvery') ? configuration.trainEvery : defaultExperimentTrainEvery],
+    ['--train-epochs', input.explicitKeys.has('trainEpochs') ? configuration.trainEpochs : undefined],
     ['--train-params', input.explicitKeys.has('trainParams') ? configuration.trainParams : experimentTrainParamsOf(configuration.model as string)],
     ['--learning-rate', configuration.learningRate],
     ['--learning-rate-half-life', configuration.learningRateHalfLife],

@@ -28,7 +28,7 @@ import { defaultMaxWaitMinutes, defaultPersonalizeSessions, formatPersonalizeRes
 
 const serveKeys = [
   'config', 'host', 'port', 'data', 'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey',
-  'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight', 'opdSupportK', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance', 'trainEvery',
+  'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight', 'opdSupportK', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance', 'trainEvery', 'trainEpochs',
   'noTrain', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout',
   'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay', 'loraRank', 'loraAlpha', 'klCoefficient', 'rewardBaseline', 'pinSessions',
 ] as const satisfies readonly OptionKey[];
@@ -108,7 +108,7 @@ const gatewayKeys = [
 ] as const satisfies readonly OptionKey[];
 const judgeKeys = [...distributedKeys, ...engineKeys, 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight', 'opdSupportK'] as const satisfies readonly OptionKey[];
 const trainerKeys = [
-  ...distributedKeys, 'model', 'servedModel', 'trainEvery', 'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay',
+  ...distributedKeys, 'model', 'servedModel', 'trainEvery', 'trainEpochs', 'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay',
   'loraRank', 'loraAlpha', 'klCoefficient', 'rewardBaseline', 'rlWeight',
 ] as const satisfies readonly OptionKey[];
 const distributedHelp: Partial<Record<OptionKey, string>> = {

@@ -28,6 +28,7 @@ export interface TrainingConfiguration {
   servedModel: string | undefined;
   noTrain: boolean;
   trainEvery: number;
+  trainEpochs: number;
   trainParams: 'lora' | 'full';
   maxStaleness: number;
   learningRate: number | undefined;
@@ -160,6 +161,7 @@ export async function startTraining(configuration: TrainingConfiguration, depend
       now,
       workerId: dependencies.workerId,
       trainEvery: configuration.trainEvery,
+      trainEpochs: configuration.trainEpochs,
       maxStaleness: configuration.maxStaleness,
       loss: { klCoefficient: configuration.klCoefficient },
       rewardBaseline: configuration.rewardBaseline,
@@ -172,7 +174,7 @@ export async function startTraining(configuration: TrainingConfiguration, depend
     await trainingEngine?.close();
     throw error;
   }
-  logger.info('training on', { trainParams: configuration.trainParams, learningRate, learningRateHalfLife: configuration.learningRateHalfLife ?? null, trainEvery: configuration.trainEvery, maxStaleness: configuration.maxStaleness });
+  logger.info('training on', { trainParams: configuration.trainParams, learningRate, learningRateHalfLife: configuration.learningRateHalfLife ?? null, trainEvery: configuration.trainEvery, trainEpochs: configuration.trainEpochs, maxStaleness: configuration.maxStaleness });
   const running = trainer;
   const runningEngine = trainingEngine;
   return {

@@ -114,6 +114,20 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
       await expect(misaligned).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'invalid_request');
     });
 
+    it('takes the ratio against proximal log-probs, so a later pass stops moving tokens past the clip', async () => {
+      // An optimizer step moves the weights by its momentum even without gradients, so ℓ is read
+      // after the last step and before the pass (its zero gradients add nothing).
+      await engine.optimizerStep();
+      const current = await logprobsNow();
+      // ℓ_old one nat below ℓ: ρ = e > 1 + ε_hi, so a positive advantage is clipped and has no gradient.
+      await engine.forwardBackward({ data: [{ ...datum, proximalLogprobs: current.map((value) => value - 1) }], loss: ppo });
+      expect((await engine.optimizerStep()).gradientNorm).toBe(0);
+      await engine.forwardBackward({ data: [{ ...datum, proximalLogprobs: await logprobsNow() }], loss: ppo });
+      expect((await engine.optimizerStep()).gradientNorm).toBeGreaterThan(0);
+      const misaligned = engine.forwardBackward({ data: [{ ...datum, proximalLogprobs: [0] }], loss: ppo });
+      await expect(misaligned).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'invalid_request');
+    });
+
     it('rejects misaligned data and unknown saved states with ClawrlErrors', async () => {
       const misaligned = engine.forwardBackward({ data: [{ ...datum, lossMask: [1] }], loss: ppo });
       await expect(misaligned).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'invalid_request');

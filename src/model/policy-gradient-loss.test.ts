@@ -68,6 +68,49 @@ describe('createPolicyGradientLoss', () => {
   }
 });
 
+describe('createPolicyGradientLoss on a later pass (proximal log-probs)', () => {
+  it('matches the number reference, and clipped tokens give no gradient', async () => {
+    const options = defaultPolicyLossOptions;
+    const first = await gradientsOf(createPolicyGradientLoss(inputs, options));
+    // ℓ_old away from ℓ by up to ±0.6 nats: some ratios leave [0.8, 1.28] on the side their advantage pushes.
+    const offsets = [[0.6, -0.6, 0.1, -0.05], [0.6, -0.6, 0.3]];
+    const proximal = first.result.tokenLogprobs.map((logprobs, index) => logprobs.map((logprob, position) => logprob + offsets[index]![position]!));
+    const later = inputs.map((input, index) => ({ ...input, proximalLogprobs: proximal[index]! }));
+    const { result, gradients } = await gradientsOf(createPolicyGradientLoss(later, options));
+    const reference = policyLoss(result.tokenLogprobs.map((logprobs, index) => ({ logprobs, ...later[index]! })), options);
+    expect(result.loss).toBeCloseTo(reference.loss, 5);
+    expect(reference.clipFraction).toBeGreaterThan(0);
+    expect(reference.clipFraction).toBeLessThan(1);
+
+    // −Σ m·w·ρ·A·∇ℓ / N over the unclipped tokens, w and ρ as constants taken against ℓ_old.
+    const coefficients = result.tokenLogprobs.map((logprobs, index) =>
+      logprobs.map((logprob, position) => {
+        const input = later[index]!;
+        const advantage = input.advantages[position]!;
+        const ratio = Math.exp(logprob - input.proximalLogprobs[position]!);
+        const clipped = (advantage > 0 && ratio > 1 + options.clipHigh) || (advantage < 0 && ratio < 1 - options.clipLow);
+        const weight = Math.min(Math.exp(input.proximalLogprobs[position]! - input.rolloutLogprobs[position]!), options.importanceSamplingCap);
+        return clipped ? 0 : input.lossMask[position]! * weight * ratio * advantage;
+      }),
+    );
+    expect(coefficients.flat().filter((coefficient) => coefficient === 0).length).toBeGreaterThan(1);
+    const explicit = await gradientsOf((tokenLogprobs) => {
+      const terms = tokenLogprobs.map((logprobs, index) => tf.neg(tf.sum(tf.mul(tf.tensor1d(coefficients[index]!), logprobs))));
+      return tf.div(tf.addN(terms), reference.lossTokens) as tf.Scalar;
+    });
+    for (const [name, gradient] of gradients) {
+      const expected = explicit.gradients.get(name)!;
+      const largest = Math.max(...Array.from(expected.data, Math.abs), 1e-12);
+      gradient.data.forEach((value, index) => expect(Math.abs(value - expected.data[index]!) / largest).toBeLessThan(1e-3));
+    }
+  });
+
+  it('refuses proximal log-probs that do not line up with the response', async () => {
+    const misaligned = inputs.map((input) => ({ ...input, proximalLogprobs: [-1] }));
+    await expect(gradientsOf(createPolicyGradientLoss(misaligned, defaultPolicyLossOptions))).rejects.toThrow(/proximalLogprobs need one entry per response token/);
+  });
+});
+
 describe('createPolicyGradientLoss with an OPD support set', () => {
   const supportTokenIds = [
     // 92 and 61 are the targets at those positions (the sampled tokens themselves).
@@ -137,6 +180,29 @@ describe('createPolicyGradientLoss with an OPD support set', () => {
     }
     // The set moves the weights: the gradient is not the sampled tokens' alone.
     expect(largestChange).toBeGreaterThan(1e-2);
+  });
+
+  it('takes the support tokens\' ratios against their proximal log-probs on a later pass', async () => {
+    const options = defaultPolicyLossOptions;
+    const first = await supportGradientsOf(createPolicyGradientLoss(withSupport, options));
+    const proximalOf = (index: number, position: number) => first.result.supportLogprobs[index]![position]!.map((value, column) => value + (column % 2 === 0 ? 0.5 : -0.5));
+    const later = withSupport.map((input, index) => ({
+      ...input,
+      proximalLogprobs: first.result.tokenLogprobs[index]!,
+      support: input.support.map((target, position) => ({ ...target, proximalLogprobs: proximalOf(index, position) })),
+    }));
+    const { result } = await supportGradientsOf(createPolicyGradientLoss(later, options));
+    const reference = policyLoss(
+      result.tokenLogprobs.map((logprobs, index) => ({
+        logprobs,
+        ...inputs[index]!,
+        proximalLogprobs: later[index]!.proximalLogprobs,
+        support: later[index]!.support.map((target, position) => ({ ...target, logprobs: result.supportLogprobs[index]![position]! })),
+      })),
+      options,
+    );
+    expect(result.loss).toBeCloseTo(reference.loss, 5);
+    expect(result.loss).not.toBeCloseTo(first.result.loss, 3);
   });
 
   it('refuses support tokens that do not line up with the targets', async () => {

@@ -7,9 +7,10 @@
  * A sequence's OPD support set adds, at each position, the same clipped surrogate over the set's
  * tokens, without the importance weight (`core/policy-loss.ts`, sp_t).
  *
- * ℓ_old is the trainer's own log-prob before the update. With one optimizer step per batch it
+ * ℓ_old is the trainer's own log-prob before the batch's first update. On that first pass it
  * equals ℓ's value, so it is ℓ with its gradient stopped: ρ = exp(ℓ − stop(ℓ)) is 1 but carries
- * ∇ℓ, and w = min(exp(stop(ℓ) − μ), C) is a constant weight.
+ * ∇ℓ, and w = min(exp(stop(ℓ) − μ), C) is a constant weight. Later passes over the same batch
+ * (`--train-epochs`) pass the first pass's log-probs as `proximalLogprobs`, and the clip acts.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { PolicyLossOptions } from '../core/policy-loss.js';
@@ -17,12 +18,14 @@ import { supportWidth, type TokenLoss } from './transformer-training.js';
 
 export interface PolicyGradientSequence {
   rolloutLogprobs: readonly number[];
+  /** ℓ_old; default ℓ with its gradient stopped. */
+  proximalLogprobs?: readonly number[];
   advantages: readonly number[];
   lossMask: readonly number[];
   /** Needed when β > 0. */
   referenceLogprobs?: readonly number[];
   /** Per response token, the advantages of the support tokens listed for `forwardBackward`. */
-  support?: readonly { advantages: readonly number[] }[];
+  support?: readonly { advantages: readonly number[]; proximalLogprobs?: readonly number[] }[];
 }
 
 /** Identity forward, zero gradient backward. */
@@ -30,6 +33,30 @@ const stopGradient = tf.customGrad((...inputs: (tf.Tensor | tf.GradSaveFunc)[]) 
   value: tf.clone(inputs[0] as tf.Tensor),
   gradFunc: (upstream: tf.Tensor) => tf.zerosLike(upstream),
 })) as (input: tf.Tensor) => tf.Tensor;
+
+/** ℓ_old of a support tensor: the given values, and ℓ itself (gradient stopped) where none are given and in padded columns. */
+function supportProximalOf(
+  support: NonNullable<PolicyGradientSequence['support']>,
+  values: tf.Tensor2D,
+  width: number,
+  sequenceIndex: number,
+): tf.Tensor {
+  const own = stopGradient(values);
+  if (support.every((position) => position.proximalLogprobs === undefined)) return own;
+  const given = new Float32Array(support.length * width);
+  const isGiven = new Uint8Array(support.length * width);
+  support.forEach((position, row) => {
+    const proximal = position.proximalLogprobs;
+    if (proximal?.length !== position.advantages.length) {
+      throw new RangeError(`sequence ${sequenceIndex}: the support's proximalLogprobs at position ${row} need one entry per support token`);
+    }
+    proximal.forEach((value, column) => {
+      given[row * width + column] = value;
+      isGiven[row * width + column] = 1;
+    });
+  });
+  return tf.where(tf.tensor2d(isGiven, [support.length, width], 'bool'), tf.tensor2d(given, [support.length, width]), own);
+}
 
 /**
  * The loss over one `forwardBackward` call's sequences. `batchLossTokens` is Σ mask over the whole
@@ -42,8 +69,8 @@ export function createPolicyGradientLoss(
 ): TokenLoss {
   const ownTokens = sequences.reduce((total, sequence) => total + sequence.lossMask.reduce((sum, mask) => sum + mask, 0), 0);
   const denominator = Math.max(batchLossTokens ?? ownTokens, 1);
-  const surrogate = (logprobs: tf.Tensor, advantages: tf.Tensor): tf.Tensor => {
-    const ratio = tf.exp(tf.sub(logprobs, stopGradient(logprobs)));
+  const surrogate = (logprobs: tf.Tensor, proximal: tf.Tensor, advantages: tf.Tensor): tf.Tensor => {
+    const ratio = tf.exp(tf.sub(logprobs, proximal));
     const unclipped = tf.neg(tf.mul(ratio, advantages));
     const clipped = tf.neg(tf.mul(tf.clipByValue(ratio, 1 - options.clipLow, 1 + options.clipHigh), advantages));
     return tf.maximum(unclipped, clipped);
@@ -57,8 +84,12 @@ export function createPolicyGradientLoss(
       const mask = tf.tensor1d(Float32Array.from(sequence.lossMask));
       const advantages = tf.tensor1d(Float32Array.from(sequence.advantages));
       const rollout = tf.tensor1d(Float32Array.from(sequence.rolloutLogprobs));
-      const weight = tf.minimum(tf.exp(tf.sub(stopGradient(logprobs), rollout)), options.importanceSamplingCap);
-      let perToken = tf.mul(weight, surrogate(logprobs, advantages));
+      if (sequence.proximalLogprobs !== undefined && sequence.proximalLogprobs.length !== sequence.lossMask.length) {
+        throw new RangeError(`sequence ${index}: proximalLogprobs need one entry per response token`);
+      }
+      const proximal = sequence.proximalLogprobs === undefined ? stopGradient(logprobs) : tf.tensor1d(Float32Array.from(sequence.proximalLogprobs));
+      const weight = tf.minimum(tf.exp(tf.sub(proximal, rollout)), options.importanceSamplingCap);
+      let perToken = tf.mul(weight, surrogate(logprobs, proximal, advantages));
       if (options.klCoefficient > 0) {
         if (sequence.referenceLogprobs?.length !== sequence.lossMask.length) throw new RangeError('referenceLogprobs are needed when β > 0');
         const difference = tf.sub(tf.tensor1d(Float32Array.from(sequence.referenceLogprobs)), logprobs);
@@ -75,7 +106,8 @@ export function createPolicyGradientLoss(
         // Padded columns carry advantage 0, so they add nothing.
         const padded = support.flatMap((position) => Array.from({ length: width }, (_, column) => position.advantages[column] ?? 0));
         const supportAdvantages = tf.tensor2d(Float32Array.from(padded), [support.length, width]);
-        perToken = tf.add(perToken, tf.sum(surrogate(supportValues, supportAdvantages), 1));
+        const supportProximal = supportProximalOf(support, supportValues, width, index);
+        perToken = tf.add(perToken, tf.sum(surrogate(supportValues, supportProximal, supportAdvantages), 1));
       }
       return tf.sum(tf.mul(perToken, mask));
     });

@@ -261,8 +261,10 @@ export interface TrainingStepMetrics {
   loss: number;
   /** Its clipped-surrogate part. */
   policyGradientLoss: number;
-  /** Share of loss tokens whose PPO ratio was clipped. */
+  /** Share of loss tokens whose PPO ratio was clipped: in the last pass over the batch (0 with one pass). */
   clipFraction: number;
+  /** Passes over the batch (`trainEpochs`), when more than one; the other figures are of the first pass. */
+  epochs?: number;
   /** Mean k3 KL estimate to the base model over loss tokens; null when the KL coefficient is 0. */
   kl: number | null;
   /** exp(trainer − rollout) log-prob ratio over loss tokens, before truncation. */

@@ -22,6 +22,13 @@ export interface TrainingDatum {
   /** The sampling temperature of the rollout (> 0). */
   temperature: number;
   /**
+   * ℓ_old, one per response token: the trainer's log-probs before the first of several passes over
+   * one batch (`--train-epochs`). The surrogate's ratio and the importance weight are taken against
+   * them, so the clip bounds how far the later passes move a token. Default: the current log-probs
+   * (the first pass, where the ratio is 1).
+   */
+  proximalLogprobs?: number[];
+  /**
    * OPD over a support set (`core/build-samples.ts`): one entry per response token, the tokens
    * whose log-probs the loss also moves at that position and the advantage on each (same
    * clipped surrogate as the sampled token's, with no importance weight: the set is not sampled).
@@ -32,6 +39,8 @@ export interface TrainingDatum {
 export interface SupportTarget {
   tokenIds: number[];
   advantages: number[];
+  /** ℓ_old of each token id, as for the datum's `proximalLogprobs`. */
+  proximalLogprobs?: number[];
 }
 
 /** The PPO-style clipped surrogate with truncated importance sampling (`src/core/policy-loss.ts`). */

@@ -223,4 +223,50 @@ describe('the trainer', () => {
       await decayStore.close();
     }
   });
+
+  it('with several epochs, passes over the batch once per epoch against the first pass\'s log-probs, then publishes one version', async () => {
+    const epochStore = createSqliteRecordStore({ path: ':memory:' });
+    const passes: Parameters<TrainingEngine['forwardBackward']>[0][] = [];
+    const firstLogprobs: number[][] = [];
+    let optimizerSteps = 0;
+    const spied: TrainingEngine = Object.assign(Object.create(trainingEngine) as TrainingEngine, {
+      forwardBackward: async (input: Parameters<TrainingEngine['forwardBackward']>[0]) => {
+        passes.push(input);
+        const output = await trainingEngine.forwardBackward(input);
+        if (passes.length === 1) firstLogprobs.push(...output.logprobs);
+        return output;
+      },
+      optimizerStep: (input: Parameters<TrainingEngine['optimizerStep']>[0]) => {
+        optimizerSteps += 1;
+        return trainingEngine.optimizerStep(input);
+      },
+    });
+    try {
+      const serving = createPolicyServing({ store: epochStore, engine, logger: silent, now: () => 1_000 });
+      await serving.start();
+      await epochStore.upsertSession({ id: 's', tenant: null, at: 1 });
+      await recordSampledTurn(epochStore, 0, {
+        method: 'combine', policyVersion: 0, score: 1, hint: 'h', advantages: [1, 1], teacherLogprobs: [-4, -4.5],
+        support: [[{ id: 7, studentLogprob: -1, teacherLogprob: -0.5, advantage: 0.5, weightedAdvantage: 0.5 }], []],
+      });
+      expect(() => createTrainer({ store: epochStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEpochs: 0 })).toThrow(/trainEpochs/);
+      const trainer = createTrainer({ store: epochStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 1, trainEpochs: 3, pollIntervalMs: 60_000 });
+      await trainer.start();
+      const outcome = await trainer.trainNow();
+      await trainer.close();
+      expect(passes).toHaveLength(3);
+      expect(optimizerSteps).toBe(3);
+      expect(passes[0]?.data[0]?.proximalLogprobs).toBeUndefined();
+      for (const later of passes.slice(1)) {
+        expect(later.data[0]?.proximalLogprobs).toEqual(firstLogprobs[0]);
+        expect(later.data[0]?.support?.[0]?.proximalLogprobs).toHaveLength(1);
+        expect(later.data[0]?.support?.[1]).toEqual({ tokenIds: [], advantages: [], proximalLogprobs: [] });
+      }
+      expect(outcome).toMatchObject({ kind: 'trained', step: { step: 1, policyVersion: 1, metrics: { epochs: 3 } } });
+      expect((await epochStore.listPolicyVersions()).map((version) => version.version)).toEqual([0, 1]);
+      expect(await servedVersion()).toBe(1);
+    } finally {
+      await epochStore.close();
+    }
+  });
 });

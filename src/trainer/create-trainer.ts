@@ -3,7 +3,8 @@
  * `pollIntervalMs`) or on demand (`trainNow`). It claims a batch under a lease, drops and counts
  * samples more than `maxStaleness` versions old, runs forward-backward with the clipped surrogate
  * (rewards optionally against the batch's, `core/reward-baseline.ts`) and one optimizer step on
- * the training engine, publishes the weights, saves the trainer state,
+ * the training engine — or `trainEpochs` passes over the batch, each with its own optimizer step,
+ * the later ones against the first pass's log-probs so the clip bounds them — publishes the weights, saves the trainer state,
  * commits version + step + sample statuses in one store write, and has serving switch to the new
  * version. A crash anywhere before the commit leaves the samples leased until the lease ends (or
  * until this trainer restarts and releases its own leases) and the store unchanged; the trainer
@@ -13,7 +14,7 @@
  * resets the training weights to it, and a restart whose active version is not the last step's
  * starts from the active version's weights instead of the checkpoint.
  */
-import { defaultPolicyLossOptions, partitionByStaleness, policyLoss, type PolicyLossOptions, type SupportLossTerms } from '../core/policy-loss.js';
+import { defaultPolicyLossOptions, partitionByStaleness, policyLoss, type PolicyLossOptions, type PolicyLossSequence, type SupportLossTerms } from '../core/policy-loss.js';
 import { supportTargets } from '../core/build-samples.js';
 import { applyRewardBaseline, type RewardBaselineKind } from '../core/reward-baseline.js';
 import { decayedLearningRate, type LearningRateDecay } from '../core/learning-rate-decay.js';
@@ -22,7 +23,7 @@ import type { PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
 import type { TrainingSample, TrainingStepMetrics, TrainingStepRecord } from '../spec/records.js';
-import type { TrainingDatum, TrainingEngine } from '../spec/training-engine.js';
+import type { ForwardBackwardOutput, TrainingDatum, TrainingEngine } from '../spec/training-engine.js';
 import type { PolicyServing } from './policy-serving.js';
 
 export interface TrainerOptions {
@@ -35,6 +36,12 @@ export interface TrainerOptions {
   workerId: string;
   /** Ready samples per step; default 16. */
   trainEvery?: number;
+  /**
+   * Passes over each batch, each followed by an optimizer step, before one version is published;
+   * default 1 (OpenClaw-RL's `TRAIN_EPOCHS`). Passes after the first take the PPO ratio and the
+   * importance weight against the first pass's log-probs (ℓ_old), so the clip is a trust region.
+   */
+  trainEpochs?: number;
   /** Samples more versions old than this are dropped; default 2. */
   maxStaleness?: number;
   loss?: Partial<PolicyLossOptions>;
@@ -96,12 +103,41 @@ function datumOf(sample: TrainingSample, advantages: number[]): TrainingDatum {
 /** The support terms of a datum for the step's metrics, when the engine reported their log-probs. */
 function supportTermsOf(support: TrainingDatum['support'], logprobs: number[][] | null): { support?: SupportLossTerms[] } {
   if (support === undefined || logprobs === null) return {};
-  return { support: support.map((target, position) => ({ advantages: target.advantages, logprobs: logprobs[position] ?? [] })) };
+  return {
+    support: support.map((target, position) => ({
+      advantages: target.advantages,
+      logprobs: logprobs[position] ?? [],
+      ...(target.proximalLogprobs === undefined ? {} : { proximalLogprobs: target.proximalLogprobs }),
+    })),
+  };
+}
+
+/** The number form of the loss over what one `forwardBackward` pass saw. */
+function lossInputsOf(data: readonly TrainingDatum[], output: ForwardBackwardOutput): PolicyLossSequence[] {
+  return data.map(({ support, ...datum }, index) => ({
+    ...datum,
+    logprobs: output.logprobs[index] ?? [],
+    ...(output.referenceLogprobs === null ? {} : { referenceLogprobs: output.referenceLogprobs[index] ?? [] }),
+    ...supportTermsOf(support, output.supportLogprobs?.[index] ?? null),
+  }));
+}
+
+/** A datum for a later pass: ℓ_old is what the first pass saw, for the sampled and the support tokens. */
+function withProximalLogprobs(datum: TrainingDatum, first: ForwardBackwardOutput, index: number): TrainingDatum {
+  const supportLogprobs = first.supportLogprobs?.[index] ?? null;
+  return {
+    ...datum,
+    proximalLogprobs: first.logprobs[index] ?? [],
+    ...(datum.support === undefined || supportLogprobs === null
+      ? {}
+      : { support: datum.support.map((target, position) => ({ ...target, proximalLogprobs: supportLogprobs[position] ?? [] })) }),
+  };
 }
 
 export function createTrainer(options: TrainerOptions): Trainer {
   const { store, trainingEngine, serving, logger } = options;
   const trainEvery = options.trainEvery ?? 16;
+  const trainEpochs = options.trainEpochs ?? 1;
   const maxStaleness = options.maxStaleness ?? 2;
   const loss: PolicyLossOptions = { ...defaultPolicyLossOptions, ...options.loss };
   const rewardBaseline = options.rewardBaseline ?? 'none';
@@ -110,6 +146,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
   const leaseMs = options.leaseMs ?? 30 * 60_000;
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   if (!Number.isInteger(trainEvery) || trainEvery < 1) throw new ClawrlError('configuration_error', `trainEvery must be a positive integer, got ${trainEvery}`);
+  if (!Number.isInteger(trainEpochs) || trainEpochs < 1) throw new ClawrlError('configuration_error', `trainEpochs must be a positive integer, got ${trainEpochs}`);
   if (!Number.isInteger(maxStaleness) || maxStaleness < 0) throw new ClawrlError('configuration_error', `maxStaleness must be a non-negative integer, got ${maxStaleness}`);
 
   let paused = false;
@@ -163,18 +200,16 @@ export function createTrainer(options: TrainerOptions): Trainer {
       const data = fresh.map((sample, index) => datumOf(sample, advantages[index] ?? sample.advantages));
       const output = await trainingEngine.forwardBackward({ data, loss: { name: 'ppo', ...loss } });
       const stepNumber = (summary.lastStep?.step ?? 0) + 1;
-      const optimizer = await trainingEngine.optimizerStep({
-        learningRate: decayedLearningRate(trainingEngine.info.learningRate, stepNumber, learningRateDecay),
-      });
-      const computed = policyLoss(
-        data.map(({ support, ...datum }, index) => ({
-          ...datum,
-          logprobs: output.logprobs[index] ?? [],
-          ...(output.referenceLogprobs === null ? {} : { referenceLogprobs: output.referenceLogprobs[index] ?? [] }),
-          ...supportTermsOf(support, output.supportLogprobs?.[index] ?? null),
-        })),
-        loss,
-      );
+      const learningRate = decayedLearningRate(trainingEngine.info.learningRate, stepNumber, learningRateDecay);
+      const optimizer = await trainingEngine.optimizerStep({ learningRate });
+      const computed = policyLoss(lossInputsOf(data, output), loss);
+      let lastPass = computed;
+      const later = trainEpochs > 1 ? data.map((datum, index) => withProximalLogprobs(datum, output, index)) : [];
+      for (let pass = 2; pass <= trainEpochs; pass += 1) {
+        const passOutput = await trainingEngine.forwardBackward({ data: later, loss: { name: 'ppo', ...loss } });
+        await trainingEngine.optimizerStep({ learningRate });
+        lastPass = policyLoss(lossInputsOf(later, passOutput), loss);
+      }
       const version = newest + 1;
       const artifact = await trainingEngine.publishWeights(version);
       const checkpoint = await trainingEngine.saveState(`step-${stepNumber}`);
@@ -182,7 +217,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
       const metrics: TrainingStepMetrics = {
         loss: output.loss,
         policyGradientLoss: computed.policyGradientLoss,
-        clipFraction: computed.clipFraction,
+        clipFraction: lastPass.clipFraction,
         kl: computed.kl,
         importanceRatio: computed.importanceRatio,
         rolloutLogprobAbsoluteDifference: computed.rolloutLogprobAbsoluteDifference,
@@ -191,6 +226,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
         lossTokens: computed.lossTokens,
         gradientNorm: optimizer.gradientNorm,
         learningRate: optimizer.learningRate,
+        ...(trainEpochs > 1 ? { epochs: trainEpochs } : {}),
         stepMs: endedAt - startedAt,
       };
       const record = await store.commitTrainingStep({

@@ -85,6 +85,12 @@ async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBack
     if (datum.support !== undefined && (datum.support.length !== length || datum.support.some((target) => target.tokenIds.length !== target.advantages.length))) {
       throw new ClawrlError('invalid_request', 'support needs one entry per response token, with one advantage per token id');
     }
+    if (datum.proximalLogprobs !== undefined && datum.proximalLogprobs.length !== length) {
+      throw new ClawrlError('invalid_request', 'proximalLogprobs need one entry per response token');
+    }
+    if (datum.support?.some((target) => target.proximalLogprobs !== undefined && target.proximalLogprobs.length !== target.tokenIds.length)) {
+      throw new ClawrlError('invalid_request', "a support target's proximalLogprobs need one entry per token id");
+    }
   }
   const batchLossTokens = input.batchLossTokens ?? input.data.reduce((total, datum) => total + datum.lossMask.reduce((sum, mask) => sum + mask, 0), 0);
   const logprobsByDatum = new Map<TrainingDatum, number[]>();
