@@ -3,7 +3,7 @@ import { canonicalStyleHint, parseStyleHint } from '../../core/hint.js';
 import { hintSystemPrompt, judgeSystemPrompt } from '../../core/judge-prompts.js';
 import { parseHintResponse, parseVote } from '../../core/judge-votes.js';
 import { createSeededRandom } from '../../core/seeded-random.js';
-import { classifyStyle, styleDimensions, styleValues, type StyleDimension } from '../../core/style.js';
+import { classifyStyle, countWords, styleDimensions, styleValues, type StyleDimension } from '../../core/style.js';
 import { allComplaints, builtinUserNames, builtinUsers } from '../../core/user-preference.js';
 import { generateCorpus } from './corpus-generator.js';
 import { describeWanted, generateJudgeExample, type JudgeExample } from './judge-task.js';
@@ -91,6 +91,20 @@ describe('judge examples', () => {
         expect(example.hint).toBe(canonicalStyleHint(example.wanted));
       }
     }
+  });
+
+  it('follow some one-line training replies with a complaint asking for more, judged as a complaint', () => {
+    const oneLiners = train.filter((example) => countWords(fencedParts(example).reply) <= 5);
+    expect(oneLiners.length).toBeGreaterThan(5);
+    for (const example of oneLiners) {
+      expect(example.nextKind).toBe('complaint');
+      expect(example.wanted).toEqual({ length: 'long' });
+      expect(example.replyStyle).toEqual({ ...classifyStyle(fencedParts(example).reply), length: 'short' });
+      if (example.prompt === 'verdict') expect(example.expectedScore).toBe(-1);
+      else expect(example.hint).toBe(canonicalStyleHint({ length: 'long' }));
+    }
+    expect(new Set(oneLiners.map((example) => example.replyStyle.tone))).toEqual(new Set(['warm', 'neutral']));
+    expect(heldout.filter((example) => countWords(fencedParts(example).reply) <= 5)).toEqual([]);
   });
 
   it('mix whole training sentences with composed ones, and take held-out ones from their list', () => {

@@ -14,7 +14,7 @@ import { canonicalStyleHint } from '../../core/hint.js';
 import { buildHintPrompt, buildJudgePrompt, hintEndMarker, hintStartMarker } from '../../core/judge-prompts.js';
 import type { VoteScore } from '../../core/judge-votes.js';
 import type { SeededRandom } from '../../core/seeded-random.js';
-import { drawStyle, styleDimensions, styleValues, type StyleChoice, type StyleDimension } from '../../core/style.js';
+import { classifyStyle, drawStyle, styleDimensions, styleValues, type StyleChoice, type StyleDimension } from '../../core/style.js';
 import { userTaskValues } from '../../core/user-preference.js';
 import { composeComplaint, composeNeutral, composeThanks } from './composed-next-states.js';
 import { complaintPhrases, nextStatePhrases } from './next-state-phrases.js';
@@ -110,6 +110,21 @@ function scoreOf(kind: NextStateKind, prompt: JudgePromptKind): VoteScore {
   return kind === 'complaint' ? -1 : kind === 'thanks' ? 1 : 0;
 }
 
+/**
+ * Share of training complaints that ask only for a longer reply whose reply is one line instead
+ * ("Excellent!", "The answer is 12."). A policy under training drifts to such replies, and a judge
+ * that had only seen whole tutoring replies read the complaint after them as thanks: the +1 trained
+ * the one-liners up and collapsed a personalization run (docs/personalization.md).
+ */
+const oneLineReplyShare = 0.5;
+
+const oneLineWarmReplies: readonly string[] = ['Excellent!', 'Well done!', 'Great job!', 'Nice work!', 'Wonderful, {answer}!', 'Fantastic, it is {answer}.'];
+const oneLineNeutralReplies: readonly string[] = ['The answer is {answer}.', 'Correct.', '{answer}.', 'The solution is right.', 'It is {answer}.', 'Looks right.'];
+
+function oneLineReply(random: SeededRandom, answer: number): string {
+  return random.pick(random.chance(0.5) ? oneLineWarmReplies : oneLineNeutralReplies).replaceAll('{answer}', String(answer));
+}
+
 /** A reply style whose value differs from the wanted one on every complained-about dimension. */
 function violatingStyle(random: SeededRandom, wanted: Partial<StyleChoice>): StyleChoice {
   const fixed: Record<string, string> = {};
@@ -120,6 +135,10 @@ function violatingStyle(random: SeededRandom, wanted: Partial<StyleChoice>): Sty
     fixed[dimension] = random.pick(others);
   }
   return drawStyle(random, fixed as Partial<StyleChoice>);
+}
+
+function isOnlyLonger(wanted: Partial<StyleChoice>): boolean {
+  return wanted.length === 'long' && Object.keys(wanted).length === 1;
 }
 
 export function generateJudgeExample(random: SeededRandom, options: JudgeExampleOptions): JudgeExample {
@@ -161,9 +180,13 @@ export function generateJudgeExample(random: SeededRandom, options: JudgeExample
     context.push({ role: 'system', content: random.pick(judgeContextSystemPrompts) });
   }
   context.push({ role: 'user', content: tutor.userMessage });
+  const oneLine = split === 'train' && nextKind === 'complaint' && isOnlyLonger(wanted) && random.chance(oneLineReplyShare);
+  const replyText = oneLine ? oneLineReply(random, tutor.problem.answer) : writeReply(tutor.content, replyStyle, random);
+  // A one-liner has the style it reads as: plain, short, with a sentence answer and its own tone.
+  if (oneLine) replyStyle = { ...classifyStyle(replyText), length: 'short' };
   const input = {
     context,
-    response: { role: 'assistant', content: writeReply(tutor.content, replyStyle, random) } satisfies ChatMessage,
+    response: { role: 'assistant', content: replyText } satisfies ChatMessage,
     nextState: [{ role: 'user', content: nextText } satisfies ChatMessage],
   };
 
