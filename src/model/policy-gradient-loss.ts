@@ -34,7 +34,10 @@ const stopGradient = tf.customGrad((...inputs: (tf.Tensor | tf.GradSaveFunc)[]) 
   gradFunc: (upstream: tf.Tensor) => tf.zerosLike(upstream),
 })) as (input: tf.Tensor) => tf.Tensor;
 
-/** ℓ_old of a support tensor: the given values, and ℓ itself (gradient stopped) where none are given and in padded columns. */
+/**
+ * ℓ_old of a support tensor: ℓ itself (gradient stopped) when no position gives proximal
+ * log-probs; otherwise every position must give them, and padded columns keep their own ℓ.
+ */
 function supportProximalOf(
   support: NonNullable<PolicyGradientSequence['support']>,
   values: tf.Tensor2D,

@@ -4,11 +4,12 @@
  * samples more than `maxStaleness` versions old, runs forward-backward with the clipped surrogate
  * (rewards optionally against the batch's, `core/reward-baseline.ts`) and one optimizer step on
  * the training engine — or `trainEpochs` passes over the batch, each with its own optimizer step,
- * the later ones against the first pass's log-probs so the clip bounds them — publishes the weights, saves the trainer state,
- * commits version + step + sample statuses in one store write, and has serving switch to the new
- * version. A crash anywhere before the commit leaves the samples leased until the lease ends (or
- * until this trainer restarts and releases its own leases) and the store unchanged; the trainer
- * resumes from the checkpoint of the last committed step.
+ * the later ones against the first pass's log-probs so the clip bounds them — publishes the
+ * weights, saves the trainer state, commits version + step + sample statuses in one store write,
+ * and has serving switch to the new version. A crash anywhere before the commit leaves the
+ * samples leased until the lease ends (or until this trainer restarts and releases its own
+ * leases) and the store unchanged; the trainer resumes from the checkpoint of the last committed
+ * step.
  *
  * The trainer always continues from what is served: activating another version (a rollback)
  * resets the training weights to it, and a restart whose active version is not the last step's
@@ -203,13 +204,14 @@ export function createTrainer(options: TrainerOptions): Trainer {
       const learningRate = decayedLearningRate(trainingEngine.info.learningRate, stepNumber, learningRateDecay);
       const optimizer = await trainingEngine.optimizerStep({ learningRate });
       const computed = policyLoss(lossInputsOf(data, output), loss);
-      let lastPass = computed;
       const later = trainEpochs > 1 ? data.map((datum, index) => withProximalLogprobs(datum, output, index)) : [];
+      let lastOutput: ForwardBackwardOutput | null = null;
       for (let pass = 2; pass <= trainEpochs; pass += 1) {
-        const passOutput = await trainingEngine.forwardBackward({ data: later, loss: { name: 'ppo', ...loss } });
+        lastOutput = await trainingEngine.forwardBackward({ data: later, loss: { name: 'ppo', ...loss } });
         await trainingEngine.optimizerStep({ learningRate });
-        lastPass = policyLoss(lossInputsOf(later, passOutput), loss);
       }
+      // Only the last pass's clip fraction is reported, so only its loss is worked out.
+      const lastPass = lastOutput === null ? computed : policyLoss(lossInputsOf(later, lastOutput), loss);
       const version = newest + 1;
       const artifact = await trainingEngine.publishWeights(version);
       const checkpoint = await trainingEngine.saveState(`step-${stepNumber}`);
