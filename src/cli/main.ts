@@ -242,7 +242,8 @@ const exportKeys = ['config', 'data', 'store', 'storeUrl', 'json'] as const sati
 addOptions(program.command('samples').description('training samples').command('export').description('write samples as JSON lines'), exportKeys)
   .requiredOption('--out <file>', 'the JSONL file to write')
   .option('--status <status>', 'ready | trained | dropped (default: all)')
-  .action(async (options: { out: string; status?: string }, command: Command) => {
+  .option('--with-turns', "add each sample's turn text: the request messages, the reply and the next state")
+  .action(async (options: { out: string; status?: string; withTurns?: boolean }, command: Command) => {
     try {
       if (options.status !== undefined && !['ready', 'trained', 'dropped'].includes(options.status)) {
         throw new ClawrlError('configuration_error', `--status must be ready, trained or dropped, got ${options.status}.`);
@@ -254,6 +255,7 @@ addOptions(program.command('samples').description('training samples').command('e
         storeUrl: configuration.storeUrl as string | undefined,
         out: options.out,
         status: options.status as 'ready' | 'trained' | 'dropped' | undefined,
+        withTurns: options.withTurns === true,
       });
       process.stdout.write(configuration.json === true ? `${JSON.stringify({ written, out: options.out })}\n` : `wrote ${written} samples to ${options.out}\n`);
     } catch (error) {

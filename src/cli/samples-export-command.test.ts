@@ -16,7 +16,7 @@ describe('runSamplesExportCommand', () => {
     rmSync(directory, { recursive: true, force: true });
   });
 
-  it('writes every sample as a JSON line with the turn tokens, optionally one status only', async () => {
+  it('writes every sample as a JSON line with the turn tokens, optionally one status only and the turn text', async () => {
     const configuration = { data: path.join(directory, 'data'), store: 'sqlite' as const, storeUrl: undefined };
     const store = await openRecordStore(configuration);
     await store.upsertSession({ id: 's1', tenant: null, at: 0 });
@@ -57,16 +57,25 @@ describe('runSamplesExportCommand', () => {
     await store.close();
 
     const out = path.join(directory, 'samples.jsonl');
-    expect(await runSamplesExportCommand({ ...configuration, out, status: undefined })).toBe(2);
+    expect(await runSamplesExportCommand({ ...configuration, out, status: undefined, withTurns: false })).toBe(2);
     const lines = readFileSync(out, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toMatchObject([
       { id: 'a', status: 'dropped', dropReason: 'superseded' },
       { id: 'b', status: 'ready', promptTokenIds: [1, 2], responseTokenIds: [3, 4], rolloutLogprobs: [-0.5, -1.5], advantages: [-1, -1], policyVersion: 4 },
     ]);
-    expect(await runSamplesExportCommand({ ...configuration, out, status: 'ready' })).toBe(1);
-    expect(readFileSync(out, 'utf8').trimEnd().split('\n')).toHaveLength(1);
+    expect(lines[1]).not.toHaveProperty('turn');
+    const store2 = await openRecordStore(configuration);
+    await store2.linkNextState('t1', [{ role: 'user', content: 'thanks!' }], 3);
+    await store2.close();
+    expect(await runSamplesExportCommand({ ...configuration, out, status: 'ready', withTurns: true })).toBe(1);
+    const ready = readFileSync(out, 'utf8').trimEnd().split('\n');
+    expect(ready).toHaveLength(1);
+    expect(JSON.parse(ready[0] as string)).toMatchObject({
+      id: 'b',
+      turn: { messages: [{ role: 'user', content: 'hi' }], response: { role: 'assistant', content: 'hello' }, nextState: [{ role: 'user', content: 'thanks!' }] },
+    });
     await expect(
-      runSamplesExportCommand({ ...configuration, out: path.join(directory, 'missing', 'x.jsonl'), status: undefined }),
+      runSamplesExportCommand({ ...configuration, out: path.join(directory, 'missing', 'x.jsonl'), status: undefined, withTurns: false }),
     ).rejects.toMatchObject({ code: 'configuration_error' });
   });
 });

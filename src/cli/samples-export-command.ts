@@ -1,24 +1,27 @@
 /**
  * `clawrl samples export --out <file.jsonl>`: every sample (or those of one status), oldest
  * first, one JSON object per line with the turn's exact prompt and response token ids, the
- * rollout log-probs, the loss mask, the advantages and, for OPD, the teacher's log-probs.
+ * rollout log-probs, the loss mask, the advantages and, for OPD, the teacher's log-probs. With
+ * `--with-turns` each line also carries the text behind those tokens (the request messages, the
+ * reply and the next state the judge read), so a run's samples can be read without the database.
  */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { RecordStore } from '../spec/record-store.js';
-import type { SampleStatus } from '../spec/records.js';
+import type { SampleStatus, TurnRecord } from '../spec/records.js';
 import { openRecordStore, type StoreConfiguration } from './open-record-store.js';
 
 export interface SamplesExportConfiguration extends StoreConfiguration {
   out: string;
   status: SampleStatus | undefined;
+  withTurns: boolean;
 }
 
 const pageSize = 500;
 
 /** Writes the samples as JSON lines; returns how many. */
-export async function exportSamples(store: RecordStore, out: string, status: SampleStatus | undefined): Promise<number> {
+export async function exportSamples(store: RecordStore, out: string, status: SampleStatus | undefined, withTurns = false): Promise<number> {
   const file = createWriteStream(out, { encoding: 'utf8' });
   let written = 0;
   try {
@@ -27,7 +30,8 @@ export async function exportSamples(store: RecordStore, out: string, status: Sam
     for (let offset = 0; ; offset += pageSize) {
       const samples = await store.listSamples({ limit: pageSize, offset, ...(status === undefined ? {} : { status }) });
       for (const sample of samples) {
-        if (!file.write(`${JSON.stringify(sample)}\n`)) await once(file, 'drain');
+        const line = withTurns ? { ...sample, turn: await turnTextOf(store, sample.turnId) } : sample;
+        if (!file.write(`${JSON.stringify(line)}\n`)) await once(file, 'drain');
         written += 1;
       }
       if (samples.length < pageSize) break;
@@ -43,10 +47,15 @@ export async function exportSamples(store: RecordStore, out: string, status: Sam
   }
 }
 
+async function turnTextOf(store: RecordStore, turnId: string): Promise<Pick<TurnRecord, 'messages' | 'response' | 'nextState'> | null> {
+  const turn = await store.getTurn(turnId);
+  return turn === null ? null : { messages: turn.messages, response: turn.response, nextState: turn.nextState };
+}
+
 export async function runSamplesExportCommand(configuration: SamplesExportConfiguration): Promise<number> {
   const store = await openRecordStore(configuration);
   try {
-    return await exportSamples(store, configuration.out, configuration.status);
+    return await exportSamples(store, configuration.out, configuration.status, configuration.withTurns);
   } finally {
     await store.close();
   }
