@@ -64,9 +64,9 @@ describe('runSamplesExportCommand', () => {
       { id: 'b', status: 'ready', promptTokenIds: [1, 2], responseTokenIds: [3, 4], rolloutLogprobs: [-0.5, -1.5], advantages: [-1, -1], policyVersion: 4 },
     ]);
     expect(lines[1]).not.toHaveProperty('turn');
-    const store2 = await openRecordStore(configuration);
-    await store2.linkNextState('t1', [{ role: 'user', content: 'thanks!' }], 3);
-    await store2.close();
+    const reopened = await openRecordStore(configuration);
+    await reopened.linkNextState('t1', [{ role: 'user', content: 'thanks!' }], 3);
+    await reopened.close();
     expect(await runSamplesExportCommand({ ...configuration, out, status: 'ready', withTurns: true })).toBe(1);
     const ready = readFileSync(out, 'utf8').trimEnd().split('\n');
     expect(ready).toHaveLength(1);

@@ -21,7 +21,7 @@ export interface SamplesExportConfiguration extends StoreConfiguration {
 const pageSize = 500;
 
 /** Writes the samples as JSON lines; returns how many. */
-export async function exportSamples(store: RecordStore, out: string, status: SampleStatus | undefined, withTurns = false): Promise<number> {
+export async function exportSamples(store: RecordStore, out: string, status: SampleStatus | undefined, withTurns: boolean): Promise<number> {
   const file = createWriteStream(out, { encoding: 'utf8' });
   let written = 0;
   try {
@@ -29,8 +29,10 @@ export async function exportSamples(store: RecordStore, out: string, status: Sam
     await once(file, 'open');
     for (let offset = 0; ; offset += pageSize) {
       const samples = await store.listSamples({ limit: pageSize, offset, ...(status === undefined ? {} : { status }) });
+      // Samples rebuilt by feedback share their turn: read each turn once per page.
+      const turns = new Map<string, TurnText | null>();
       for (const sample of samples) {
-        const line = withTurns ? { ...sample, turn: await turnTextOf(store, sample.turnId) } : sample;
+        const line = withTurns ? { ...sample, turn: await turnTextOf(store, sample.turnId, turns) } : sample;
         if (!file.write(`${JSON.stringify(line)}\n`)) await once(file, 'drain');
         written += 1;
       }
@@ -47,9 +49,14 @@ export async function exportSamples(store: RecordStore, out: string, status: Sam
   }
 }
 
-async function turnTextOf(store: RecordStore, turnId: string): Promise<Pick<TurnRecord, 'messages' | 'response' | 'nextState'> | null> {
+type TurnText = Pick<TurnRecord, 'messages' | 'response' | 'nextState'>;
+
+async function turnTextOf(store: RecordStore, turnId: string, read: Map<string, TurnText | null>): Promise<TurnText | null> {
+  if (read.has(turnId)) return read.get(turnId) ?? null;
   const turn = await store.getTurn(turnId);
-  return turn === null ? null : { messages: turn.messages, response: turn.response, nextState: turn.nextState };
+  const text = turn === null ? null : { messages: turn.messages, response: turn.response, nextState: turn.nextState };
+  read.set(turnId, text);
+  return text;
 }
 
 export async function runSamplesExportCommand(configuration: SamplesExportConfiguration): Promise<number> {
