@@ -29,10 +29,9 @@ export async function exportSamples(store: RecordStore, out: string, status: Sam
     await once(file, 'open');
     for (let offset = 0; ; offset += pageSize) {
       const samples = await store.listSamples({ limit: pageSize, offset, ...(status === undefined ? {} : { status }) });
-      // Samples rebuilt by feedback share their turn: read each turn once per page.
-      const turns = new Map<string, TurnText | null>();
+      const turns = withTurns ? await turnTextsOf(store, samples.map((sample) => sample.turnId)) : new Map<string, TurnText>();
       for (const sample of samples) {
-        const line = withTurns ? { ...sample, turn: await turnTextOf(store, sample.turnId, turns) } : sample;
+        const line = withTurns ? { ...sample, turn: turns.get(sample.turnId) ?? null } : sample;
         if (!file.write(`${JSON.stringify(line)}\n`)) await once(file, 'drain');
         written += 1;
       }
@@ -51,12 +50,10 @@ export async function exportSamples(store: RecordStore, out: string, status: Sam
 
 type TurnText = Pick<TurnRecord, 'messages' | 'response' | 'nextState'>;
 
-async function turnTextOf(store: RecordStore, turnId: string, read: Map<string, TurnText | null>): Promise<TurnText | null> {
-  if (read.has(turnId)) return read.get(turnId) ?? null;
-  const turn = await store.getTurn(turnId);
-  const text = turn === null ? null : { messages: turn.messages, response: turn.response, nextState: turn.nextState };
-  read.set(turnId, text);
-  return text;
+/** One read per page (not per sample, nor per turn: samples rebuilt by feedback share their turn). */
+async function turnTextsOf(store: RecordStore, turnIds: string[]): Promise<Map<string, TurnText>> {
+  const turns = await store.getTurns(turnIds);
+  return new Map(turns.map((turn) => [turn.id, { messages: turn.messages, response: turn.response, nextState: turn.nextState }]));
 }
 
 export async function runSamplesExportCommand(configuration: SamplesExportConfiguration): Promise<number> {

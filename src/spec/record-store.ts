@@ -145,6 +145,11 @@ export interface RecordStore {
   recordTurn(turn: NewTurn): Promise<TurnRecord>;
   getTurn(id: string): Promise<TurnRecord | null>;
   /**
+   * The known turns among `ids`, in the order of `ids`, each once: what reading many turns needs
+   * without a round trip per turn (`clawrl samples export --with-turns`).
+   */
+  getTurns(ids: readonly string[]): Promise<TurnRecord[]>;
+  /**
    * The session's latest main turn, whatever its status, as a reference: what linking the next
    * state needs, without rebuilding the turn (`getTurn` does that).
    */

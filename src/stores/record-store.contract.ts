@@ -187,6 +187,12 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
           ['a2', 2],
         ]);
         for (const turn of recorded) expect(await store.getTurn(turn.id)).toEqual(turn);
+        const byId = new Map(recorded.map((turn) => [turn.id, turn]));
+        // In the order asked, each once, unknown ids left out.
+        expect(await store.getTurns(['a2', 'missing', 'b0', 'a-side', 'a2'])).toEqual(
+          ['a2', 'b0', 'a-side'].map((id) => byId.get(id)),
+        );
+        expect(await store.getTurns([])).toEqual([]);
         expect(await store.getSession('s1')).toMatchObject({ turnIds: ['a0', 'a1', 'a2'], sideTurns: 1 });
         expect(await store.getSession('s2')).toMatchObject({ turnIds: ['b0', 'b1'], sideTurns: 0 });
       });

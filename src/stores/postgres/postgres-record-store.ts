@@ -175,6 +175,17 @@ export class PostgresRecordStore implements RecordStore {
     return this.#database.run('getTurn', () => this.#loadTurn(this.#database, id));
   }
 
+  async getTurns(ids: readonly string[]): Promise<TurnRecord[]> {
+    const wanted = [...new Set(ids)];
+    if (wanted.length === 0) return [];
+    return this.#database.run('getTurns', async () => {
+      const rows = await this.#database.rows<TurnRow>(`${selectTurnRow} WHERE turn.id = ANY($1::text[])`, [wanted]);
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      const found = wanted.flatMap((id) => byId.get(id) ?? []);
+      return Promise.all(found.map((row) => toTurnRecord(this.#database, row)));
+    });
+  }
+
   async getLastMainTurn(sessionId: string): Promise<TurnReference | null> {
     return this.#database.run('getLastMainTurn', async () => {
       const [row] = await this.#database.rows<{ id: string; reply_key: string | null; linked: boolean }>(

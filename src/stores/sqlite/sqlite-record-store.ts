@@ -172,6 +172,15 @@ export class SqliteRecordStore implements RecordStore {
     });
   }
 
+  async getTurns(ids: readonly string[]): Promise<TurnRecord[]> {
+    return this.#run('getTurns', () =>
+      [...new Set(ids)].flatMap((id) => {
+        const row = this.#statements.selectTurn.get(id);
+        return row === undefined ? [] : [this.#reader.turn(row)];
+      }),
+    );
+  }
+
   async getLastMainTurn(sessionId: string): Promise<TurnReference | null> {
     return this.#run('getLastMainTurn', () => {
       const row = this.#statements.selectLastMainTurnReference.get(sessionId);
