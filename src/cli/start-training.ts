@@ -8,6 +8,7 @@
  * versions; otherwise it is off with a warning saying why, and the process serves and records as usual.
  */
 import path from 'node:path';
+import type { RewardBaselineKind } from '../core/reward-baseline.js';
 import { createLocalTrainingEngine } from '../engines/local/create-local-training-engine.js';
 import type { PolicyControl } from '../gateway/policy-routes.js';
 import type { EventBus } from '../spec/event-bus.js';
@@ -39,7 +40,7 @@ export interface TrainingConfiguration {
   loraRank: number;
   loraAlpha: number;
   klCoefficient: number;
-  rewardBaseline: 'none' | 'batch';
+  rewardBaseline: RewardBaselineKind;
   /** The judge's w_rl: the baseline is subtracted from the reward part w_rl·r. */
   rlWeight: number;
 }

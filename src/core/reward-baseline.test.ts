@@ -39,4 +39,15 @@ describe('applyRewardBaseline', () => {
   it('keeps a lone rewarded sample as it is', () => {
     expect(applyRewardBaseline([sample('rl', -1, [-1]), sample('opd', null, [0.2])], 'batch', 1)).toEqual([[-1], [0.2]]);
   });
+
+  it('takes a negative baseline only where the other rewards are below zero on average', () => {
+    const mostlyBad = [sample('rl', -1, [-1]), sample('rl', -1, [-1]), sample('rl', -1, [-1]), sample('rl', 1, [1])];
+    const [bad, , , good] = applyRewardBaseline(mostlyBad, 'negative', 1);
+    expect(bad?.[0]).toBeCloseTo(-2 / 3, 12);
+    expect(good).toEqual([2]);
+    // The others of the −1 average +1: it keeps its −1 where `batch` would make it −2.
+    const mostlyGood = [sample('combine', 1, [1]), sample('combine', 1, [1]), sample('combine', 1, [1]), sample('combine', -1, [-1 + 0.25])];
+    expect(applyRewardBaseline(mostlyGood, 'negative', 1)).toEqual([[1], [1], [1], [-0.75]]);
+    expect(applyRewardBaseline(mostlyGood, 'batch', 1)[3]?.[0]).toBeCloseTo(-1.75, 12);
+  });
 });
