@@ -133,6 +133,15 @@ describe('clawrl eval personalize', () => {
     expect(result.method).toBe('base');
     expect(run.stderr).not.toMatch(/warning: the server built/);
     expect(readFileSync(path.join(out, 'summary.md'), 'utf8')).toContain('| brief-grader | base | 5 |');
+
+    // The folder now holds that run: a second run on it would start from its versions, so it is refused.
+    const again = await runCli([
+      'eval', 'personalize', '--user', userFile, '--method', 'base', '--sessions', '1', '--seed', '6', '--probe-size', '4',
+      '--out', path.join(work, 'out-again'), '--data', data, '--engine', 'local', '--model', folder, '--judge', 'rules',
+    ]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toContain(`the data folder ${data} is not empty`);
+    expect(existsSync(path.join(work, 'out-again'))).toBe(false);
   });
 
   it('rejects a user file that is not a simulated-user spec, and a --max-wait under a minute, before starting anything', async () => {

@@ -18,7 +18,7 @@ function flagValue(argumentsList: string[], flag: string): string | undefined {
 }
 
 describe('serveArgumentsOf', () => {
-  it("gives the built-in model the experiment defaults: full parameters, a step every 4 samples, a support set of 4, serve's reward weight", () => {
+  it("gives the built-in model the experiment defaults: full parameters, a step every 4 samples, a support set of 4, leave-one-out rewards, serve's reward weight", () => {
     const serve = serveArgumentsOf(inputFor({ model: 'builtin:tiny', trainEvery: 16, rlWeight: 1, opdSupportK: 0 }), 'combine');
     expect(serve.slice(0, 2)).toEqual(['--method', 'combine']);
     expect(flagValue(serve, '--train-params')).toBe('full');
@@ -26,6 +26,8 @@ describe('serveArgumentsOf', () => {
     expect(defaultExperimentOpdSupportK).toBe(4);
     expect(flagValue(serve, '--opd-support-k')).toBe('4');
     expect(flagValue(serveArgumentsOf(inputFor({ model: 'builtin:tiny', opdSupportK: 0 }, ['opdSupportK']), 'combine'), '--opd-support-k')).toBe('0');
+    expect(flagValue(serve, '--reward-baseline')).toBe('batch');
+    expect(flagValue(serveArgumentsOf(inputFor({ model: 'builtin:tiny', rewardBaseline: 'none' }, ['rewardBaseline']), 'combine'), '--reward-baseline')).toBe('none');
     expect(flagValue(serve, '--rl-weight')).toBeUndefined();
     expect(flagValue(serve, '--train-epochs')).toBeUndefined();
   });

@@ -15,7 +15,7 @@
  *   full-parameter updates and needed 40+ with LoRA.
  * Other `CLAWRL_*` variables reach the child unchanged, so any serve option can be set that way.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +42,8 @@ export const defaultMaxWaitMinutes = 10;
 export const defaultExperimentTrainEvery = 4;
 /** OpenClaw-RL v2's support set: with it the built-in model learned the teacher and the TA faster (docs/personalization.md). */
 export const defaultExperimentOpdSupportK = 4;
+/** Leave-one-out rewards: with them the built-in model learned the TA, whose early steps are mostly −1s (docs/personalization.md). */
+export const defaultExperimentRewardBaseline = 'batch';
 
 /** Help where the experiment's meaning or default differs from serve's. */
 export const personalizeHelp: Partial<Record<OptionKey, string>> = {
@@ -49,6 +51,7 @@ export const personalizeHelp: Partial<Record<OptionKey, string>> = {
   data: "data folder of the server it starts, kept afterwards (default: a temporary folder, removed after a successful run)",
   trainEvery: `ready samples per training step of the server it starts (default: ${defaultExperimentTrainEvery})`,
   trainParams: 'lora | full, for the server it starts (default: full for builtin:tiny, else lora)',
+  rewardBaseline: `reward baseline of the server it starts: none | batch | negative (default: ${defaultExperimentRewardBaseline})`,
   opdSupportK: `OPD support-set size of the server it starts, 0: the sampled token only (default: ${defaultExperimentOpdSupportK})`,
   judge: 'judge of the server it starts: rules | policy | openai (default: "policy")',
   apiKey: 'API key the experiment sends (the first one), also given to the server it starts',
@@ -122,7 +125,7 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
     ['--opd-weight', input.explicitKeys.has('opdWeight') ? configuration.opdWeight : undefined],
     ['--opd-support-k', input.explicitKeys.has('opdSupportK') ? configuration.opdSupportK : defaultExperimentOpdSupportK],
     ['--kl-coefficient', input.explicitKeys.has('klCoefficient') ? configuration.klCoefficient : undefined],
-    ['--reward-baseline', input.explicitKeys.has('rewardBaseline') ? configuration.rewardBaseline : undefined],
+    ['--reward-baseline', input.explicitKeys.has('rewardBaseline') ? configuration.rewardBaseline : defaultExperimentRewardBaseline],
     ['--max-staleness', input.explicitKeys.has('maxStaleness') ? configuration.maxStaleness : undefined],
     ['--max-tokens', configuration.maxTokens],
     ['--config', input.configFile],
@@ -216,7 +219,6 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
     if (!input.explicitKeys.has('url')) {
       const data = input.explicitKeys.has('data') ? (configuration.data as string) : (temporaryData = mkdtempSync(path.join(tmpdir(), 'clawrl-personalize-')));
       progress(`starting clawrl serve (data and server.log in ${data})`);
-      if (existsSync(path.join(data, 'clawrl.db'))) progress(`warning: ${data} already holds a store; its earlier training counts, so this run does not start from the base model`);
       serverArguments = serveArgumentsOf(input, method);
       server = await startExperimentServer({
         cliScript: fileURLToPath(new URL('./main.js', import.meta.url)),

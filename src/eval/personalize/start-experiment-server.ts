@@ -5,7 +5,7 @@
  * reads the environment).
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 
@@ -32,6 +32,15 @@ export interface ExperimentServer {
 
 export async function startExperimentServer(options: ExperimentServerOptions): Promise<ExperimentServer> {
   mkdirSync(options.data, { recursive: true });
+  // A server on an earlier run's folder serves that run's last trained version: the run would start
+  // part-way through another one and its figures would mean nothing.
+  if (readdirSync(options.data).length > 0) {
+    throw new ClawrlError(
+      'configuration_error',
+      `the data folder ${options.data} is not empty: a server started on it would go on from the run recorded there (its sessions and trained versions). Pass a new or empty folder.`,
+      { param: 'data' },
+    );
+  }
   const logFile = path.join(options.data, 'server.log');
   const log = createWriteStream(logFile, { flags: 'a' });
   const child = spawn(
