@@ -95,10 +95,7 @@ export class SqliteRecordStore implements RecordStore {
     this.#reader = new SqliteTurnReader(this.#statements, this.#messageChain);
     this.#group = createGroupCommit(database, options.retryWhenBusy === undefined ? {} : { retryWhenBusy: options.retryWhenBusy });
     this.#judging = new SqliteJudgingRecords(database, {
-      turn: (id) => {
-        const row = this.#statements.selectTurn.get(id);
-        return row === undefined ? null : this.#reader.turn(row);
-      },
+      turn: (id) => this.#turnOf(id),
       tokens: (ordinal) => this.#reader.tokens(ordinal),
     });
     this.#training = new SqliteTrainingRecords(
@@ -166,19 +163,16 @@ export class SqliteRecordStore implements RecordStore {
   }
 
   async getTurn(id: string): Promise<TurnRecord | null> {
-    return this.#run('getTurn', () => {
-      const row = this.#statements.selectTurn.get(id);
-      return row === undefined ? null : this.#reader.turn(row);
-    });
+    return this.#run('getTurn', () => this.#turnOf(id));
   }
 
   async getTurns(ids: readonly string[]): Promise<TurnRecord[]> {
-    return this.#run('getTurns', () =>
-      [...new Set(ids)].flatMap((id) => {
-        const row = this.#statements.selectTurn.get(id);
-        return row === undefined ? [] : [this.#reader.turn(row)];
-      }),
-    );
+    return this.#run('getTurns', () => [...new Set(ids)].flatMap((id) => this.#turnOf(id) ?? []));
+  }
+
+  #turnOf(id: string): TurnRecord | null {
+    const row = this.#statements.selectTurn.get(id);
+    return row === undefined ? null : this.#reader.turn(row);
   }
 
   async getLastMainTurn(sessionId: string): Promise<TurnReference | null> {
