@@ -161,7 +161,7 @@ export function formatProgress(progress: PersonalizeProgress): string {
       return `probe after session ${progress.afterSession}: ${progress.size} held-out first messages${progress.attempt > 1 ? ` (attempt ${progress.attempt}: the version changed during the last one)` : ''}`;
     case 'probe': {
       const probe = progress.probe;
-      return `probe after session ${probe.afterSession}: policy v${probe.policyVersion} satisfies ${probe.satisfied}/${probe.size} (${probe.satisfactionRate.toFixed(2)})${probe.mixedVersions ? ', versions still mixed' : ''}`;
+      return `probe after session ${probe.afterSession}: policy v${probe.policyVersion} satisfies ${probe.satisfied}/${probe.size} (${probe.satisfactionRate.toFixed(2)})${probe.incoherent ? `, ${probe.incoherent} unusable (cut off, repeating, off the question)` : ''}${probe.mixedVersions ? ', versions still mixed' : ''}`;
     }
     case 'session': {
       const session = progress.session;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { builtinUsers, satisfiesPreference } from '../../core/user-preference.js';
 import { createSeededRandom } from '../../core/seeded-random.js';
-import { createExperimentPlan, userReply } from './experiment-plan.js';
+import { incoherenceComplaints } from '../../core/reply-coherence.js';
+import { createExperimentPlan, probeSatisfied, userReply } from './experiment-plan.js';
 
 describe('createExperimentPlan', () => {
   it('draws distinct probe messages that no session starts with, and one or two follow-ups per session', () => {
@@ -38,26 +39,49 @@ describe('createExperimentPlan', () => {
   });
 });
 
+const question = 'Tom has 7 apples and buys 5 more. How many apples does Tom have?';
+const answer = (text: string, finishReason: string | null = 'stop') => ({ text, finishReason, answering: question });
+
 describe('userReply', () => {
   it("complains about the rule the response breaks when the rule has complaints of its own", () => {
     const user = { ...builtinUsers.student, preference: { ...builtinUsers.student.preference, rules: builtinUsers.student.preference.rules.map((rule, index) => ({ ...rule, complaints: [`rule ${index}`] })) } };
     const random = createSeededRandom(2);
-    expect(userReply(user, 'The answer is **12**.', random).text).toBe('rule 0');
-    expect(userReply(user, 'Tom has 12 apples, so \\boxed{12}.', random).text).toBe('rule 2');
-    expect(userReply(user, 'Tom has 12 apples, so 12.', random)).toEqual({ satisfied: true, text: expect.any(String) });
+    expect(userReply(user, answer('Tom has **12** apples.'), random).text).toBe('rule 0');
+    expect(userReply(user, answer('Tom has 12 apples, so \\boxed{12}.'), random).text).toBe('rule 2');
+    expect(userReply(user, answer('Tom has 12 apples, so 12.'), random)).toEqual({ satisfied: true, text: expect.any(String), incoherence: null });
   });
 
   it('complains about a response that breaks the preference and thanks for one that keeps it', () => {
     const user = builtinUsers.student;
     const random = createSeededRandom(1);
-    const bold = 'The answer is **12**.';
+    const bold = 'Tom has **12** apples.';
     const plain = 'Tom has 12 apples, so the answer is 12.';
     expect(satisfiesPreference(user.preference, plain)).toBe(true);
-    const complaint = userReply(user, bold, random);
+    const complaint = userReply(user, answer(bold), random);
     expect(complaint.satisfied).toBe(false);
     expect(user.complaints).toContain(complaint.text);
-    const thanks = userReply(user, plain, random);
+    const thanks = userReply(user, answer(plain), random);
     expect(thanks.satisfied).toBe(true);
     expect(user.thanks).toContain(thanks.text);
   });
 });
+
+describe('an incoherent response', () => {
+  it('draws a complaint about what makes it unusable, whatever its style, and never satisfies the probe', () => {
+    const user = builtinUsers.student;
+    const plain = 'Tom has 12 apples, so the answer is 12.';
+    for (const [response, incoherence] of [
+      [answer(plain, 'length'), 'cut-off'],
+      [answer('12,,,,,,,,,,,,,,,,'), 'repetition'],
+      [answer('The answer is is is 12.'), 'repetition'],
+      [answer('Mia has 3 cookies.'), 'off-task'],
+    ] as const) {
+      const reply = userReply(user, response, createSeededRandom(3));
+      expect(reply).toEqual({ satisfied: false, text: expect.any(String), incoherence });
+      expect(incoherenceComplaints[incoherence]).toContain(reply.text);
+      expect(probeSatisfied(user, response)).toEqual({ satisfied: false, incoherence });
+    }
+    expect(probeSatisfied(user, answer(plain))).toEqual({ satisfied: true, incoherence: null });
+  });
+});
+

@@ -5,6 +5,7 @@
  * share a message, so the probe measures what the policy learned, not what it saw.
  */
 import { createSeededRandom, deriveSeed, type SeededRandom } from '../../core/seeded-random.js';
+import { incoherenceComplaints, replyIncoherence, type ReplyIncoherence } from '../../core/reply-coherence.js';
 import { complaintsFor, type SimulatedUser } from '../../core/user-preference.js';
 import { firstMessages } from '../../builtin/corpus/corpus-generator.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
@@ -80,9 +81,36 @@ export function createExperimentPlan(options: ExperimentPlanOptions): Experiment
   return { sessions, probeMessages };
 }
 
-/** The user's answer to a response: a complaint about what it breaks (complaintsFor), thanks when the preference holds. */
-export function userReply(user: SimulatedUser, response: string, random: SeededRandom): { satisfied: boolean; text: string } {
-  const complaints = complaintsFor(user, response);
+/** A response as the user sees it, and the message of theirs it answers. */
+export interface UserFacingResponse {
+  text: string;
+  finishReason: string | null;
+  /** The user message the response answers: an off-task check reads it. */
+  answering: string;
+}
+
+export interface UserReply {
+  satisfied: boolean;
+  text: string;
+  /** Set when the response failed before its style was looked at (`core/reply-coherence.ts`). */
+  incoherence: ReplyIncoherence | null;
+}
+
+/**
+ * The user's answer to a response: a complaint about what makes it unusable (cut off, repeating
+ * itself, off the question), else about what it breaks of the preference (complaintsFor), else thanks.
+ * One draw of `random` either way, so a run's later phrasings do not depend on which it was.
+ */
+export function userReply(user: SimulatedUser, response: UserFacingResponse, random: SeededRandom): UserReply {
+  const incoherence = replyIncoherence({ text: response.text, finishReason: response.finishReason }, response.answering);
+  if (incoherence !== null) return { satisfied: false, text: random.pick(incoherenceComplaints[incoherence]), incoherence };
+  const complaints = complaintsFor(user, response.text);
   const satisfied = complaints.length === 0;
-  return { satisfied, text: random.pick(satisfied ? user.thanks : complaints) };
+  return { satisfied, text: random.pick(satisfied ? user.thanks : complaints), incoherence: null };
+}
+
+/** Whether a probe response satisfies the user: coherent, and every rule of the preference holds. */
+export function probeSatisfied(user: SimulatedUser, response: UserFacingResponse): { satisfied: boolean; incoherence: ReplyIncoherence | null } {
+  const incoherence = replyIncoherence({ text: response.text, finishReason: response.finishReason }, response.answering);
+  return { satisfied: incoherence === null && complaintsFor(user, response.text).length === 0, incoherence };
 }

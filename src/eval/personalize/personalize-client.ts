@@ -26,6 +26,8 @@ export interface CompletionRequest {
 
 export interface CompletionResult {
   content: string;
+  /** OpenAI `finish_reason`: `length` when the reply stopped at the token limit. */
+  finishReason: string | null;
   policyVersion: number;
   turnId: string | null;
 }
@@ -128,7 +130,8 @@ export function createPersonalizeClient(options: PersonalizeClientOptions): Pers
       if (!Number.isInteger(policyVersion) || policyVersion < 0) {
         throw new ClawrlError('upstream_error', `${base} answered without a valid X-Clawrl-Policy-Version header (got ${versionHeader}); is it a clawrl server?`);
       }
-      return { content: data.choices[0]?.message.content ?? '', policyVersion, turnId: response.headers.get('x-clawrl-turn-id') };
+      const choice = data.choices[0];
+      return { content: choice?.message.content ?? '', finishReason: choice?.finish_reason ?? null, policyVersion, turnId: response.headers.get('x-clawrl-turn-id') };
     },
 
     async activePolicyVersion() {

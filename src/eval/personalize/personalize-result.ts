@@ -41,6 +41,12 @@ export const personalizeProbeSchema = z.object({
   afterSession: z.number().int().nonnegative(),
   satisfactionRate: z.number().min(0).max(1),
   satisfied: z.number().int().nonnegative(),
+  /**
+   * Responses no user could use whatever their style (cut off at the token limit, repeating
+   * themselves, off the question; `core/reply-coherence.ts`), never counted as satisfied. Absent in
+   * results written before the check existed, which counted such a response when its style matched.
+   */
+  incoherent: z.number().int().nonnegative().optional(),
   size: z.number().int().positive(),
   /** True when the served version kept changing and the last attempt still mixed versions. */
   mixedVersions: z.boolean(),

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
+import { incoherenceComplaints } from '../../core/reply-coherence.js';
 import { builtinUsers } from '../../core/user-preference.js';
 import type { CompletionRequest, CompletionResult, PersonalizeClient } from './personalize-client.js';
 import { personalizeResultSchema } from './personalize-result.js';
@@ -10,7 +11,11 @@ import { runPersonalizeExperiment, type PersonalizeProgress } from './run-person
  * how many requests it has answered, and version 0 writes bold answers (which the student
  * dislikes) while later versions write plain ones.
  */
-function scriptedClient(versionAt: (requestsSoFar: number) => number, activeVersion: () => number | null = () => null) {
+type Write = (policyVersion: number, question: string) => { content: string; finishReason: string };
+// Quoting the question keeps the reply on it (core/reply-coherence.ts).
+const boldThenPlain: Write = (policyVersion, question) => ({ content: policyVersion === 0 ? `The answer to "${question}" is **12**.` : `The answer to "${question}" is 12.`, finishReason: 'stop' });
+
+function scriptedClient(versionAt: (requestsSoFar: number) => number, activeVersion: () => number | null = () => null, write: Write = boldThenPlain) {
   const requests: CompletionRequest[] = [];
   const feedback: { turnId: string; text: string }[] = [];
   const client: PersonalizeClient = {
@@ -18,8 +23,8 @@ function scriptedClient(versionAt: (requestsSoFar: number) => number, activeVers
     async complete(request): Promise<CompletionResult> {
       const policyVersion = versionAt(requests.length);
       requests.push({ ...request, messages: request.messages.map((message) => ({ ...message })) });
-      const content = policyVersion === 0 ? 'The answer is **12**.' : 'The answer is 12.';
-      return { content, policyVersion, turnId: `turn-${requests.length}` };
+      const question = request.messages.findLast((message) => message.role === 'user')?.content ?? '';
+      return { ...write(policyVersion, question), policyVersion, turnId: `turn-${requests.length}` };
     },
     activePolicyVersion: async () => activeVersion(),
     turnJudging: async () => ({ judge: { judge: 'rules', judgeModel: 'rules:default' }, sampleMethod: 'rl' }),
@@ -82,6 +87,20 @@ describe('runPersonalizeExperiment', () => {
     expect(new Set(sessionSeeds).size).toBe(sessionSeeds.length);
   });
 
+  it('never counts a collapsed version as satisfying, however well its style matches, and says so to the server', async () => {
+    // Version 1 has collapsed: no bold, no lists, no box, so the student's rules alone would be met.
+    const collapsed: Write = (policyVersion, question) => (policyVersion === 0 ? boldThenPlain(0, question) : { content: '1111111111111111111111111', finishReason: 'length' });
+    const { client, requests } = scriptedClient((count) => (count >= 12 ? 1 : 0), () => null, collapsed);
+    const result = await runPersonalizeExperiment({ client, user: builtinUsers.student, method: 'rl', seed: 4, sessions: 6, probeSize: 5, runId: 'run' });
+    expect(result.probe.map((entry) => [entry.policyVersion, entry.satisfactionRate, entry.incoherent])).toEqual([
+      [0, 0, 0],
+      [1, 0, 5],
+    ]);
+    expect(result.sessionsToSuccess).toBeNull();
+    const lastSession = requests.filter((request) => request.sessionId === result.sessions.at(-1)?.sessionId);
+    expect(incoherenceComplaints['cut-off']).toContain(lastSession[1]?.messages[2]?.content);
+  });
+
   it("sends the reply to each session's last response as feedback text with finalFeedback, and nothing without it", async () => {
     const options = { user: builtinUsers.student, method: 'combine' as const, seed: 4, sessions: 4, probeSize: 2, runId: 'run' };
     const without = scriptedClient(() => 0);
@@ -142,7 +161,7 @@ describe('runPersonalizeExperiment', () => {
     // The version changes in the middle of the base probe.
     const { client, requests } = scriptedClient((count) => (count >= 2 ? 1 : 0));
     const result = await runPersonalizeExperiment({ client, user: builtinUsers.student, method: 'combine', seed: 1, sessions: 1, probeSize: 4, runId: 'run' });
-    expect(result.probe).toEqual([{ policyVersion: 1, afterSession: 0, satisfactionRate: 1, satisfied: 4, size: 4, mixedVersions: false }]);
+    expect(result.probe).toEqual([{ policyVersion: 1, afterSession: 0, satisfactionRate: 1, satisfied: 4, incoherent: 0, size: 4, mixedVersions: false }]);
     expect(new Set(requests.filter((request) => request.turnType === 'side').map((request) => request.sessionId)).size).toBe(2);
     expect(result.sessionsToSuccess).toBe(0);
   });

@@ -17,8 +17,8 @@
  * version (training publishes asynchronously) is repeated for the newest version.
  */
 import { deriveSamplingSeed } from '../../core/seeded-random.js';
-import { satisfiesPreference, type SimulatedUser } from '../../core/user-preference.js';
-import { createExperimentPlan, userReply, type PlannedSession } from './experiment-plan.js';
+import type { SimulatedUser } from '../../core/user-preference.js';
+import { createExperimentPlan, probeSatisfied, userReply, type PlannedSession } from './experiment-plan.js';
 import { isContextFullError, type CompletionResult, type ExperimentMessage, type PersonalizeClient, type TurnJudgingSummary } from './personalize-client.js';
 import {
   successThreshold,
@@ -74,6 +74,7 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
       const sessionId = `${options.runId}-probe-${afterSession}-${attempt}`;
       const versions = new Set<number>();
       let satisfied = 0;
+      let incoherent = 0;
       let lastVersion = 0;
       for (const [index, message] of plan.probeMessages.entries()) {
         const result = await client.complete({
@@ -85,13 +86,15 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
           // by what the weights do, not by which random draws each probe got.
           seed: deriveSamplingSeed(options.seed, 'personalize-sampling', 'probe', index),
         });
-        if (satisfiesPreference(user.preference, result.content)) satisfied += 1;
+        const verdict = probeSatisfied(user, { text: result.content, finishReason: result.finishReason, answering: message });
+        if (verdict.satisfied) satisfied += 1;
+        if (verdict.incoherence !== null) incoherent += 1;
         versions.add(result.policyVersion);
         lastVersion = result.policyVersion;
       }
       if (versions.size === 1 || attempt >= maxProbeAttempts) {
         const size = plan.probeMessages.length;
-        const entry = { policyVersion: lastVersion, afterSession, satisfactionRate: satisfied / size, satisfied, size, mixedVersions: versions.size > 1 };
+        const entry = { policyVersion: lastVersion, afterSession, satisfactionRate: satisfied / size, satisfied, incoherent, size, mixedVersions: versions.size > 1 };
         report({ kind: 'probe', probe: entry });
         return entry;
       }
@@ -121,7 +124,8 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
         endedEarly = true;
         break;
       }
-      const reply = userReply(user, result.content, planned.random);
+      const answering = messages[messages.length - 1]?.content ?? planned.firstMessage;
+      const reply = userReply(user, { text: result.content, finishReason: result.finishReason, answering }, planned.random);
       if (turn === 0) {
         firstResponseSatisfied = reply.satisfied;
         firstVersion = result.policyVersion;
