@@ -9,7 +9,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseSimulatedUser, satisfiesPreference, type SimulatedUser } from '../src/core/user-preference.js';
+import { incoherenceComplaints, type ReplyIncoherence } from '../src/core/reply-coherence.js';
+import { parseSimulatedUser, type SimulatedUser } from '../src/core/user-preference.js';
+import type { TurnRecord } from '../src/spec/records.js';
+import { probeSatisfied } from '../src/eval/personalize/experiment-plan.js';
 import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
 import { personalizeResultSchema, type PersonalizeResult } from '../src/eval/personalize/personalize-result.js';
 import { consecutiveCriterion, sessionsToSuccess } from '../src/eval/personalize/success-criteria.js';
@@ -24,6 +27,17 @@ const user: SimulatedUser = {
   thanks: ['Thanks, perfect.'],
   hint: 'Use at most six words.',
 };
+
+/** What the user makes of a recorded turn: usable and in style (thanks), else a complaint about what is wrong. */
+function verdictOn(turn: TurnRecord | null): { satisfied: boolean; incoherence: ReplyIncoherence | null } {
+  const answering = turn?.messages.findLast((message) => message.role === 'user')?.content;
+  return probeSatisfied(user, { text: turn?.response.content ?? '', finishReason: turn?.finishReason ?? null, answering: typeof answering === 'string' ? answering : '' });
+}
+
+function expectedReplies(verdict: { satisfied: boolean; incoherence: ReplyIncoherence | null }): readonly string[] {
+  if (verdict.incoherence !== null) return incoherenceComplaints[verdict.incoherence];
+  return verdict.satisfied ? user.thanks : user.complaints;
+}
 
 let folder: string;
 let work: string;
@@ -93,16 +107,17 @@ describe('clawrl eval personalize', () => {
         expect((await store.getSession(session.sessionId))?.status).toBe('closed');
         const first = await store.getTurn(session.turnIds[0] ?? '');
         expect(first).toMatchObject({ sessionId: session.sessionId, type: 'main', policyVersion: session.policyVersion });
-        expect(satisfiesPreference(user.preference, first?.response.content ?? '')).toBe(session.firstResponseSatisfied);
+        const verdict = verdictOn(first);
+        expect(verdict.satisfied).toBe(session.firstResponseSatisfied);
         const reply = first?.nextState?.map((message) => message.content).join('\n');
-        expect(reply).toBe(session.firstResponseSatisfied ? user.thanks[0] : user.complaints[0]);
+        expect(expectedReplies(verdict)).toContain(reply);
         // --final-feedback: the reply to the last response came as feedback text, and the judge read it.
         const lastId = session.turnIds.at(-1) ?? '';
         const last = await store.getTurn(lastId);
         expect(last?.nextState).toBeNull();
         const feedback = await store.getFeedback(lastId);
         expect(feedback).toMatchObject({ score: null, hint: null });
-        expect(feedback?.text).toBe(satisfiesPreference(user.preference, last?.response.content ?? '') ? user.thanks[0] : user.complaints[0]);
+        expect(expectedReplies(verdictOn(last))).toContain(feedback?.text);
         const judgements = await store.listJudgements(lastId);
         expect(judgements.length).toBeGreaterThan(0);
         expect(judgements.at(-1)?.score).not.toBeNull();
