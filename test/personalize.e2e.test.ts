@@ -9,10 +9,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { incoherenceComplaints, type ReplyIncoherence } from '../src/core/reply-coherence.js';
 import { parseSimulatedUser, type SimulatedUser } from '../src/core/user-preference.js';
 import type { TurnRecord } from '../src/spec/records.js';
-import { probeSatisfied } from '../src/eval/personalize/experiment-plan.js';
+import { userComplaints } from '../src/eval/personalize/experiment-plan.js';
 import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
 import { personalizeResultSchema, type PersonalizeResult } from '../src/eval/personalize/personalize-result.js';
 import { consecutiveCriterion, sessionsToSuccess } from '../src/eval/personalize/success-criteria.js';
@@ -28,15 +27,11 @@ const user: SimulatedUser = {
   hint: 'Use at most six words.',
 };
 
-/** What the user makes of a recorded turn: usable and in style (thanks), else a complaint about what is wrong. */
-function verdictOn(turn: TurnRecord | null): { satisfied: boolean; incoherence: ReplyIncoherence | null } {
+/** What the user makes of a recorded turn, as the experiment judged it. */
+function verdictOn(turn: TurnRecord | null): { satisfied: boolean; replies: readonly string[] } {
   const answering = turn?.messages.findLast((message) => message.role === 'user')?.content;
-  return probeSatisfied(user, { text: turn?.response.content ?? '', finishReason: turn?.finishReason ?? null, answering: typeof answering === 'string' ? answering : '' });
-}
-
-function expectedReplies(verdict: { satisfied: boolean; incoherence: ReplyIncoherence | null }): readonly string[] {
-  if (verdict.incoherence !== null) return incoherenceComplaints[verdict.incoherence];
-  return verdict.satisfied ? user.thanks : user.complaints;
+  const { complaints } = userComplaints(user, { text: turn?.response.content ?? '', finishReason: turn?.finishReason ?? null, answering: typeof answering === 'string' ? answering : '' });
+  return { satisfied: complaints.length === 0, replies: complaints.length === 0 ? user.thanks : complaints };
 }
 
 let folder: string;
@@ -110,14 +105,14 @@ describe('clawrl eval personalize', () => {
         const verdict = verdictOn(first);
         expect(verdict.satisfied).toBe(session.firstResponseSatisfied);
         const reply = first?.nextState?.map((message) => message.content).join('\n');
-        expect(expectedReplies(verdict)).toContain(reply);
+        expect(verdict.replies).toContain(reply);
         // --final-feedback: the reply to the last response came as feedback text, and the judge read it.
         const lastId = session.turnIds.at(-1) ?? '';
         const last = await store.getTurn(lastId);
         expect(last?.nextState).toBeNull();
         const feedback = await store.getFeedback(lastId);
         expect(feedback).toMatchObject({ score: null, hint: null });
-        expect(expectedReplies(verdictOn(last))).toContain(feedback?.text);
+        expect(verdictOn(last).replies).toContain(feedback?.text);
         const judgements = await store.listJudgements(lastId);
         expect(judgements.length).toBeGreaterThan(0);
         expect(judgements.at(-1)?.score).not.toBeNull();

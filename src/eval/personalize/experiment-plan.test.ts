@@ -84,4 +84,3 @@ describe('an incoherent response', () => {
     expect(probeSatisfied(user, answer(plain))).toEqual({ satisfied: true, incoherence: null });
   });
 });
-

@@ -97,20 +97,24 @@ export interface UserReply {
 }
 
 /**
- * The user's answer to a response: a complaint about what makes it unusable (cut off, repeating
- * itself, off the question), else about what it breaks of the preference (complaintsFor), else thanks.
- * One draw of `random` either way, so a run's later phrasings do not depend on which it was.
+ * What the user holds against a response: complaints about what makes it unusable (cut off, repeating
+ * itself, off the question), else about what it breaks of the preference (complaintsFor); none when
+ * it satisfies them. Sessions and the probe both judge through it, so they cannot disagree.
  */
+export function userComplaints(user: SimulatedUser, response: UserFacingResponse): { complaints: readonly string[]; incoherence: ReplyIncoherence | null } {
+  const incoherence = replyIncoherence(response, response.answering);
+  return { complaints: incoherence === null ? complaintsFor(user, response.text) : incoherenceComplaints[incoherence], incoherence };
+}
+
+/** The user's answer to a response: one of its complaints, else thanks. One draw of `random` either way. */
 export function userReply(user: SimulatedUser, response: UserFacingResponse, random: SeededRandom): UserReply {
-  const incoherence = replyIncoherence({ text: response.text, finishReason: response.finishReason }, response.answering);
-  if (incoherence !== null) return { satisfied: false, text: random.pick(incoherenceComplaints[incoherence]), incoherence };
-  const complaints = complaintsFor(user, response.text);
+  const { complaints, incoherence } = userComplaints(user, response);
   const satisfied = complaints.length === 0;
-  return { satisfied, text: random.pick(satisfied ? user.thanks : complaints), incoherence: null };
+  return { satisfied, text: random.pick(satisfied ? user.thanks : complaints), incoherence };
 }
 
 /** Whether a probe response satisfies the user: coherent, and every rule of the preference holds. */
 export function probeSatisfied(user: SimulatedUser, response: UserFacingResponse): { satisfied: boolean; incoherence: ReplyIncoherence | null } {
-  const incoherence = replyIncoherence({ text: response.text, finishReason: response.finishReason }, response.answering);
-  return { satisfied: incoherence === null && complaintsFor(user, response.text).length === 0, incoherence };
+  const { complaints, incoherence } = userComplaints(user, response);
+  return { satisfied: complaints.length === 0, incoherence };
 }
