@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSimulatedUser, type SimulatedUser } from '../src/core/user-preference.js';
 import type { TurnRecord } from '../src/spec/records.js';
-import { userComplaints } from '../src/eval/personalize/experiment-plan.js';
+import { answeringText, userComplaints } from '../src/eval/personalize/experiment-plan.js';
 import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
 import { personalizeResultSchema, type PersonalizeResult } from '../src/eval/personalize/personalize-result.js';
 import { consecutiveCriterion, sessionsToSuccess } from '../src/eval/personalize/success-criteria.js';
@@ -29,8 +29,8 @@ const user: SimulatedUser = {
 
 /** What the user makes of a recorded turn, as the experiment judged it. */
 function verdictOn(turn: TurnRecord | null): { satisfied: boolean; replies: readonly string[] } {
-  const answering = turn?.messages.findLast((message) => message.role === 'user')?.content;
-  const { complaints } = userComplaints(user, { text: turn?.response.content ?? '', finishReason: turn?.finishReason ?? null, answering: typeof answering === 'string' ? answering : '' });
+  const answering = answeringText(turn?.messages ?? []);
+  const { complaints } = userComplaints(user, { text: turn?.response.content ?? '', finishReason: turn?.finishReason ?? null, answering });
   return { satisfied: complaints.length === 0, replies: complaints.length === 0 ? user.thanks : complaints };
 }
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { builtinUsers, satisfiesPreference } from '../../core/user-preference.js';
 import { createSeededRandom } from '../../core/seeded-random.js';
 import { incoherenceComplaints } from '../../core/reply-coherence.js';
-import { createExperimentPlan, probeSatisfied, userReply } from './experiment-plan.js';
+import { answeringText, createExperimentPlan, probeSatisfied, userReply } from './experiment-plan.js';
 
 describe('createExperimentPlan', () => {
   it('draws distinct probe messages that no session starts with, and one or two follow-ups per session', () => {
@@ -82,5 +82,25 @@ describe('an incoherent response', () => {
       expect(probeSatisfied(user, response)).toEqual({ satisfied: false, incoherence });
     }
     expect(probeSatisfied(user, answer(plain))).toEqual({ satisfied: true, incoherence: null });
+  });
+});
+
+describe('a follow-up response', () => {
+  const conversation = [
+    { role: 'user', content: question },
+    { role: 'assistant', content: 'Tom has **12** apples.' },
+    { role: 'user', content: 'Way too formatted, it has to look like my own homework.' },
+  ];
+
+  it('is on the question when it solves the task again, though it shares no word with the complaint it answers', () => {
+    const retry = 'Tom starts with 7 and gets 5 more, so he has 12 now.';
+    expect(answeringText(conversation)).toBe(`${question}\nWay too formatted, it has to look like my own homework.`);
+    expect(probeSatisfied(builtinUsers.student, { text: retry, finishReason: 'stop', answering: answeringText(conversation) })).toEqual({ satisfied: true, incoherence: null });
+    // Judged against the complaint alone, the same retry was called off the question.
+    expect(probeSatisfied(builtinUsers.student, { text: retry, finishReason: 'stop', answering: conversation[2]?.content ?? '' }).incoherence).toBe('off-task');
+  });
+
+  it('is off the question when it shares nothing with any of the user messages', () => {
+    expect(probeSatisfied(builtinUsers.student, { text: 'Mia has 3 cookies.', finishReason: 'stop', answering: answeringText(conversation) }).incoherence).toBe('off-task');
   });
 });

@@ -18,7 +18,7 @@
  */
 import { deriveSamplingSeed } from '../../core/seeded-random.js';
 import type { SimulatedUser } from '../../core/user-preference.js';
-import { createExperimentPlan, probeSatisfied, userReply, type PlannedSession } from './experiment-plan.js';
+import { answeringText, createExperimentPlan, probeSatisfied, userReply, type PlannedSession } from './experiment-plan.js';
 import { isContextFullError, type CompletionResult, type ExperimentMessage, type PersonalizeClient, type TurnJudgingSummary } from './personalize-client.js';
 import {
   successThreshold,
@@ -124,7 +124,7 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
         endedEarly = true;
         break;
       }
-      const answering = messages[messages.length - 1]?.content ?? planned.firstMessage;
+      const answering = answeringText(messages);
       const reply = userReply(user, { text: result.content, finishReason: result.finishReason, answering }, planned.random);
       if (turn === 0) {
         firstResponseSatisfied = reply.satisfied;

@@ -1,0 +1,123 @@
+// A quick measure of how fast the built-in model learns a simulated user's preference, and how soon
+// its language decays, under the trainer's own loss and optimizer but without a server, judge or
+// hints: each step samples 4 first replies (temperature 1), scores each +1 when the user's rules
+// and the usability check both pass and −1 otherwise (a perfect judge), takes leave-one-out
+// advantages (the experiment's `--reward-baseline batch`), one forward-backward per reply with the
+// token-level loss, and one AdamW step with serve's settings. Every `--probe-every` steps it samples
+// the first replies of 24 held-out messages and prints the usable-and-in-style rate, the in-style rate
+// and the unusable share with reasons. A run of 10 steps takes 5–10 minutes on 2 cores, against
+// 10–30 minutes for one run of `clawrl eval personalize`, and it repeats exactly (seeded).
+// Figures: docs/personalization.md, "Session 23". Run after `npm run build`:
+//
+//   node scripts/training-drift/training-drift.mjs --user teacher --learning-rate 1e-3 --steps 8
+//
+// --advantages plain|positive|negative keeps the raw ±1, only the positive or only the negative
+// leave-one-out advantages; --epsilon sets AdamW's ε; --freeze-embeddings zeroes the (tied)
+// embedding's gradient; --half-life halves the rate every that many steps.
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const { values } = parseArgs({
+  options: {
+    user: { type: 'string', default: 'teacher' },
+    'learning-rate': { type: 'string', default: '1e-3' },
+    epsilon: { type: 'string', default: '1e-8' },
+    'half-life': { type: 'string', default: '0' },
+    advantages: { type: 'string', default: 'leave-one-out' },
+    'freeze-embeddings': { type: 'boolean', default: false },
+    steps: { type: 'string', default: '8' },
+    'probe-every': { type: 'string', default: '2' },
+    seed: { type: 'string', default: '1' },
+    'show-replies': { type: 'boolean', default: false },
+  },
+});
+const learningRate = Number(values['learning-rate']);
+const halfLife = Number(values['half-life']);
+const steps = Number(values.steps);
+const probeEvery = Number(values['probe-every']);
+const samplesPerStep = 4;
+
+const { initializeTensorBackend } = await import(`${root}dist/tensor/initialize-tensor-backend.js`);
+const { loadTransformerFromFolder } = await import(`${root}dist/model/transformer.js`);
+const { loadChatRenderer } = await import(`${root}dist/model/create-chat-renderer.js`);
+const { firstMessages } = await import(`${root}dist/builtin/corpus/corpus-generator.js`);
+const { builtinUsers, satisfiesPreference } = await import(`${root}dist/core/user-preference.js`);
+const { replyIncoherence } = await import(`${root}dist/core/reply-coherence.js`);
+const { createPolicyGradientLoss } = await import(`${root}dist/model/policy-gradient-loss.js`);
+
+await initializeTensorBackend({ backend: 'wasm' });
+const modelDirectory = `${root}models/builtin-tiny`;
+const renderer = await loadChatRenderer(modelDirectory);
+const transformer = await loadTransformerFromFolder(modelDirectory, { trainParams: 'full' });
+const user = builtinUsers[values.user];
+if (user === undefined) throw new Error(`--user must be one of ${Object.keys(builtinUsers).join(', ')}`);
+const trainingMessages = firstMessages({ task: user.task, seed: `drift-${values.seed}`, count: steps * samplesPerStep });
+const probeMessages = firstMessages({ task: user.task, seed: 'drift-probe', count: 24 });
+const optimizer = transformer.createOptimizer({ learningRate, beta1: 0.9, beta2: 0.98, weightDecay: 0.1, maxGradientNorm: 1, epsilon: Number(values.epsilon) });
+const lossOptions = { clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0 };
+
+async function reply(message, seed) {
+  const promptTokenIds = renderer.renderPrompt([{ role: 'user', content: message }], []);
+  const { sequences } = await transformer.sample({ promptTokenIds, n: 1, maxTokens: 300, temperature: 1, seed, stopTokenIds: [...renderer.stopTokenIds] });
+  const [sequence] = sequences;
+  const text = renderer.decode(sequence.tokenIds.filter((id) => !renderer.stopTokenIds.includes(id)));
+  const unusable = replyIncoherence({ text, finishReason: sequence.finishReason }, message);
+  return { promptTokenIds, tokenIds: sequence.tokenIds, logprobs: sequence.logprobs, text, unusable, inStyle: satisfiesPreference(user.preference, text) };
+}
+
+async function probe(step) {
+  const reasons = {};
+  let usableInStyle = 0;
+  let inStyle = 0;
+  for (const [index, message] of probeMessages.entries()) {
+    const result = await reply(message, 1000 + index);
+    if (values['show-replies'] && index < 4) console.log(JSON.stringify({ step, unusable: result.unusable, text: result.text.slice(0, 300) }));
+    if (result.unusable !== null) reasons[result.unusable] = (reasons[result.unusable] ?? 0) + 1;
+    if (result.inStyle) inStyle += 1;
+    if (result.inStyle && result.unusable === null) usableInStyle += 1;
+  }
+  const share = (count) => Number((count / probeMessages.length).toFixed(2));
+  const unusable = Object.values(reasons).reduce((sum, count) => sum + count, 0);
+  console.log(JSON.stringify({ step, usableInStyle: share(usableInStyle), inStyle: share(inStyle), unusable: share(unusable), reasons }));
+}
+
+function advantage(rewards, index) {
+  const others = rewards.filter((_, other) => other !== index);
+  const leaveOneOut = rewards[index] - others.reduce((sum, value) => sum + value, 0) / others.length;
+  switch (values.advantages) {
+    case 'plain': return rewards[index];
+    case 'positive': return Math.max(0, leaveOneOut);
+    case 'negative': return Math.min(0, leaveOneOut);
+    default: return leaveOneOut;
+  }
+}
+
+await probe(0);
+for (let step = 1; step <= steps; step += 1) {
+  const batch = [];
+  for (let index = 0; index < samplesPerStep; index += 1) batch.push(await reply(trainingMessages[(step - 1) * samplesPerStep + index], step * 100 + index));
+  const rewards = batch.map((result) => (result.unusable === null && result.inStyle ? 1 : -1));
+  const sequences = batch.map((result, index) => ({
+    rolloutLogprobs: result.logprobs,
+    advantages: result.tokenIds.map(() => advantage(rewards, index)),
+    lossMask: result.tokenIds.map(() => 1),
+  }));
+  const batchLossTokens = sequences.reduce((sum, sequence) => sum + sequence.lossMask.length, 0);
+  for (const [index, result] of batch.entries()) {
+    await transformer.forwardBackward({
+      sequences: [{ tokenIds: [...result.promptTokenIds, ...result.tokenIds], targetStart: result.promptTokenIds.length }],
+      loss: createPolicyGradientLoss([sequences[index]], lossOptions, batchLossTokens),
+      temperature: 1,
+    });
+  }
+  if (values['freeze-embeddings']) {
+    const gradients = await transformer.gradients();
+    const embedding = gradients.get('model.embed_tokens.weight');
+    gradients.set('model.embed_tokens.weight', { shape: embedding.shape, data: new Float32Array(embedding.data.length) });
+    transformer.setGradients(gradients);
+  }
+  const stepped = optimizer.step(halfLife > 0 ? learningRate * 0.5 ** ((step - 1) / halfLife) : learningRate);
+  console.log(JSON.stringify({ step, rewards, gradientNorm: Number(stepped.gradientNorm.toFixed(3)) }));
+  if (step % probeEvery === 0) await probe(step);
+}
