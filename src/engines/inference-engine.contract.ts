@@ -186,10 +186,12 @@ export function runInferenceEngineContract(options: InferenceEngineContractOptio
     it('ends early with aborted choices when the signal aborts', async () => {
       const controller = new AbortController();
       const long = `Repeat these words back to me: ${'one two three four five '.repeat(60)}`;
+      // Greedy, so the reply cannot end on its own before the abort lands: sampled at temperature 1, the
+      // local tests' random-weights model sometimes ended after 62 tokens, faster than the abort reached its worker.
       const events: GenerateEvent[] = [];
       let threw: unknown = null;
       try {
-        for await (const event of engine.generate(contractRequest(user(long), { maxTokens: 400 }), controller.signal)) {
+        for await (const event of engine.generate(contractRequest(user(long), { maxTokens: 400, temperature: 0 }), controller.signal)) {
           events.push(event);
           if (event.type === 'text-delta' || event.type === 'tokens') controller.abort();
         }
