@@ -2,7 +2,7 @@
 // its language decays, under the trainer's own loss and optimizer but without a server, judge or
 // hints: each step samples 4 first replies (temperature 1), scores each +1 when the user's rules
 // and the usability check both pass and −1 otherwise (a perfect judge), takes leave-one-out
-// advantages (the experiment's `--reward-baseline batch`), one forward-backward per reply with the
+// advantages (the trainer's `applyRewardBaseline`, `--reward-baseline batch`), one forward-backward per reply with the
 // token-level loss, and one AdamW step with serve's settings. Every `--probe-every` steps it samples
 // the first replies of 24 held-out messages and prints the usable-and-in-style rate, the in-style rate
 // and the unusable share with reasons. A run of 10 steps takes 5–10 minutes on 2 cores, against
@@ -45,6 +45,8 @@ const { firstMessages } = await import(`${root}dist/builtin/corpus/corpus-genera
 const { builtinUsers, satisfiesPreference } = await import(`${root}dist/core/user-preference.js`);
 const { replyIncoherence } = await import(`${root}dist/core/reply-coherence.js`);
 const { createPolicyGradientLoss } = await import(`${root}dist/model/policy-gradient-loss.js`);
+const { applyRewardBaseline } = await import(`${root}dist/core/reward-baseline.js`);
+const { decayedLearningRate } = await import(`${root}dist/core/learning-rate-decay.js`);
 
 await initializeTensorBackend({ backend: 'wasm' });
 const modelDirectory = `${root}models/builtin-tiny`;
@@ -82,15 +84,12 @@ async function probe(step) {
   console.log(JSON.stringify({ step, usableInStyle: share(usableInStyle), inStyle: share(inStyle), unusable: share(unusable), reasons }));
 }
 
-function advantage(rewards, index) {
-  const others = rewards.filter((_, other) => other !== index);
-  const leaveOneOut = rewards[index] - others.reduce((sum, value) => sum + value, 0) / others.length;
-  switch (values.advantages) {
-    case 'plain': return rewards[index];
-    case 'positive': return Math.max(0, leaveOneOut);
-    case 'negative': return Math.min(0, leaveOneOut);
-    default: return leaveOneOut;
-  }
+/** Per reply, its token advantages: the trainer's own baseline (`plain`: none), then the sign filter if asked. */
+function advantagesOf(batch, rewards) {
+  const samples = batch.map((result, index) => ({ method: 'rl', score: rewards[index], advantages: result.tokenIds.map(() => rewards[index]) }));
+  const baselined = applyRewardBaseline(samples, values.advantages === 'plain' ? 'none' : 'batch', 1);
+  const keep = { positive: (value) => Math.max(0, value), negative: (value) => Math.min(0, value) }[values.advantages] ?? ((value) => value);
+  return baselined.map((advantages) => advantages.map(keep));
 }
 
 await probe(0);
@@ -98,9 +97,10 @@ for (let step = 1; step <= steps; step += 1) {
   const batch = [];
   for (let index = 0; index < samplesPerStep; index += 1) batch.push(await reply(trainingMessages[(step - 1) * samplesPerStep + index], step * 100 + index));
   const rewards = batch.map((result) => (result.unusable === null && result.inStyle ? 1 : -1));
+  const advantages = advantagesOf(batch, rewards);
   const sequences = batch.map((result, index) => ({
     rolloutLogprobs: result.logprobs,
-    advantages: result.tokenIds.map(() => advantage(rewards, index)),
+    advantages: advantages[index],
     lossMask: result.tokenIds.map(() => 1),
   }));
   const batchLossTokens = sequences.reduce((sum, sequence) => sum + sequence.lossMask.length, 0);
@@ -117,7 +117,7 @@ for (let step = 1; step <= steps; step += 1) {
     gradients.set('model.embed_tokens.weight', { shape: embedding.shape, data: new Float32Array(embedding.data.length) });
     transformer.setGradients(gradients);
   }
-  const stepped = optimizer.step(halfLife > 0 ? learningRate * 0.5 ** ((step - 1) / halfLife) : learningRate);
+  const stepped = optimizer.step(decayedLearningRate(learningRate, step, { halfLifeSteps: halfLife > 0 ? halfLife : undefined }));
   console.log(JSON.stringify({ step, rewards, gradientNorm: Number(stepped.gradientNorm.toFixed(3)) }));
   if (step % probeEvery === 0) await probe(step);
 }
