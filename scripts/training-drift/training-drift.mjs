@@ -13,7 +13,8 @@
 //
 // --advantages plain|positive|negative keeps the raw ±1, only the positive or only the negative
 // leave-one-out advantages; --epsilon sets AdamW's ε; --freeze-embeddings zeroes the (tied)
-// embedding's gradient; --half-life halves the rate every that many steps.
+// embedding's gradient; --half-life halves the rate every that many steps; --anchor α adds the
+// trainer's anchor to the untrained model's --anchor-top-k likeliest tokens (`--anchor-coefficient`).
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
@@ -30,6 +31,8 @@ const { values } = parseArgs({
     'probe-every': { type: 'string', default: '2' },
     seed: { type: 'string', default: '1' },
     'show-replies': { type: 'boolean', default: false },
+    anchor: { type: 'string', default: '0' },
+    'anchor-top': { type: 'string', default: '8' },
   },
 });
 const learningRate = Number(values['learning-rate']);
@@ -37,6 +40,8 @@ const halfLife = Number(values['half-life']);
 const steps = Number(values.steps);
 const probeEvery = Number(values['probe-every']);
 const samplesPerStep = 4;
+const anchor = Number(values.anchor);
+const anchorTop = Number(values['anchor-top']);
 
 const { initializeTensorBackend } = await import(`${root}dist/tensor/initialize-tensor-backend.js`);
 const { loadTransformerFromFolder } = await import(`${root}dist/model/transformer.js`);
@@ -44,7 +49,7 @@ const { loadChatRenderer } = await import(`${root}dist/model/create-chat-rendere
 const { firstMessages } = await import(`${root}dist/builtin/corpus/corpus-generator.js`);
 const { builtinUsers, satisfiesPreference } = await import(`${root}dist/core/user-preference.js`);
 const { replyIncoherence } = await import(`${root}dist/core/reply-coherence.js`);
-const { createPolicyGradientLoss } = await import(`${root}dist/model/policy-gradient-loss.js`);
+const { anchorNegativeEntropyOf, createPolicyGradientLoss } = await import(`${root}dist/model/policy-gradient-loss.js`);
 const { applyRewardBaseline } = await import(`${root}dist/core/reward-baseline.js`);
 const { decayedLearningRate } = await import(`${root}dist/core/learning-rate-decay.js`);
 
@@ -52,12 +57,14 @@ await initializeTensorBackend({ backend: 'wasm' });
 const modelDirectory = `${root}models/builtin-tiny`;
 const renderer = await loadChatRenderer(modelDirectory);
 const transformer = await loadTransformerFromFolder(modelDirectory, { trainParams: 'full' });
+// The anchor's reference: the shipped weights, never trained.
+const reference = anchor > 0 ? await loadTransformerFromFolder(modelDirectory, { trainParams: 'lora' }) : null;
 const user = builtinUsers[values.user];
 if (user === undefined) throw new Error(`--user must be one of ${Object.keys(builtinUsers).join(', ')}`);
 const trainingMessages = firstMessages({ task: user.task, seed: `drift-${values.seed}`, count: steps * samplesPerStep });
 const probeMessages = firstMessages({ task: user.task, seed: 'drift-probe', count: 24 });
 const optimizer = transformer.createOptimizer({ learningRate, beta1: 0.9, beta2: 0.98, weightDecay: 0.1, maxGradientNorm: 1, epsilon: Number(values.epsilon) });
-const lossOptions = { clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0 };
+const lossOptions = { clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0, anchorCoefficient: anchor };
 
 async function reply(message, seed) {
   const promptTokenIds = renderer.renderPrompt([{ role: 'user', content: message }], []);
@@ -104,12 +111,27 @@ for (let step = 1; step <= steps; step += 1) {
     lossMask: result.tokenIds.map(() => 1),
   }));
   const batchLossTokens = sequences.reduce((sum, sequence) => sum + sequence.lossMask.length, 0);
+  let anchorKl = 0;
+  let anchorTokens = 0;
   for (const [index, result] of batch.entries()) {
-    await transformer.forwardBackward({
-      sequences: [{ tokenIds: [...result.promptTokenIds, ...result.tokenIds], targetStart: result.promptTokenIds.length }],
-      loss: createPolicyGradientLoss([sequences[index]], lossOptions, batchLossTokens),
+    // The anchor as the trainer worker builds it: the untrained model's top tokens and their probabilities.
+    const top = reference === null
+      ? null
+      : (await reference.score({ promptTokenIds: result.promptTokenIds, continuationTokenIds: result.tokenIds, topLogprobs: anchorTop })).top;
+    const weights = top?.map((position) => position.map((entry) => Math.exp(entry.logprob)));
+    const output = await transformer.forwardBackward({
+      sequences: [{
+        tokenIds: [...result.promptTokenIds, ...result.tokenIds],
+        targetStart: result.promptTokenIds.length,
+        ...(top === null ? {} : { anchor: { tokenIds: top.map((position) => position.map((entry) => entry.tokenId)), weights } }),
+      }],
+      loss: createPolicyGradientLoss([{ ...sequences[index], ...(top === null ? {} : { anchorNegativeEntropy: weights.map(anchorNegativeEntropyOf) }) }], lossOptions, batchLossTokens),
       temperature: 1,
     });
+    if (top !== null) {
+      output.anchorLogprobs[0].forEach((value, position) => { anchorKl += anchorNegativeEntropyOf(weights[position]) - value; });
+      anchorTokens += top.length;
+    }
   }
   if (values['freeze-embeddings']) {
     const gradients = await transformer.gradients();
@@ -118,6 +140,6 @@ for (let step = 1; step <= steps; step += 1) {
     transformer.setGradients(gradients);
   }
   const stepped = optimizer.step(decayedLearningRate(learningRate, step, { halfLifeSteps: halfLife > 0 ? halfLife : undefined }));
-  console.log(JSON.stringify({ step, rewards, gradientNorm: Number(stepped.gradientNorm.toFixed(3)) }));
+  console.log(JSON.stringify({ step, rewards, gradientNorm: Number(stepped.gradientNorm.toFixed(3)), ...(anchorTokens > 0 ? { anchorKl: Number((anchorKl / anchorTokens).toFixed(4)) } : {}) }));
   if (step % probeEvery === 0) await probe(step);
 }

@@ -38,14 +38,16 @@ describe('serveArgumentsOf', () => {
     expect(flagValue(other, '--train-params')).toBeUndefined();
     const chosen = serveArgumentsOf(
       inputFor(
-        { model: 'builtin:tiny', rlWeight: 0.5, opdWeight: 2, klCoefficient: 0.1, rewardBaseline: 'batch', trainEvery: 8, learningRateHalfLife: 4, trainEpochs: 2 },
-        ['rlWeight', 'opdWeight', 'klCoefficient', 'rewardBaseline', 'trainEvery', 'learningRateHalfLife', 'trainEpochs'],
+        { model: 'builtin:tiny', rlWeight: 0.5, opdWeight: 2, klCoefficient: 0.1, anchorCoefficient: 0.5, anchorTopK: 4, rewardBaseline: 'batch', trainEvery: 8, learningRateHalfLife: 4, trainEpochs: 2 },
+        ['rlWeight', 'opdWeight', 'klCoefficient', 'anchorCoefficient', 'anchorTopK', 'rewardBaseline', 'trainEvery', 'learningRateHalfLife', 'trainEpochs'],
       ),
       'combine',
     );
     expect(flagValue(chosen, '--rl-weight')).toBe('0.5');
     expect(flagValue(chosen, '--opd-weight')).toBe('2');
     expect(flagValue(chosen, '--kl-coefficient')).toBe('0.1');
+    expect(flagValue(chosen, '--anchor-coefficient')).toBe('0.5');
+    expect(flagValue(chosen, '--anchor-top-k')).toBe('4');
     expect(flagValue(chosen, '--reward-baseline')).toBe('batch');
     expect(flagValue(chosen, '--train-every')).toBe('8');
     expect(flagValue(chosen, '--learning-rate-half-life')).toBe('4');

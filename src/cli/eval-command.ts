@@ -31,7 +31,7 @@ import type { OptionKey } from './configuration.js';
 /** Options of the server the command starts, with serve's flags, file keys and variables. */
 export const personalizeServerKeys = [
   'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout', 'judge', 'judgeUrl',
-  'judgeModel', 'judgeWeights', 'judgeRules', 'trainEvery', 'trainEpochs', 'trainParams', 'learningRate', 'learningRateHalfLife', 'rlWeight', 'opdWeight', 'opdSupportK', 'klCoefficient', 'rewardBaseline', 'maxStaleness', 'maxTokens',
+  'judgeModel', 'judgeWeights', 'judgeRules', 'trainEvery', 'trainEpochs', 'trainParams', 'learningRate', 'learningRateHalfLife', 'rlWeight', 'opdWeight', 'opdSupportK', 'klCoefficient', 'anchorCoefficient', 'anchorTopK', 'rewardBaseline', 'maxStaleness', 'maxTokens',
   'data',
 ] as const satisfies readonly OptionKey[];
 export const personalizeKeys = ['config', 'url', 'apiKey', 'adminKey', 'json', ...personalizeServerKeys] as const satisfies readonly OptionKey[];
@@ -125,6 +125,8 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
     ['--opd-weight', input.explicitKeys.has('opdWeight') ? configuration.opdWeight : undefined],
     ['--opd-support-k', input.explicitKeys.has('opdSupportK') ? configuration.opdSupportK : defaultExperimentOpdSupportK],
     ['--kl-coefficient', input.explicitKeys.has('klCoefficient') ? configuration.klCoefficient : undefined],
+    ['--anchor-coefficient', input.explicitKeys.has('anchorCoefficient') ? configuration.anchorCoefficient : undefined],
+    ['--anchor-top-k', input.explicitKeys.has('anchorTopK') ? configuration.anchorTopK : undefined],
     ['--reward-baseline', input.explicitKeys.has('rewardBaseline') ? configuration.rewardBaseline : defaultExperimentRewardBaseline],
     ['--max-staleness', input.explicitKeys.has('maxStaleness') ? configuration.maxStaleness : undefined],
     ['--max-tokens', configuration.maxTokens],

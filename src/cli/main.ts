@@ -30,7 +30,7 @@ const serveKeys = [
   'config', 'host', 'port', 'data', 'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey',
   'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight', 'opdSupportK', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance', 'trainEvery', 'trainEpochs',
   'noTrain', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout',
-  'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay', 'loraRank', 'loraAlpha', 'klCoefficient', 'rewardBaseline', 'pinSessions',
+  'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay', 'loraRank', 'loraAlpha', 'klCoefficient', 'anchorCoefficient', 'anchorTopK', 'rewardBaseline', 'pinSessions',
 ] as const satisfies readonly OptionKey[];
 
 /** `help` replaces an option's description and default where a command uses it differently. */
@@ -109,7 +109,7 @@ const gatewayKeys = [
 const judgeKeys = [...distributedKeys, ...engineKeys, 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight', 'opdSupportK'] as const satisfies readonly OptionKey[];
 const trainerKeys = [
   ...distributedKeys, 'model', 'servedModel', 'trainEvery', 'trainEpochs', 'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay',
-  'loraRank', 'loraAlpha', 'klCoefficient', 'rewardBaseline', 'rlWeight',
+  'loraRank', 'loraAlpha', 'klCoefficient', 'anchorCoefficient', 'anchorTopK', 'rewardBaseline', 'rlWeight',
 ] as const satisfies readonly OptionKey[];
 const distributedHelp: Partial<Record<OptionKey, string>> = {
   store: 'sqlite | postgres (distributed mode: postgres, so every process on every machine shares it)',

@@ -40,6 +40,8 @@ export interface TrainingConfiguration {
   loraRank: number;
   loraAlpha: number;
   klCoefficient: number;
+  anchorCoefficient: number;
+  anchorTopK: number;
   rewardBaseline: RewardBaselineKind;
   /** The judge's w_rl: the baseline is subtracted from the reward part w_rl·r. */
   rlWeight: number;
@@ -164,7 +166,7 @@ export async function startTraining(configuration: TrainingConfiguration, depend
       trainEvery: configuration.trainEvery,
       trainEpochs: configuration.trainEpochs,
       maxStaleness: configuration.maxStaleness,
-      loss: { klCoefficient: configuration.klCoefficient },
+      loss: { klCoefficient: configuration.klCoefficient, anchorCoefficient: configuration.anchorCoefficient, anchorTopK: configuration.anchorTopK },
       rewardBaseline: configuration.rewardBaseline,
       rlWeight: configuration.rlWeight,
       learningRateDecay: { halfLifeSteps: configuration.learningRateHalfLife },

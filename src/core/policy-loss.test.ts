@@ -60,6 +60,16 @@ describe('policyLoss against a hand-computed example (ε_lo 0.2, ε_hi 0.28, C 2
     expect(result.loss).toBeCloseTo(0.1 * (ln(2) - 0.5), 12);
   });
 
+  it('adds α times the anchor KL over the loss tokens, and needs it for every token when α > 0', () => {
+    // an = 0.2 and 0.4 on the two loss tokens (the third is masked): mean 0.3; A = 0 so pg = 0.
+    const sequence = { logprobs: [-1, -1, -1], rolloutLogprobs: [-1, -1, -1], advantages: [0, 0, 0], lossMask: [1, 0, 1], anchorKl: [0.2, 9, 0.4] };
+    const result = policyLoss([sequence], { ...defaultPolicyLossOptions, anchorCoefficient: 0.5 });
+    expect(result.anchorKl).toBeCloseTo(0.3, 12);
+    expect(result.loss).toBeCloseTo(0.15, 12);
+    expect(policyLoss([sequence], defaultPolicyLossOptions).anchorKl).toBeNull();
+    expect(() => policyLoss([{ ...sequence, anchorKl: [0.2] }], { ...defaultPolicyLossOptions, anchorCoefficient: 0.5 })).toThrow(RangeError);
+  });
+
   it('is 0 for a batch without loss tokens and rejects misaligned arrays', () => {
     expect(policyLoss([{ logprobs: [-1], rolloutLogprobs: [-1], advantages: [1], lossMask: [0] }]).loss).toBe(0);
     expect(() => policyLoss([{ logprobs: [-1, -2], rolloutLogprobs: [-1], advantages: [1, 1], lossMask: [1, 1] }])).toThrow(RangeError);

@@ -9,12 +9,20 @@
  *   w_t = min(exp(ℓ_old,t − μ_t), C)                       truncated importance weight (TIS)
  *   pg_t = w_t · max(−ρ_t·A_t, −clip(ρ_t, 1 − ε_lo, 1 + ε_hi)·A_t)
  *   kl_t = exp(ℓ_ref,t − ℓ_t) − (ℓ_ref,t − ℓ_t) − 1         k3 estimate of KL(π ‖ π_base)
- *   L = Σ_t m_t·(pg_t + β·kl_t + sp_t) / Σ_t m_t            over every token of the batch
+ *   an_t = Σ_k q_k·(log q_k − ℓ_k)                          the anchor: KL(q ‖ π) over the base's top K
+ *   L = Σ_t m_t·(pg_t + β·kl_t + α·an_t + sp_t) / Σ_t m_t   over every token of the batch
  *
  * where sp_t is the OPD support-set term (OpenClaw-RL v2; `core/build-samples.ts`), zero without
  * one: for each token v of the position's set, with its advantage A_v and ρ_v = exp(ℓ_v − ℓ_old,v),
  * max(−ρ_v·A_v, −clip(ρ_v, 1 − ε_lo, 1 + ε_hi)·A_v), summed over the set. It has no importance
  * weight: the set is every likely token, not a sample of one.
+ *
+ * The anchor (α > 0) holds the policy to the base model's distribution where the base puts its
+ * mass: q_k are the base's probabilities of its K likeliest tokens at the position, ℓ_k the
+ * policy's log-probs of the same tokens. It is 0 while the policy is the base, and its gradient,
+ * −α·Σ_k q_k·∇ℓ_k, pulls back only where the policy has moved. Unlike kl_t, which sees the one
+ * sampled token, it compares whole distributions, so a few samples cannot move the many positions
+ * no reward is about (measured: docs/personalization.md, "Session 24").
  *
  * The weight w corrects for the sampler and the trainer being different engines or versions (a
  * sample may be up to `maxStaleness` versions old); truncating it at C bounds the variance a
@@ -34,9 +42,13 @@ export interface PolicyLossOptions {
   importanceSamplingCap: number;
   /** β: weight of the KL to the base model. Default 0 (no reference pass at all). */
   klCoefficient: number;
+  /** α: weight of the anchor to the base model's top tokens. Default 0 (no anchor). */
+  anchorCoefficient?: number;
+  /** K: how many of the base model's likeliest tokens the anchor compares at each position. Default 8. */
+  anchorTopK?: number;
 }
 
-export const defaultPolicyLossOptions: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0 };
+export const defaultPolicyLossOptions: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0, anchorCoefficient: 0, anchorTopK: 8 };
 
 /** One sample's per-response-token inputs; every array has one entry per response token. */
 export interface PolicyLossSequence {
@@ -53,6 +65,8 @@ export interface PolicyLossSequence {
   referenceLogprobs?: readonly number[];
   /** Per response token, the support set's advantages and the trainer's log-probs of those tokens. */
   support?: readonly SupportLossTerms[];
+  /** an_t per response token; needed only when α > 0. */
+  anchorKl?: readonly number[];
 }
 
 export interface SupportLossTerms {
@@ -77,6 +91,8 @@ export interface PolicyLossResult {
   policyGradientLoss: number;
   /** Σ m·kl / Σ m; null when β = 0. */
   kl: number | null;
+  /** Σ m·an / Σ m; null when α = 0. */
+  anchorKl: number | null;
   clipFraction: number;
   importanceRatio: { mean: number; min: number; max: number; truncatedFraction: number };
   rolloutLogprobAbsoluteDifference: number;
@@ -116,6 +132,9 @@ export function policyLossTerms(
 
 export function policyLoss(sequences: readonly PolicyLossSequence[], options: PolicyLossOptions = defaultPolicyLossOptions): PolicyLossResult {
   const useKl = options.klCoefficient > 0;
+  const anchorCoefficient = options.anchorCoefficient ?? 0;
+  const useAnchor = anchorCoefficient > 0;
+  let anchorSum = 0;
   let lossTokens = 0;
   let policyGradientSum = 0;
   let klSum = 0;
@@ -136,6 +155,7 @@ export function policyLoss(sequences: readonly PolicyLossSequence[], options: Po
       if (values.length !== length) throw new RangeError(`${name} has ${values.length} entries for ${length} tokens`);
     }
     if (useKl && sequence.referenceLogprobs?.length !== length) throw new RangeError('referenceLogprobs are needed for every token when β > 0');
+    if (useAnchor && sequence.anchorKl?.length !== length) throw new RangeError('anchorKl is needed for every token when α > 0');
     if (sequence.support !== undefined && sequence.support.length !== length) throw new RangeError(`support has ${sequence.support.length} entries for ${length} tokens`);
     for (let index = 0; index < length; index += 1) {
       const mask = sequence.lossMask[index] ?? 0;
@@ -157,6 +177,7 @@ export function policyLoss(sequences: readonly PolicyLossSequence[], options: Po
       lossTokens += mask;
       policyGradientSum += mask * (terms.policyGradient + (support === undefined ? 0 : supportLossTerm(support, options)));
       klSum += mask * terms.kl;
+      if (useAnchor) anchorSum += mask * (sequence.anchorKl?.[index] ?? 0);
       clippedSum += terms.clipped ? mask : 0;
       ratioSum += mask * terms.importanceRatio;
       truncatedSum += terms.importanceRatio > options.importanceSamplingCap ? mask : 0;
@@ -168,10 +189,12 @@ export function policyLoss(sequences: readonly PolicyLossSequence[], options: Po
   const mean = (sum: number) => (lossTokens === 0 ? 0 : sum / lossTokens);
   const policyGradientLoss = mean(policyGradientSum);
   const kl = useKl ? mean(klSum) : null;
+  const anchorKl = useAnchor ? mean(anchorSum) : null;
   return {
-    loss: policyGradientLoss + (kl === null ? 0 : options.klCoefficient * kl),
+    loss: policyGradientLoss + (kl === null ? 0 : options.klCoefficient * kl) + (anchorKl === null ? 0 : anchorCoefficient * anchorKl),
     policyGradientLoss,
     kl,
+    anchorKl,
     clipFraction: mean(clippedSum),
     importanceRatio: {
       mean: lossTokens === 0 ? 1 : mean(ratioSum),

@@ -128,6 +128,36 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
       await expect(misaligned).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'invalid_request');
     });
 
+    it("holds the policy to the base with the anchor: zero at the base, and a pull back once it has moved", async () => {
+      const anchored = (coefficient: number): PolicyGradientLossConfig => ({ ...ppo, anchorCoefficient: coefficient, anchorTopK: 4 });
+      const still = { ...datum, advantages: datum.advantages.map(() => 0) };
+      const anchorKlNow = async (coefficient: number) => {
+        const output = await engine.forwardBackward({ data: [still], loss: anchored(coefficient) });
+        expect(output.anchorKl?.[0]).toHaveLength(options.responseTokenIds.length);
+        return mean(output.anchorKl?.[0] ?? []);
+      };
+      await engine.resetWeights({ version: 0, kind: 'base', files: {} });
+      expect(Math.abs(await anchorKlNow(1))).toBeLessThan(1e-4);
+      await engine.optimizerStep();
+      // Three pushes without the anchor move the policy away from the base.
+      for (let push = 0; push < 3; push += 1) {
+        await engine.forwardBackward({ data: [datum], loss: ppo });
+        await engine.optimizerStep();
+      }
+      const moved = await anchorKlNow(1);
+      expect(moved).toBeGreaterThan(1e-3);
+      expect((await engine.optimizerStep()).gradientNorm).toBeGreaterThan(0);
+      for (let pull = 0; pull < 3; pull += 1) {
+        await engine.forwardBackward({ data: [still], loss: anchored(1) });
+        await engine.optimizerStep();
+      }
+      expect(await anchorKlNow(1)).toBeLessThan(moved);
+      await engine.optimizerStep();
+      const without = await engine.forwardBackward({ data: [still], loss: ppo });
+      expect(without.anchorKl ?? null).toBeNull();
+      await engine.optimizerStep();
+    });
+
     it('rejects misaligned data and unknown saved states with ClawrlErrors', async () => {
       const misaligned = engine.forwardBackward({ data: [{ ...datum, lossMask: [1] }], loss: ppo });
       await expect(misaligned).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'invalid_request');

@@ -69,6 +69,7 @@ export function createGatewayMetrics(options: { collectProcessMetrics: boolean }
         pg_loss: metrics.policyGradientLoss,
         clip_fraction: metrics.clipFraction,
         kl: metrics.kl,
+        anchor_kl: metrics.anchorKl ?? null,
         importance_ratio_mean: metrics.importanceRatio.mean,
         importance_ratio_min: metrics.importanceRatio.min,
         importance_ratio_max: metrics.importanceRatio.max,

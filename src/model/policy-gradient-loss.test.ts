@@ -3,7 +3,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { defaultPolicyLossOptions, policyLoss } from '../core/policy-loss.js';
 import { initializeTensorBackend } from '../tensor/index.js';
-import { createPolicyGradientLoss } from './policy-gradient-loss.js';
+import { anchorNegativeEntropyOf, createPolicyGradientLoss } from './policy-gradient-loss.js';
 import { loadTransformerFromFolder } from './transformer.js';
 import type { TokenLoss, TrainingSequence } from './transformer-training.js';
 
@@ -214,5 +214,59 @@ describe('createPolicyGradientLoss with an OPD support set', () => {
     } finally {
       transformer.dispose();
     }
+  });
+});
+
+describe('createPolicyGradientLoss with the anchor', () => {
+  // A reference distribution over three tokens at each response position (weights sum below 1, as top-K do).
+  const anchorTokenIds = [
+    [[92, 9, 4], [1, 2, 3], [17, 5, 6], [2, 3, 4]],
+    [[8, 9, 10], [1, 6, 7], [61, 3, 2]],
+  ];
+  const anchorWeights = [
+    [[0.5, 0.3, 0.1], [0.6, 0.2, 0.1], [0.3, 0.3, 0.3], [0.9, 0.05, 0.01]],
+    [[0.4, 0.4, 0.1], [0.7, 0.1, 0.1], [0.5, 0.2, 0.2]],
+  ];
+  const negativeEntropy = anchorWeights.map((positions) => positions.map(anchorNegativeEntropyOf));
+  const anchored = sequences.map((sequence, index) => ({ ...sequence, anchor: { tokenIds: anchorTokenIds[index]!, weights: anchorWeights[index]! } }));
+  const withAnchor = inputs.map((input, index) => ({ ...input, anchorNegativeEntropy: negativeEntropy[index]! }));
+  const anchorCoefficient = 0.7;
+
+  it('matches the number reference (an_t = KL(q ‖ π) over the listed tokens and the rest) and adds −α·∇ of the anchor log-likelihood / N', async () => {
+    const options = { ...defaultPolicyLossOptions, anchorCoefficient };
+    const { result, gradients } = await gradientsOf(createPolicyGradientLoss(withAnchor, options), anchored);
+    const anchorKl = result.anchorLogprobs.map((values, index) => values!.map((value, position) => negativeEntropy[index]![position]! - value));
+    anchorKl.flat().forEach((value) => expect(value).toBeGreaterThan(0));
+    const reference = policyLoss(result.tokenLogprobs.map((logprobs, index) => ({ logprobs, ...inputs[index]!, anchorKl: anchorKl[index]! })), options);
+    expect(reference.anchorKl).toBeGreaterThan(0);
+    expect(result.loss).toBeCloseTo(reference.loss, 5);
+    expect(reference.loss).not.toBeCloseTo(policyLoss(result.tokenLogprobs.map((logprobs, index) => ({ logprobs, ...inputs[index]! })), defaultPolicyLossOptions).loss, 3);
+
+    const { result: unanchored } = await gradientsOf(createPolicyGradientLoss(inputs, defaultPolicyLossOptions), sequences);
+    const weights = unanchored.tokenLogprobs.map((logprobs, index) =>
+      logprobs.map((logprob, position) => Math.min(Math.exp(logprob - inputs[index]!.rolloutLogprobs[position]!), options.importanceSamplingCap)),
+    );
+    const explicit = await gradientsOf((tokenLogprobs, _support, anchorLogprobs) => {
+      const terms = tokenLogprobs.map((logprobs, index) => {
+        const input = inputs[index]!;
+        const coefficient = tf.tensor1d(input.lossMask.map((mask, position) => mask * weights[index]![position]! * input.advantages[position]!));
+        const anchorTerm = tf.mul(tf.sum(tf.mul(tf.tensor1d(input.lossMask), anchorLogprobs[index]!)), -anchorCoefficient);
+        return tf.add(tf.neg(tf.sum(tf.mul(coefficient, logprobs))), anchorTerm);
+      });
+      return tf.div(tf.addN(terms), reference.lossTokens) as tf.Scalar;
+    }, anchored);
+    for (const [name, gradient] of gradients) {
+      const expected = explicit.gradients.get(name)!;
+      const largest = Math.max(...Array.from(expected.data, Math.abs), 1e-12);
+      gradient.data.forEach((value, index) => expect(Math.abs(value - expected.data[index]!) / largest).toBeLessThan(1e-3));
+    }
+  });
+
+  it('refuses an anchor whose positions do not line up, or a loss with α > 0 and no anchor', async () => {
+    const short = [{ ...anchored[0]!, anchor: { tokenIds: anchorTokenIds[0]!.slice(1), weights: anchorWeights[0]!.slice(1) } }];
+    await expect(gradientsOf(createPolicyGradientLoss([withAnchor[0]!], { ...defaultPolicyLossOptions, anchorCoefficient }), short)).rejects.toThrow(/anchor has 3 positions for 4 targets/);
+    const ragged = [{ ...anchored[0]!, anchor: { tokenIds: [[1, 2], ...anchorTokenIds[0]!.slice(1)], weights: anchorWeights[0]! } }];
+    await expect(gradientsOf(createPolicyGradientLoss([withAnchor[0]!], { ...defaultPolicyLossOptions, anchorCoefficient }), ragged)).rejects.toThrow(/same number of tokens/);
+    await expect(gradientsOf(createPolicyGradientLoss([withAnchor[0]!], { ...defaultPolicyLossOptions, anchorCoefficient }), [sequences[0]!])).rejects.toThrow(/anchor/);
   });
 });

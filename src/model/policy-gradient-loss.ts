@@ -1,6 +1,7 @@
 /**
  * The tensor form of the trainer's objective, for `forwardBackward`: the clipped surrogate with
- * truncated importance sampling and the optional k3 KL, aggregated token-level over the batch.
+ * truncated importance sampling, the optional k3 KL and the optional anchor, aggregated token-level
+ * over the batch.
  * `src/core/policy-loss.ts` is the number form and documents the formula; the two must agree
  * (`policy-gradient-loss.test.ts`).
  *
@@ -26,6 +27,18 @@ export interface PolicyGradientSequence {
   referenceLogprobs?: readonly number[];
   /** Per response token, the advantages of the support tokens listed for `forwardBackward`. */
   support?: readonly { advantages: readonly number[]; proximalLogprobs?: readonly number[] }[];
+  /**
+   * Needed when α > 0: per response token `anchorNegativeEntropyOf` the anchor's weights (listed
+   * for `forwardBackward` as its `anchor`), so the term's value is KL(q ‖ π), 0 at the base.
+   */
+  anchorNegativeEntropy?: readonly number[];
+}
+
+/** Σ_k q_k·log q_k + q_r·log q_r over one position's listed weights and their rest q_r = 1 − Σ q. */
+export function anchorNegativeEntropyOf(weights: readonly number[]): number {
+  const rest = Math.max(0, 1 - weights.reduce((sum, weight) => sum + weight, 0));
+  const term = (weight: number) => (weight > 0 ? weight * Math.log(weight) : 0);
+  return weights.reduce((sum, weight) => sum + term(weight), term(rest));
 }
 
 /** Identity forward, zero gradient backward. */
@@ -78,7 +91,8 @@ export function createPolicyGradientLoss(
     const clipped = tf.neg(tf.mul(tf.clipByValue(ratio, 1 - options.clipLow, 1 + options.clipHigh), advantages));
     return tf.maximum(unclipped, clipped);
   };
-  return (tokenLogprobs, supportLogprobs) => {
+  const anchorCoefficient = options.anchorCoefficient ?? 0;
+  return (tokenLogprobs, supportLogprobs, anchorLogprobs) => {
     const perSequence = tokenLogprobs.map((logprobs, index) => {
       const sequence = sequences[index];
       if (sequence === undefined || sequence.lossMask.length !== logprobs.shape[0]) {
@@ -98,6 +112,14 @@ export function createPolicyGradientLoss(
         const difference = tf.sub(tf.tensor1d(Float32Array.from(sequence.referenceLogprobs)), logprobs);
         const kl = tf.sub(tf.sub(tf.exp(difference), difference), 1);
         perToken = tf.add(perToken, tf.mul(kl, options.klCoefficient));
+      }
+      if (anchorCoefficient > 0) {
+        const anchor = anchorLogprobs[index] ?? null;
+        if (anchor === null || sequence.anchorNegativeEntropy?.length !== sequence.lossMask.length) {
+          throw new RangeError(`sequence ${index}: the anchor's log-probs and negative entropies are needed when α > 0`);
+        }
+        const anchorKl = tf.sub(tf.tensor1d(Float32Array.from(sequence.anchorNegativeEntropy)), anchor);
+        perToken = tf.add(perToken, tf.mul(anchorKl, anchorCoefficient));
       }
       const support = sequence.support;
       const supportValues = supportLogprobs[index] ?? null;

@@ -3,7 +3,8 @@
  * gradient, so that neither the forward nor the backward pass ever holds more than one
  * [chunk, V] logits block: the chunk's logits are rebuilt in backward instead of being kept on
  * the tape. The gradient is the usual softmax one, dlogits = dy · (onehot(target) − softmax) / τ,
- * which also avoids tfjs's logSumExp gradient (a broadcast Equal over [T, V]).
+ * which also avoids tfjs's logSumExp gradient (a broadcast Equal over [T, V]). The anchor's term
+ * (`anchorLogLikelihood`) goes through the head the same way.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { LanguageModelHead } from './transformer-parameters.js';
@@ -27,31 +28,24 @@ export function headLogits(hidden: tf.Tensor2D, head: LanguageModelHead, tempera
   return temperature === 1 ? logits : (tf.div(logits, temperature) as tf.Tensor2D);
 }
 
-function chunkLogprobs(
+/**
+ * One chunk's per-row value through the head with a hand-written gradient: `value` maps the
+ * chunk's logits (and its saved row tensors) to [N], `logitsGradient` gives d value / d logits
+ * for an upstream dy [N]. Backward rebuilds the logits instead of keeping them on the tape, and
+ * runs after the forward scope has disposed its temporaries, so the row tensors are saved.
+ */
+function throughHead(
   hidden: tf.Tensor2D,
   head: LanguageModelHead,
-  targets: tf.Tensor1D,
+  rowTensors: tf.Tensor[],
   options: TokenLogprobOptions,
+  value: (logits: tf.Tensor2D, tensors: tf.Tensor[], vocabSize: number) => tf.Tensor1D,
+  logitsGradient: (logits: tf.Tensor2D, tensors: tf.Tensor[], vocabSize: number, dy: tf.Tensor1D) => tf.Tensor2D,
 ): tf.Tensor1D {
   const vocabSize = head.transposed ? head.matrix.shape[0] : head.matrix.shape[1];
-  // Backward runs after the forward scope has disposed its temporaries, so `targets` is saved
-  // with the other tensors rather than captured.
-  const forward = (rows: tf.Tensor2D, matrix: tf.Tensor2D): tf.Tensor1D => {
-    const logits = headLogits(rows, { matrix, transposed: head.transposed, otherLayout: null }, options.temperature);
-    const picked = tf.sum(tf.mul(logits, tf.oneHot(targets, vocabSize, 1, 0, 'float32')), 1);
-    return tf.sub(picked, tf.logSumExp(logits, 1)) as tf.Tensor1D;
-  };
-  const backward = (
-    dy: tf.Tensor1D,
-    rows: tf.Tensor2D,
-    matrix: tf.Tensor2D,
-    savedTargets: tf.Tensor1D,
-  ): { rows: tf.Tensor; matrix: tf.Tensor | null } => {
-    const logits = headLogits(rows, { matrix, transposed: head.transposed, otherLayout: null }, options.temperature);
-    const gradientLogits = tf.div(
-      tf.mul(tf.sub(tf.oneHot(savedTargets, vocabSize, 1, 0, 'float32'), tf.softmax(logits)), tf.expandDims(dy, 1)),
-      options.temperature,
-    ) as tf.Tensor2D;
+  const logitsOf = (rows: tf.Tensor2D, matrix: tf.Tensor2D) => headLogits(rows, { matrix, transposed: head.transposed, otherLayout: null }, options.temperature);
+  const backward = (dy: tf.Tensor1D, rows: tf.Tensor2D, matrix: tf.Tensor2D, saved: tf.Tensor[]): { rows: tf.Tensor; matrix: tf.Tensor | null } => {
+    const gradientLogits = tf.div(logitsGradient(logitsOf(rows, matrix), saved, vocabSize, dy), options.temperature) as tf.Tensor2D;
     const rowsGradient =
       head.otherLayout !== null && !options.trainableHead
         ? tf.matMul(gradientLogits, head.otherLayout)
@@ -60,14 +54,15 @@ function chunkLogprobs(
     const matrixGradient = head.transposed ? tf.matMul(gradientLogits, rows, true, false) : tf.matMul(rows, gradientLogits, true, false);
     return { rows: rowsGradient, matrix: matrixGradient };
   };
+  const count = rowTensors.length;
   if (options.trainableHead) {
     const custom = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
       const [rows, matrix, save] = args as [tf.Tensor, tf.Tensor, tf.GradSaveFunc];
-      save([rows, matrix, targets]);
+      save([rows, matrix, ...rowTensors]);
       return {
-        value: forward(rows as tf.Tensor2D, matrix as tf.Tensor2D),
+        value: value(logitsOf(rows as tf.Tensor2D, matrix as tf.Tensor2D), rowTensors, vocabSize),
         gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => {
-          const result = backward(dy as tf.Tensor1D, saved[0] as tf.Tensor2D, saved[1] as tf.Tensor2D, saved[2] as tf.Tensor1D);
+          const result = backward(dy as tf.Tensor1D, saved[0] as tf.Tensor2D, saved[1] as tf.Tensor2D, saved.slice(2, 2 + count));
           return [result.rows, result.matrix ?? tf.zerosLike(saved[1] as tf.Tensor)];
         },
       };
@@ -76,14 +71,26 @@ function chunkLogprobs(
   }
   const custom = tf.customGrad((...args: (tf.Tensor | tf.GradSaveFunc)[]) => {
     const [rows, save] = args as [tf.Tensor, tf.GradSaveFunc];
-    save([rows, targets]);
+    save([rows, ...rowTensors]);
     return {
-      value: forward(rows as tf.Tensor2D, head.matrix),
-      gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) =>
-        backward(dy as tf.Tensor1D, saved[0] as tf.Tensor2D, head.matrix, saved[1] as tf.Tensor1D).rows,
+      value: value(logitsOf(rows as tf.Tensor2D, head.matrix), rowTensors, vocabSize),
+      gradFunc: (dy: tf.Tensor | tf.Tensor[], saved: tf.Tensor[]) => backward(dy as tf.Tensor1D, saved[0] as tf.Tensor2D, head.matrix, saved.slice(1, 1 + count)).rows,
     };
   });
   return custom(hidden) as tf.Tensor1D;
+}
+
+/** Splits the rows into chunks of at most `chunkRows` and concatenates the per-row results. */
+function inChunks(hidden: tf.Tensor2D, rowTensors: tf.Tensor[], chunkRows: number, perChunk: (rows: tf.Tensor2D, tensors: tf.Tensor[]) => tf.Tensor1D): tf.Tensor1D {
+  const rows = hidden.shape[0];
+  if (rows <= chunkRows) return perChunk(hidden, rowTensors);
+  const pieces: tf.Tensor1D[] = [];
+  for (let start = 0; start < rows; start += chunkRows) {
+    const size = Math.min(chunkRows, rows - start);
+    const slice = (tensor: tf.Tensor) => tf.slice(tensor, [start, ...tensor.shape.slice(1).map(() => 0)], [size, ...tensor.shape.slice(1).map(() => -1)]);
+    pieces.push(perChunk(tf.slice(hidden, [start, 0], [size, -1]), rowTensors.map(slice)));
+  }
+  return tf.concat(pieces);
 }
 
 /** log-probs [N] of `targets` [N] (int32) given `hidden` [N, d]. Differentiable w.r.t. hidden (and the head when trainable). */
@@ -93,12 +100,73 @@ export function tokenLogprobs(
   targets: tf.Tensor1D,
   options: TokenLogprobOptions,
 ): tf.Tensor1D {
-  const rows = hidden.shape[0];
-  if (rows <= options.chunkRows) return chunkLogprobs(hidden, head, targets, options);
-  const pieces: tf.Tensor1D[] = [];
-  for (let start = 0; start < rows; start += options.chunkRows) {
-    const size = Math.min(options.chunkRows, rows - start);
-    pieces.push(chunkLogprobs(tf.slice(hidden, [start, 0], [size, -1]), head, tf.slice(targets, [start], [size]), options));
-  }
-  return tf.concat(pieces);
+  return inChunks(hidden, [targets], options.chunkRows, (rows, tensors) =>
+    throughHead(
+      rows,
+      head,
+      tensors,
+      options,
+      (logits, [chunkTargets], vocabSize) =>
+        tf.sub(tf.sum(tf.mul(logits, tf.oneHot(chunkTargets as tf.Tensor1D, vocabSize, 1, 0, 'float32')), 1), tf.logSumExp(logits, 1)) as tf.Tensor1D,
+      (logits, [chunkTargets], vocabSize, dy) =>
+        tf.mul(tf.sub(tf.oneHot(chunkTargets as tf.Tensor1D, vocabSize, 1, 0, 'float32'), tf.softmax(logits)), tf.expandDims(dy, 1)) as tf.Tensor2D,
+    ),
+  );
+}
+
+/** [N, K] values scattered into a zero [N, V] at their token ids (distinct within a row). */
+function scattered(tokenIds: tf.Tensor, values: tf.Tensor, vocabSize: number): tf.Tensor2D {
+  const [rows, width] = tokenIds.shape as [number, number];
+  const rowIndex = tf.reshape(tf.tile(tf.expandDims(tf.range(0, rows, 1, 'int32'), 1), [1, width]), [-1, 1]);
+  const indices = tf.concat([rowIndex, tf.reshape(tokenIds, [-1, 1])], 1);
+  return tf.scatterND(indices, tf.reshape(values, [-1]), [rows, vocabSize]) as tf.Tensor2D;
+}
+
+/** Probability mass below which the anchor's rest bucket is taken as this, so its log stays finite. */
+const smallestRest = 1e-20;
+
+/**
+ * The anchor's log-likelihood per row [N]: with the reference's K likeliest tokens S (`tokenIds`
+ * [N, K] int32, distinct within a row), their reference probabilities q (`weights` [N, K]) and
+ * the rest bucket q_r = 1 − Σ q, Σ_{k∈S} q_k·log π_k + q_r·log(1 − Σ_{k∈S} π_k). Its negation plus
+ * the constant Σ q·log q + q_r·log q_r is KL(q ‖ π) over the K + 1 buckets: zero exactly when
+ * the policy gives each listed token the reference's probability and the rest what the
+ * reference gives the rest. One head pass whatever K is. With P = Σ_S π and c = (Σq − P)/(1 − P),
+ * d/dlogits = dy · (W − π ⊙ (M + (1 − M)·c)), W the scattered q and M the set's indicator.
+ */
+export function anchorLogLikelihood(
+  hidden: tf.Tensor2D,
+  head: LanguageModelHead,
+  tokenIds: tf.Tensor2D,
+  weights: tf.Tensor2D,
+  options: TokenLogprobOptions,
+): tf.Tensor1D {
+  const parts = (logits: tf.Tensor2D, [ids, rowWeights]: tf.Tensor[], vocabSize: number) => {
+    const dense = scattered(ids as tf.Tensor, rowWeights as tf.Tensor, vocabSize);
+    const inSet = scattered(ids as tf.Tensor, tf.onesLike(rowWeights as tf.Tensor), vocabSize);
+    const probabilities = tf.softmax(logits);
+    const listedWeight = tf.sum(rowWeights as tf.Tensor, 1);
+    const rest = tf.maximum(tf.sum(tf.mul(probabilities, tf.sub(1, inSet)), 1), smallestRest);
+    return { dense, inSet, probabilities, listedWeight, rest };
+  };
+  return inChunks(hidden, [tokenIds, weights], options.chunkRows, (rows, tensors) =>
+    throughHead(
+      rows,
+      head,
+      tensors,
+      options,
+      (logits, chunkTensors, vocabSize) => {
+        const { dense, listedWeight, rest } = parts(logits, chunkTensors, vocabSize);
+        const listed = tf.sub(tf.sum(tf.mul(logits, dense), 1), tf.mul(listedWeight, tf.logSumExp(logits, 1)));
+        return tf.add(listed, tf.mul(tf.relu(tf.sub(1, listedWeight)), tf.log(rest))) as tf.Tensor1D;
+      },
+      (logits, chunkTensors, vocabSize, dy) => {
+        const { dense, inSet, probabilities, listedWeight, rest } = parts(logits, chunkTensors, vocabSize);
+        // 1 − P is the rest's mass itself, which keeps its precision where P is close to 1.
+        const restShare = tf.expandDims(tf.div(tf.sub(listedWeight, tf.sub(1, rest)), rest), 1);
+        const spread = tf.add(inSet, tf.mul(tf.sub(1, inSet), restShare));
+        return tf.mul(tf.sub(dense, tf.mul(probabilities, spread)), tf.expandDims(dy, 1)) as tf.Tensor2D;
+      },
+    ),
+  );
 }

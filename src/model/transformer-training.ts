@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs';
 import { z } from 'zod';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { ensureFits } from '../tensor/index.js';
-import { defaultChunkRows, tokenLogprobs } from './token-logprobs.js';
+import { defaultChunkRows, tokenLogprobs, anchorLogLikelihood } from './token-logprobs.js';
 import { transformerHidden } from './transformer-forward.js';
 import type { ForwardModel } from './transformer-forward.js';
 
@@ -24,20 +24,44 @@ export const trainingSequenceSchema = z.object({
    * support set); positions may list different numbers of tokens.
    */
   supportTokenIds: z.array(z.array(z.number().int().nonnegative())).optional(),
+  /**
+   * Per target position, a weighted token set (the reference's likeliest tokens and their
+   * probabilities, the anchor): the loss gets Σ_k w_k·log p(k) at each position. Every position
+   * lists the same number of distinct tokens.
+   */
+  anchor: z.object({ tokenIds: z.array(z.array(z.number().int().nonnegative())), weights: z.array(z.array(z.number())) }).optional(),
 });
 
 export type TrainingSequence = z.infer<typeof trainingSequenceSchema>;
 
 /**
- * Given one log-prob tensor per sequence (tokens targetStart..T-1) and, for sequences with
- * support tokens, their log-probs [targets, supportWidth] (padded columns repeat the target),
- * returns the scalar loss.
+ * Given one log-prob tensor per sequence (tokens targetStart..T-1), for sequences with support
+ * tokens their log-probs [targets, supportWidth] (padded columns repeat the target), and for
+ * sequences with an anchor its weighted log-likelihood per target [targets], returns the scalar loss.
  */
-export type TokenLoss = (tokenLogprobs: tf.Tensor1D[], supportLogprobs: (tf.Tensor2D | null)[]) => tf.Scalar;
+export type TokenLoss = (tokenLogprobs: tf.Tensor1D[], supportLogprobs: (tf.Tensor2D | null)[], anchorLogprobs: (tf.Tensor1D | null)[]) => tf.Scalar;
 
 /** Columns of a sequence's support tensor: the most tokens any position lists. */
 export function supportWidth(support: readonly (readonly unknown[])[]): number {
   return support.reduce((widest, position) => Math.max(widest, position.length), 0);
+}
+
+function anchorWidth(anchor: NonNullable<TrainingSequence['anchor']>): number {
+  return anchor.tokenIds[0]?.length ?? 0;
+}
+
+function checkAnchor(anchor: NonNullable<TrainingSequence['anchor']>, targets: number, vocabSize: number): void {
+  const width = anchorWidth(anchor);
+  if (anchor.tokenIds.length !== targets || anchor.weights.length !== targets) {
+    throw new ClawrlError('invalid_request', `the anchor has ${anchor.tokenIds.length} positions for ${targets} targets`);
+  }
+  anchor.tokenIds.forEach((ids, position) => {
+    if (width === 0 || ids.length !== width || anchor.weights[position]?.length !== width) {
+      throw new ClawrlError('invalid_request', 'every anchor position needs the same number of tokens and weights');
+    }
+    if (ids.some((tokenId) => tokenId >= vocabSize)) throw new ClawrlError('invalid_request', 'anchor token id outside the vocabulary');
+    if (new Set(ids).size !== ids.length) throw new ClawrlError('invalid_request', 'anchor token ids must be distinct within a position');
+  });
 }
 
 export interface ForwardBackwardRequest {
@@ -58,6 +82,8 @@ export interface ForwardBackwardResult {
   tokenLogprobs: number[][];
   /** Per sequence, the support tokens' log-probs as listed (null without support tokens). */
   supportLogprobs: (number[][] | null)[];
+  /** Per sequence, Σ_k w_k·log p(k) at each target position (null without an anchor). */
+  anchorLogprobs: (number[] | null)[];
 }
 
 /** Trainable variables by their exported name (PEFT or HF), and which are stored transposed. */
@@ -134,6 +160,7 @@ export function createGradientAccumulator(): GradientAccumulator {
             throw new ClawrlError('invalid_request', 'support token id outside the vocabulary');
           }
         }
+        if (sequence.anchor !== undefined) checkAnchor(sequence.anchor, sequence.tokenIds.length - start, model.shape.vocabSize);
         totalTokens += sequence.tokenIds.length;
         longest = Math.max(longest, sequence.tokenIds.length);
       }
@@ -146,8 +173,10 @@ export function createGradientAccumulator(): GradientAccumulator {
       const chunkRows = defaultChunkRows(model.shape.vocabSize);
       const kept: tf.Tensor1D[] = [];
       const keptSupport: (tf.Tensor2D | null)[] = [];
+      const keptAnchor: (tf.Tensor1D | null)[] = [];
       const { value, grads } = tf.variableGrads(() => {
         const supportPerSequence: (tf.Tensor2D | null)[] = [];
+        const anchorPerSequence: (tf.Tensor1D | null)[] = [];
         const perSequence = sequences.map((sequence) => {
           const start = sequence.targetStart ?? 1;
           const length = sequence.tokenIds.length;
@@ -166,9 +195,20 @@ export function createGradientAccumulator(): GradientAccumulator {
           );
           supportPerSequence.push(support);
           keptSupport.push(support === null ? null : tf.keep(support));
+          const anchor = sequence.anchor === undefined
+            ? null
+            : anchorLogLikelihood(
+              rows,
+              model.parameters.lmHead,
+              tf.tensor2d(sequence.anchor.tokenIds, [length - start, anchorWidth(sequence.anchor)], 'int32'),
+              tf.tensor2d(sequence.anchor.weights, [length - start, anchorWidth(sequence.anchor)]),
+              { temperature, chunkRows, trainableHead: model.parameters.trainable },
+            );
+          anchorPerSequence.push(anchor);
+          keptAnchor.push(anchor === null ? null : tf.keep(anchor));
           return logprobs;
         });
-        const loss = request.loss(perSequence, supportPerSequence);
+        const loss = request.loss(perSequence, supportPerSequence, anchorPerSequence);
         if (loss.rank !== 0) throw new ClawrlError('invalid_request', 'the loss function must return a scalar');
         return loss;
       }, variables);
@@ -197,11 +237,13 @@ export function createGradientAccumulator(): GradientAccumulator {
             return listed.map((position, row) => (rows[row] ?? []).slice(0, position.length));
           }),
         );
-        return { loss: lossValue, tokenLogprobs: logprobs, supportLogprobs: support };
+        const anchor = await Promise.all(keptAnchor.map(async (tensor) => (tensor === null ? null : Array.from(await tensor.data()))));
+        return { loss: lossValue, tokenLogprobs: logprobs, supportLogprobs: support, anchorLogprobs: anchor };
       } finally {
         value.dispose();
         tf.dispose(kept);
         tf.dispose(keptSupport.filter((tensor): tensor is tf.Tensor2D => tensor !== null));
+        tf.dispose(keptAnchor.filter((tensor): tensor is tf.Tensor1D => tensor !== null));
       }
     },
     async exportGradients(trainable) {

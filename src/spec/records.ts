@@ -267,6 +267,8 @@ export interface TrainingStepMetrics {
   epochs?: number;
   /** Mean k3 KL estimate to the base model over loss tokens; null when the KL coefficient is 0. */
   kl: number | null;
+  /** Mean anchor KL(q ‖ π) to the base model's top tokens over loss tokens; absent when the anchor is off. */
+  anchorKl?: number;
   /** exp(trainer − rollout) log-prob ratio over loss tokens, before truncation. */
   importanceRatio: { mean: number; min: number; max: number; truncatedFraction: number };
   /** Mean |trainer − rollout| log-prob over loss tokens (sampler/trainer mismatch). */

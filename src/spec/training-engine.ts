@@ -50,6 +50,10 @@ export interface PolicyGradientLossConfig {
   clipHigh: number;
   importanceSamplingCap: number;
   klCoefficient: number;
+  /** α of the anchor to the base model's top `anchorTopK` tokens (`core/policy-loss.ts`); default 0, off. */
+  anchorCoefficient?: number;
+  /** Default 8. */
+  anchorTopK?: number;
 }
 
 export interface ForwardBackwardInput {
@@ -71,6 +75,8 @@ export interface ForwardBackwardOutput {
   referenceLogprobs: number[][] | null;
   /** The trainer's log-probs of each datum's support tokens (same layout), null for data without. */
   supportLogprobs?: (number[][] | null)[];
+  /** Per datum, the anchor's KL(q ‖ π) at each response token, when the anchor is on. */
+  anchorKl?: number[][] | null;
 }
 
 export interface OptimizerStepInput {

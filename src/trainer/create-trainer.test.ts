@@ -224,6 +224,45 @@ describe('the trainer', () => {
     }
   });
 
+  it('with the anchor, asks the engine for it and reports its KL in the step, counted in the loss', async () => {
+    const anchorStore = createSqliteRecordStore({ path: ':memory:' });
+    const losses: unknown[] = [];
+    const spied: TrainingEngine = Object.assign(Object.create(trainingEngine) as TrainingEngine, {
+      forwardBackward: (input: Parameters<TrainingEngine['forwardBackward']>[0]) => {
+        losses.push(input.loss);
+        return trainingEngine.forwardBackward(input);
+      },
+    });
+    try {
+      const serving = createPolicyServing({ store: anchorStore, engine, logger: silent, now: () => 1_000 });
+      await serving.start();
+      await anchorStore.upsertSession({ id: 's', tenant: null, at: 1 });
+      const trainer = createTrainer({
+        store: anchorStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 1, pollIntervalMs: 60_000,
+        loss: { anchorCoefficient: 0.5, anchorTopK: 3 },
+      });
+      await trainer.start();
+      for (const index of [0, 1]) {
+        await recordSampledTurn(anchorStore, index, { method: 'rl', policyVersion: index, score: 1, hint: null, advantages: [1, 1], teacherLogprobs: null });
+        const outcome = await trainer.trainNow();
+        expect(outcome).toMatchObject({ kind: 'trained' });
+        if (outcome.kind !== 'trained') throw new Error('no step');
+        const { anchorKl, loss, policyGradientLoss } = outcome.step.metrics;
+        expect(anchorKl).toBeGreaterThanOrEqual(0);
+        // The first step trains the base, where the anchor is 0; the second starts from a moved policy.
+        if (index === 0) expect(anchorKl).toBeLessThan(1e-4);
+        else {
+          expect(anchorKl).toBeGreaterThan(0);
+          expect(loss).toBeCloseTo(policyGradientLoss + 0.5 * (anchorKl ?? 0), 4);
+        }
+      }
+      await trainer.close();
+      expect(losses[0]).toMatchObject({ anchorCoefficient: 0.5, anchorTopK: 3 });
+    } finally {
+      await anchorStore.close();
+    }
+  });
+
   it('with several epochs, passes over the batch once per epoch against the first pass\'s log-probs, then publishes one version', async () => {
     const epochStore = createSqliteRecordStore({ path: ':memory:' });
     const passes: Parameters<TrainingEngine['forwardBackward']>[0][] = [];

@@ -119,6 +119,7 @@ function lossInputsOf(data: readonly TrainingDatum[], output: ForwardBackwardOut
     ...datum,
     logprobs: output.logprobs[index] ?? [],
     ...(output.referenceLogprobs === null ? {} : { referenceLogprobs: output.referenceLogprobs[index] ?? [] }),
+    ...(output.anchorKl === null || output.anchorKl === undefined ? {} : { anchorKl: output.anchorKl[index] ?? [] }),
     ...supportTermsOf(support, output.supportLogprobs?.[index] ?? null),
   }));
 }
@@ -221,6 +222,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
         policyGradientLoss: computed.policyGradientLoss,
         clipFraction: lastPass.clipFraction,
         kl: computed.kl,
+        ...(computed.anchorKl === null ? {} : { anchorKl: computed.anchorKl }),
         importanceRatio: computed.importanceRatio,
         rolloutLogprobAbsoluteDifference: computed.rolloutLogprobAbsoluteDifference,
         samplesUsed: fresh.length,

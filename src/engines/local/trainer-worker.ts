@@ -1,13 +1,13 @@
 /**
  * The trainer worker: a second wasm tensor instance (one per core) that owns the trainable copy
- * of the policy, its AdamW state and, when the KL term is on, a frozen base model for reference
- * log-probs. It runs beside the sampler worker, so a training step never blocks sampling.
+ * of the policy, its AdamW state and, when the KL term or the anchor is on, a frozen base model
+ * for reference log-probs. It runs beside the sampler worker, so a training step never blocks sampling.
  */
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createPolicyGradientLoss } from '../../model/policy-gradient-loss.js';
+import { anchorNegativeEntropyOf, createPolicyGradientLoss } from '../../model/policy-gradient-loss.js';
 import { readSafetensors } from '../../model/safetensors.js';
 import { loadTransformer, loadTransformerFromFolder, type Transformer, type TransformerOptimizer } from '../../model/transformer.js';
 import { transformerShapeFromHuggingFaceConfig } from '../../model/transformer-shape.js';
@@ -68,13 +68,33 @@ function microBatches(batch: TrainingDatum[]): TrainingDatum[][] {
   return [...groups.values()].flat();
 }
 
-async function referenceLogprobs(datum: TrainingDatum): Promise<number[]> {
+/** The base model's log-probs of the response and, for the anchor, its `topK` likeliest tokens at each position. */
+async function referenceScore(datum: TrainingDatum, topK: number): Promise<{ logprobs: number[]; top: { tokenId: number; logprob: number }[][] }> {
   reference ??= await loadTransformerFromFolder(data.modelDirectory, { trainParams: 'lora', lora: data.lora });
-  return (await reference.score({ promptTokenIds: datum.promptTokenIds, continuationTokenIds: datum.responseTokenIds, temperature: datum.temperature })).logprobs;
+  return reference.score({ promptTokenIds: datum.promptTokenIds, continuationTokenIds: datum.responseTokenIds, temperature: datum.temperature, topLogprobs: topK });
+}
+
+/** The anchor's token sets and weights q_k, and their negative entropy per position. */
+function anchorOf(top: { tokenId: number; logprob: number }[][]): { anchor: { tokenIds: number[][]; weights: number[][] }; negativeEntropy: number[] } {
+  const weights = top.map((position) => position.map((entry) => Math.exp(entry.logprob)));
+  return {
+    anchor: { tokenIds: top.map((position) => position.map((entry) => entry.tokenId)), weights },
+    negativeEntropy: weights.map(anchorNegativeEntropyOf),
+  };
 }
 
 async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBackwardOutput> {
-  const options = { clipLow: input.loss.clipLow, clipHigh: input.loss.clipHigh, importanceSamplingCap: input.loss.importanceSamplingCap, klCoefficient: input.loss.klCoefficient };
+  const anchorCoefficient = input.loss.anchorCoefficient ?? 0;
+  const anchorTopK = anchorCoefficient > 0 ? (input.loss.anchorTopK ?? 8) : 0;
+  if (anchorCoefficient > 0 && !(Number.isInteger(anchorTopK) && anchorTopK >= 1)) throw new ClawrlError('invalid_request', 'anchorTopK must be a positive integer', { param: 'anchorTopK' });
+  const options = {
+    clipLow: input.loss.clipLow,
+    clipHigh: input.loss.clipHigh,
+    importanceSamplingCap: input.loss.importanceSamplingCap,
+    klCoefficient: input.loss.klCoefficient,
+    anchorCoefficient,
+  };
+  const needsReference = options.klCoefficient > 0 || anchorCoefficient > 0;
   for (const datum of input.data) {
     const length = datum.responseTokenIds.length;
     if (length === 0 || datum.promptTokenIds.length === 0) throw new ClawrlError('invalid_request', 'a training datum needs a prompt and a response');
@@ -96,19 +116,28 @@ async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBack
   const logprobsByDatum = new Map<TrainingDatum, number[]>();
   const referenceByDatum = new Map<TrainingDatum, number[]>();
   const supportByDatum = new Map<TrainingDatum, number[][] | null>();
+  const anchorKlByDatum = new Map<TrainingDatum, number[]>();
   let loss = 0;
   for (const chunk of microBatches(input.data)) {
     const sequences = [];
+    const anchors: (ReturnType<typeof anchorOf> | undefined)[] = [];
     for (const datum of chunk) {
-      const referenceValues = options.klCoefficient > 0 ? await referenceLogprobs(datum) : undefined;
-      if (referenceValues !== undefined) referenceByDatum.set(datum, referenceValues);
-      sequences.push({ ...datum, ...(referenceValues === undefined ? {} : { referenceLogprobs: referenceValues }) });
+      const scored = needsReference ? await referenceScore(datum, anchorTopK) : undefined;
+      const anchor = scored !== undefined && anchorCoefficient > 0 ? anchorOf(scored.top) : undefined;
+      if (scored !== undefined && options.klCoefficient > 0) referenceByDatum.set(datum, scored.logprobs);
+      anchors.push(anchor);
+      sequences.push({
+        ...datum,
+        ...(scored === undefined || options.klCoefficient === 0 ? {} : { referenceLogprobs: scored.logprobs }),
+        ...(anchor === undefined ? {} : { anchorNegativeEntropy: anchor.negativeEntropy }),
+      });
     }
     const result = await transformer.forwardBackward({
-      sequences: chunk.map((datum) => ({
+      sequences: chunk.map((datum, index) => ({
         tokenIds: [...datum.promptTokenIds, ...datum.responseTokenIds],
         targetStart: datum.promptTokenIds.length,
         ...(datum.support === undefined ? {} : { supportTokenIds: datum.support.map((target) => target.tokenIds) }),
+        ...(anchors[index] === undefined ? {} : { anchor: anchors[index].anchor }),
       })),
       loss: createPolicyGradientLoss(sequences, options, batchLossTokens),
       temperature: chunk[0]?.temperature ?? 1,
@@ -117,6 +146,11 @@ async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBack
     chunk.forEach((datum, index) => {
       logprobsByDatum.set(datum, result.tokenLogprobs[index] ?? []);
       supportByDatum.set(datum, result.supportLogprobs[index] ?? null);
+      const anchor = anchors[index];
+      const anchorLogprobs = result.anchorLogprobs[index];
+      if (anchor !== undefined && anchorLogprobs !== null && anchorLogprobs !== undefined) {
+        anchorKlByDatum.set(datum, anchor.negativeEntropy.map((negativeEntropy, position) => negativeEntropy - (anchorLogprobs[position] ?? 0)));
+      }
     });
   }
   return {
@@ -124,6 +158,7 @@ async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBack
     logprobs: input.data.map((datum) => logprobsByDatum.get(datum) ?? []),
     referenceLogprobs: options.klCoefficient > 0 ? input.data.map((datum) => referenceByDatum.get(datum) ?? []) : null,
     supportLogprobs: input.data.map((datum) => supportByDatum.get(datum) ?? null),
+    anchorKl: anchorCoefficient > 0 ? input.data.map((datum) => anchorKlByDatum.get(datum) ?? []) : null,
   };
 }
 
