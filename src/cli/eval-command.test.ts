@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { OptionKey } from './configuration.js';
-import { defaultExperimentOpdSupportK, defaultExperimentTrainEvery, serveArgumentsOf, type PersonalizeCommandInput } from './eval-command.js';
+import { defaultExperimentAnchorCoefficient, defaultExperimentOpdSupportK, defaultExperimentTrainEvery, serveArgumentsOf, type PersonalizeCommandInput } from './eval-command.js';
 
 function inputFor(configuration: Record<string, unknown>, explicit: OptionKey[] = []): PersonalizeCommandInput {
   return {
@@ -18,7 +18,7 @@ function flagValue(argumentsList: string[], flag: string): string | undefined {
 }
 
 describe('serveArgumentsOf', () => {
-  it("gives the built-in model the experiment defaults: full parameters, a step every 4 samples, a support set of 4, leave-one-out rewards, serve's reward weight", () => {
+  it("gives the built-in model the experiment defaults: full parameters, a step every 4 samples, a support set of 4, leave-one-out rewards, the anchor, serve's reward weight", () => {
     const serve = serveArgumentsOf(inputFor({ model: 'builtin:tiny', trainEvery: 16, rlWeight: 1, opdSupportK: 0 }), 'combine');
     expect(serve.slice(0, 2)).toEqual(['--method', 'combine']);
     expect(flagValue(serve, '--train-params')).toBe('full');
@@ -28,6 +28,9 @@ describe('serveArgumentsOf', () => {
     expect(flagValue(serveArgumentsOf(inputFor({ model: 'builtin:tiny', opdSupportK: 0 }, ['opdSupportK']), 'combine'), '--opd-support-k')).toBe('0');
     expect(flagValue(serve, '--reward-baseline')).toBe('batch');
     expect(flagValue(serveArgumentsOf(inputFor({ model: 'builtin:tiny', rewardBaseline: 'none' }, ['rewardBaseline']), 'combine'), '--reward-baseline')).toBe('none');
+    expect(defaultExperimentAnchorCoefficient).toBe(0.5);
+    expect(flagValue(serve, '--anchor-coefficient')).toBe('0.5');
+    expect(flagValue(serveArgumentsOf(inputFor({ model: 'builtin:tiny', anchorCoefficient: 0 }, ['anchorCoefficient']), 'combine'), '--anchor-coefficient')).toBe('0');
     expect(flagValue(serve, '--rl-weight')).toBeUndefined();
     expect(flagValue(serve, '--train-epochs')).toBeUndefined();
   });
@@ -36,6 +39,7 @@ describe('serveArgumentsOf', () => {
     const other = serveArgumentsOf(inputFor({ model: '/models/Qwen3-4B', rlWeight: 1 }), 'combine');
     expect(flagValue(other, '--rl-weight')).toBeUndefined();
     expect(flagValue(other, '--train-params')).toBeUndefined();
+    expect(flagValue(other, '--anchor-coefficient')).toBeUndefined();
     const chosen = serveArgumentsOf(
       inputFor(
         { model: 'builtin:tiny', rlWeight: 0.5, opdWeight: 2, klCoefficient: 0.1, anchorCoefficient: 0.5, anchorTopK: 4, rewardBaseline: 'batch', trainEvery: 8, learningRateHalfLife: 4, trainEpochs: 2 },

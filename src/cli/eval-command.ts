@@ -97,6 +97,14 @@ function methodOf(text: string): PersonalizeMethod {
   return method;
 }
 
+/**
+ * The anchor for the built-in model: at its learning rate a few steps of four replies broke its
+ * language, and with the anchor the teacher and the TA are both learned (docs/personalization.md,
+ * "Session 24"). Serve's 0 elsewhere: a larger model's rate is far lower, and the anchor keeps a
+ * frozen copy of the base in the trainer.
+ */
+export const defaultExperimentAnchorCoefficient = 0.5;
+
 /** Full-parameter updates for the built-in model, as the spike measured; serve's default elsewhere. */
 function experimentTrainParamsOf(model: string): 'full' | undefined {
   return model === 'builtin:tiny' ? 'full' : undefined;
@@ -125,7 +133,7 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
     ['--opd-weight', input.explicitKeys.has('opdWeight') ? configuration.opdWeight : undefined],
     ['--opd-support-k', input.explicitKeys.has('opdSupportK') ? configuration.opdSupportK : defaultExperimentOpdSupportK],
     ['--kl-coefficient', input.explicitKeys.has('klCoefficient') ? configuration.klCoefficient : undefined],
-    ['--anchor-coefficient', input.explicitKeys.has('anchorCoefficient') ? configuration.anchorCoefficient : undefined],
+    ['--anchor-coefficient', input.explicitKeys.has('anchorCoefficient') ? configuration.anchorCoefficient : configuration.model === 'builtin:tiny' ? defaultExperimentAnchorCoefficient : undefined],
     ['--anchor-top-k', input.explicitKeys.has('anchorTopK') ? configuration.anchorTopK : undefined],
     ['--reward-baseline', input.explicitKeys.has('rewardBaseline') ? configuration.rewardBaseline : defaultExperimentRewardBaseline],
     ['--max-staleness', input.explicitKeys.has('maxStaleness') ? configuration.maxStaleness : undefined],

@@ -177,7 +177,7 @@ export async function startTraining(configuration: TrainingConfiguration, depend
     await trainingEngine?.close();
     throw error;
   }
-  logger.info('training on', { trainParams: configuration.trainParams, learningRate, learningRateHalfLife: configuration.learningRateHalfLife ?? null, trainEvery: configuration.trainEvery, trainEpochs: configuration.trainEpochs, maxStaleness: configuration.maxStaleness });
+  logger.info('training on', { trainParams: configuration.trainParams, learningRate, learningRateHalfLife: configuration.learningRateHalfLife ?? null, trainEvery: configuration.trainEvery, trainEpochs: configuration.trainEpochs, maxStaleness: configuration.maxStaleness, ...(configuration.anchorCoefficient > 0 ? { anchorCoefficient: configuration.anchorCoefficient, anchorTopK: configuration.anchorTopK } : {}) });
   const running = trainer;
   const runningEngine = trainingEngine;
   return {

@@ -248,9 +248,8 @@ describe('the trainer', () => {
         expect(outcome).toMatchObject({ kind: 'trained' });
         if (outcome.kind !== 'trained') throw new Error('no step');
         const { anchorKl, loss, policyGradientLoss } = outcome.step.metrics;
-        expect(anchorKl).toBeGreaterThanOrEqual(0);
-        // The first step trains the base, where the anchor is 0; the second starts from a moved policy.
-        if (index === 0) expect(anchorKl).toBeLessThan(1e-4);
+        // The first step trains the base, where the anchor is 0 (to float error); the second starts from a moved policy.
+        if (index === 0) expect(Math.abs(anchorKl ?? Number.NaN)).toBeLessThan(1e-4);
         else {
           expect(anchorKl).toBeGreaterThan(0);
           expect(loss).toBeCloseTo(policyGradientLoss + 0.5 * (anchorKl ?? 0), 4);
