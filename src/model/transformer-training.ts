@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs';
 import { z } from 'zod';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { ensureFits } from '../tensor/index.js';
-import { defaultChunkRows, tokenLogprobs, anchorLogLikelihood } from './token-logprobs.js';
+import { anchorLogLikelihood, defaultChunkRows, tokenLogprobs } from './token-logprobs.js';
 import { transformerHidden } from './transformer-forward.js';
 import type { ForwardModel } from './transformer-forward.js';
 
@@ -25,11 +25,11 @@ export const trainingSequenceSchema = z.object({
    */
   supportTokenIds: z.array(z.array(z.number().int().nonnegative())).optional(),
   /**
-   * Per target position, a weighted token set (the reference's likeliest tokens and their
-   * probabilities, the anchor): the loss gets Σ_k w_k·log p(k) at each position. Every position
-   * lists the same number of distinct tokens.
+   * Per target position, the anchor: the reference's likeliest tokens and their probabilities
+   * under it. The loss gets their log-likelihood with the rest of the mass at each position
+   * (`anchorLogLikelihood`). Every position lists the same number of distinct tokens.
    */
-  anchor: z.object({ tokenIds: z.array(z.array(z.number().int().nonnegative())), weights: z.array(z.array(z.number())) }).optional(),
+  anchor: z.object({ tokenIds: z.array(z.array(z.number().int().nonnegative())), weights: z.array(z.array(z.number().min(0).max(1))) }).optional(),
 });
 
 export type TrainingSequence = z.infer<typeof trainingSequenceSchema>;
@@ -37,7 +37,7 @@ export type TrainingSequence = z.infer<typeof trainingSequenceSchema>;
 /**
  * Given one log-prob tensor per sequence (tokens targetStart..T-1), for sequences with support
  * tokens their log-probs [targets, supportWidth] (padded columns repeat the target), and for
- * sequences with an anchor its weighted log-likelihood per target [targets], returns the scalar loss.
+ * sequences with an anchor its log-likelihood per target [targets], returns the scalar loss.
  */
 export type TokenLoss = (tokenLogprobs: tf.Tensor1D[], supportLogprobs: (tf.Tensor2D | null)[], anchorLogprobs: (tf.Tensor1D | null)[]) => tf.Scalar;
 
@@ -82,7 +82,7 @@ export interface ForwardBackwardResult {
   tokenLogprobs: number[][];
   /** Per sequence, the support tokens' log-probs as listed (null without support tokens). */
   supportLogprobs: (number[][] | null)[];
-  /** Per sequence, Σ_k w_k·log p(k) at each target position (null without an anchor). */
+  /** Per sequence, the anchor's log-likelihood at each target position (null without an anchor). */
   anchorLogprobs: (number[] | null)[];
 }
 
