@@ -49,7 +49,7 @@ const { loadChatRenderer } = await import(`${root}dist/model/create-chat-rendere
 const { firstMessages } = await import(`${root}dist/builtin/corpus/corpus-generator.js`);
 const { builtinUsers, satisfiesPreference } = await import(`${root}dist/core/user-preference.js`);
 const { replyIncoherence } = await import(`${root}dist/core/reply-coherence.js`);
-const { anchorNegativeEntropyOf, createPolicyGradientLoss } = await import(`${root}dist/model/policy-gradient-loss.js`);
+const { anchorKlOf, anchorOfTopLogprobs, createPolicyGradientLoss } = await import(`${root}dist/model/policy-gradient-loss.js`);
 const { applyRewardBaseline } = await import(`${root}dist/core/reward-baseline.js`);
 const { decayedLearningRate } = await import(`${root}dist/core/learning-rate-decay.js`);
 
@@ -115,22 +115,21 @@ for (let step = 1; step <= steps; step += 1) {
   let anchorTokens = 0;
   for (const [index, result] of batch.entries()) {
     // The anchor as the trainer worker builds it: the untrained model's top tokens and their probabilities.
-    const top = reference === null
+    const anchored = reference === null
       ? null
-      : (await reference.score({ promptTokenIds: result.promptTokenIds, continuationTokenIds: result.tokenIds, topLogprobs: anchorTop })).top;
-    const weights = top?.map((position) => position.map((entry) => Math.exp(entry.logprob)));
+      : anchorOfTopLogprobs((await reference.score({ promptTokenIds: result.promptTokenIds, continuationTokenIds: result.tokenIds, topLogprobs: anchorTop })).top);
     const output = await transformer.forwardBackward({
       sequences: [{
         tokenIds: [...result.promptTokenIds, ...result.tokenIds],
         targetStart: result.promptTokenIds.length,
-        ...(top === null ? {} : { anchor: { tokenIds: top.map((position) => position.map((entry) => entry.tokenId)), weights } }),
+        ...(anchored === null ? {} : { anchor: anchored.anchor }),
       }],
-      loss: createPolicyGradientLoss([{ ...sequences[index], ...(top === null ? {} : { anchorNegativeEntropy: weights.map(anchorNegativeEntropyOf) }) }], lossOptions, batchLossTokens),
+      loss: createPolicyGradientLoss([{ ...sequences[index], ...(anchored === null ? {} : { anchorNegativeEntropy: anchored.negativeEntropy }) }], lossOptions, batchLossTokens),
       temperature: 1,
     });
-    if (top !== null) {
-      output.anchorLogprobs[0].forEach((value, position) => { anchorKl += anchorNegativeEntropyOf(weights[position]) - value; });
-      anchorTokens += top.length;
+    if (anchored !== null) {
+      for (const value of anchorKlOf(anchored.negativeEntropy, output.anchorLogprobs[0])) anchorKl += value;
+      anchorTokens += anchored.negativeEntropy.length;
     }
   }
   if (values['freeze-embeddings']) {

@@ -41,6 +41,27 @@ export function anchorNegativeEntropyOf(weights: readonly number[]): number {
   return weights.reduce((sum, weight) => sum + term(weight), term(rest));
 }
 
+/**
+ * The anchor of one reply from the reference's top log-probs at each response position (a
+ * `score` with `topLogprobs`): the token sets and probabilities `forwardBackward` takes as the
+ * sequence's `anchor`, and the per-position negative entropies the loss needs.
+ */
+export function anchorOfTopLogprobs(top: readonly (readonly { tokenId: number; logprob: number }[])[]): {
+  anchor: { tokenIds: number[][]; weights: number[][] };
+  negativeEntropy: number[];
+} {
+  const weights = top.map((position) => position.map((entry) => Math.exp(entry.logprob)));
+  return {
+    anchor: { tokenIds: top.map((position) => position.map((entry) => entry.tokenId)), weights },
+    negativeEntropy: weights.map(anchorNegativeEntropyOf),
+  };
+}
+
+/** KL(q ‖ π) per position from the negative entropies and the anchor log-likelihoods `forwardBackward` returned. */
+export function anchorKlOf(negativeEntropy: readonly number[], anchorLogprobs: readonly number[]): number[] {
+  return negativeEntropy.map((value, position) => value - (anchorLogprobs[position] ?? 0));
+}
+
 /** Identity forward, zero gradient backward. */
 const stopGradient = tf.customGrad((...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => ({
   value: tf.clone(inputs[0] as tf.Tensor),

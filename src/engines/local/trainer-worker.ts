@@ -7,7 +7,7 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { anchorNegativeEntropyOf, createPolicyGradientLoss } from '../../model/policy-gradient-loss.js';
+import { anchorKlOf, anchorOfTopLogprobs, createPolicyGradientLoss } from '../../model/policy-gradient-loss.js';
 import { readSafetensors } from '../../model/safetensors.js';
 import { loadTransformer, loadTransformerFromFolder, type Transformer, type TransformerOptimizer } from '../../model/transformer.js';
 import { transformerShapeFromHuggingFaceConfig } from '../../model/transformer-shape.js';
@@ -74,15 +74,6 @@ async function referenceScore(datum: TrainingDatum, topK: number): Promise<{ log
   return reference.score({ promptTokenIds: datum.promptTokenIds, continuationTokenIds: datum.responseTokenIds, temperature: datum.temperature, topLogprobs: topK });
 }
 
-/** The anchor's token sets and weights q_k, and their negative entropy per position. */
-function anchorOf(top: { tokenId: number; logprob: number }[][]): { anchor: { tokenIds: number[][]; weights: number[][] }; negativeEntropy: number[] } {
-  const weights = top.map((position) => position.map((entry) => Math.exp(entry.logprob)));
-  return {
-    anchor: { tokenIds: top.map((position) => position.map((entry) => entry.tokenId)), weights },
-    negativeEntropy: weights.map(anchorNegativeEntropyOf),
-  };
-}
-
 async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBackwardOutput> {
   const anchorCoefficient = input.loss.anchorCoefficient ?? 0;
   const anchorTopK = anchorCoefficient > 0 ? (input.loss.anchorTopK ?? 8) : 0;
@@ -120,10 +111,10 @@ async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBack
   let loss = 0;
   for (const chunk of microBatches(input.data)) {
     const sequences = [];
-    const anchors: (ReturnType<typeof anchorOf> | undefined)[] = [];
+    const anchors: (ReturnType<typeof anchorOfTopLogprobs> | undefined)[] = [];
     for (const datum of chunk) {
       const scored = needsReference ? await referenceScore(datum, anchorTopK) : undefined;
-      const anchor = scored !== undefined && anchorCoefficient > 0 ? anchorOf(scored.top) : undefined;
+      const anchor = scored !== undefined && anchorCoefficient > 0 ? anchorOfTopLogprobs(scored.top) : undefined;
       if (scored !== undefined && options.klCoefficient > 0) referenceByDatum.set(datum, scored.logprobs);
       anchors.push(anchor);
       sequences.push({
@@ -149,7 +140,7 @@ async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBack
       const anchor = anchors[index];
       const anchorLogprobs = result.anchorLogprobs[index];
       if (anchor !== undefined && anchorLogprobs !== null && anchorLogprobs !== undefined) {
-        anchorKlByDatum.set(datum, anchor.negativeEntropy.map((negativeEntropy, position) => negativeEntropy - (anchorLogprobs[position] ?? 0)));
+        anchorKlByDatum.set(datum, anchorKlOf(anchor.negativeEntropy, anchorLogprobs));
       }
     });
   }
