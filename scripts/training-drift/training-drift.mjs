@@ -14,7 +14,9 @@
 // --advantages plain|positive|negative keeps the raw ±1, only the positive or only the negative
 // leave-one-out advantages; --epsilon sets AdamW's ε; --freeze-embeddings zeroes the (tied)
 // embedding's gradient; --half-life halves the rate every that many steps; --anchor α adds the
-// trainer's anchor to the untrained model's --anchor-top-k likeliest tokens (`--anchor-coefficient`).
+// trainer's anchor to the untrained model's --anchor-top-k likeliest tokens (`--anchor-coefficient`);
+// --method combine adds OPD with the user's own hint on every rejected reply, over the student's
+// --support-k likeliest tokens (the experiment's `--opd-support-k`), weighted by --opd-weight.
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
@@ -33,6 +35,9 @@ const { values } = parseArgs({
     'show-replies': { type: 'boolean', default: false },
     anchor: { type: 'string', default: '0' },
     'anchor-top': { type: 'string', default: '8' },
+    method: { type: 'string', default: 'rl' },
+    'support-k': { type: 'string', default: '4' },
+    'opd-weight': { type: 'string', default: '1' },
   },
 });
 const learningRate = Number(values['learning-rate']);
@@ -42,16 +47,22 @@ const probeEvery = Number(values['probe-every']);
 const samplesPerStep = 4;
 const anchor = Number(values.anchor);
 const anchorTop = Number(values['anchor-top']);
+const method = values.method;
+if (method !== 'rl' && method !== 'combine') throw new Error('--method must be rl or combine');
+const supportK = Number(values['support-k']);
+const opdWeight = Number(values['opd-weight']);
 
 const { initializeTensorBackend } = await import(`${root}dist/tensor/initialize-tensor-backend.js`);
 const { loadTransformerFromFolder } = await import(`${root}dist/model/transformer.js`);
 const { loadChatRenderer } = await import(`${root}dist/model/create-chat-renderer.js`);
 const { firstMessages } = await import(`${root}dist/builtin/corpus/corpus-generator.js`);
-const { builtinUsers, satisfiesPreference } = await import(`${root}dist/core/user-preference.js`);
+const { builtinUsers, ruleHolds, satisfiesPreference } = await import(`${root}dist/core/user-preference.js`);
 const { replyIncoherence } = await import(`${root}dist/core/reply-coherence.js`);
 const { anchorKlOf, anchorOfTopLogprobs, createPolicyGradientLoss } = await import(`${root}dist/model/policy-gradient-loss.js`);
 const { applyRewardBaseline } = await import(`${root}dist/core/reward-baseline.js`);
 const { decayedLearningRate } = await import(`${root}dist/core/learning-rate-decay.js`);
+const { buildSupportSet, supportTargets } = await import(`${root}dist/core/build-samples.js`);
+const { appendHint } = await import(`${root}dist/core/hint.js`);
 
 await initializeTensorBackend({ backend: 'wasm' });
 const modelDirectory = `${root}models/builtin-tiny`;
@@ -72,15 +83,20 @@ async function reply(message, seed) {
   const [sequence] = sequences;
   const text = renderer.decode(sequence.tokenIds.filter((id) => !renderer.stopTokenIds.includes(id)));
   const unusable = replyIncoherence({ text, finishReason: sequence.finishReason }, message);
-  return { promptTokenIds, tokenIds: sequence.tokenIds, logprobs: sequence.logprobs, text, unusable, inStyle: satisfiesPreference(user.preference, text) };
+  return { message, promptTokenIds, tokenIds: sequence.tokenIds, logprobs: sequence.logprobs, text, unusable, inStyle: satisfiesPreference(user.preference, text) };
 }
 
 async function probe(step) {
   const reasons = {};
   let usableInStyle = 0;
   let inStyle = 0;
+  // Per rule of the preference (by index), how many probe replies break it.
+  const broken = user.preference.rules.map(() => 0);
   for (const [index, message] of probeMessages.entries()) {
     const result = await reply(message, 1000 + index);
+    user.preference.rules.forEach((rule, ruleIndex) => {
+      if (!ruleHolds(rule, result.text)) broken[ruleIndex] += 1;
+    });
     if (values['show-replies'] && index < 4) console.log(JSON.stringify({ step, unusable: result.unusable, text: result.text.slice(0, 300) }));
     if (result.unusable !== null) reasons[result.unusable] = (reasons[result.unusable] ?? 0) + 1;
     if (result.inStyle) inStyle += 1;
@@ -88,7 +104,7 @@ async function probe(step) {
   }
   const share = (count) => Number((count / probeMessages.length).toFixed(2));
   const unusable = Object.values(reasons).reduce((sum, count) => sum + count, 0);
-  console.log(JSON.stringify({ step, usableInStyle: share(usableInStyle), inStyle: share(inStyle), unusable: share(unusable), reasons }));
+  console.log(JSON.stringify({ step, usableInStyle: share(usableInStyle), inStyle: share(inStyle), unusable: share(unusable), reasons, broken }));
 }
 
 /** Per reply, its token advantages: the trainer's own baseline (`plain`: none), then the sign filter if asked. */
@@ -105,10 +121,25 @@ for (let step = 1; step <= steps; step += 1) {
   for (let index = 0; index < samplesPerStep; index += 1) batch.push(await reply(trainingMessages[(step - 1) * samplesPerStep + index], step * 100 + index));
   const rewards = batch.map((result) => (result.unusable === null && result.inStyle ? 1 : -1));
   const advantages = advantagesOf(batch, rewards);
+  // combine: a rejected reply also gets OPD over the student's top k, its teacher the current policy
+  // with the user's own hint appended (what a perfect judge would hint), as the judge builds it.
+  const supports = [];
+  for (const [index, result] of batch.entries()) {
+    if (method !== 'combine' || rewards[index] > 0) {
+      supports.push(null);
+      continue;
+    }
+    const hinted = renderer.renderPrompt(appendHint([{ role: 'user', content: result.message }], user.hint), []);
+    const asTokens = (top) => top.map((position) => position.map((token) => ({ id: token.tokenId, logprob: token.logprob })));
+    const teacher = await transformer.score({ promptTokenIds: hinted, continuationTokenIds: result.tokenIds, topLogprobs: 20 });
+    const student = await transformer.score({ promptTokenIds: result.promptTokenIds, continuationTokenIds: result.tokenIds, topLogprobs: 20 });
+    supports.push(supportTargets(buildSupportSet(asTokens(student.top), asTokens(teacher.top), supportK, 1, opdWeight)));
+  }
   const sequences = batch.map((result, index) => ({
     rolloutLogprobs: result.logprobs,
     advantages: advantages[index],
     lossMask: result.tokenIds.map(() => 1),
+    ...(supports[index] === null ? {} : { support: supports[index].map((target) => ({ advantages: target.advantages })) }),
   }));
   const batchLossTokens = sequences.reduce((sum, sequence) => sum + sequence.lossMask.length, 0);
   let anchorKl = 0;
@@ -122,6 +153,7 @@ for (let step = 1; step <= steps; step += 1) {
       sequences: [{
         tokenIds: [...result.promptTokenIds, ...result.tokenIds],
         targetStart: result.promptTokenIds.length,
+        ...(supports[index] === null ? {} : { supportTokenIds: supports[index].map((target) => target.tokenIds) }),
         ...(anchored === null ? {} : { anchor: anchored.anchor }),
       }],
       loss: createPolicyGradientLoss([{ ...sequences[index], ...(anchored === null ? {} : { anchorNegativeEntropy: anchored.negativeEntropy }) }], lossOptions, batchLossTokens),

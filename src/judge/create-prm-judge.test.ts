@@ -79,7 +79,7 @@ describe('createPrmJudge', () => {
     expect(satisfied.hintCandidates).toEqual([]);
     expect(satisfied.votes.filter((vote) => vote.kind === 'hint').map((vote) => vote.hint)).toEqual(Array(3).fill('Explain the grading in detail.'));
     const unclear = await judgeWith(queuedModel(['\\boxed{0}', '\\boxed{0}', '\\boxed{0}'], [hinted, hinted, hinted])).judge(
-      { ...input, wantHint: true },
+      { ...input, nextState: [{ role: 'user', content: 'Hmm, that grading is rather thin.' }], wantHint: true },
       new AbortController().signal,
     );
     expect(unclear.hint).toBe('Explain the grading in detail.');
@@ -95,7 +95,8 @@ describe('createPrmJudge', () => {
       ],
     );
     const response = { role: 'assistant' as const, content: '**Step 1:** 3 + 4 = 7.\n\n\\boxed{7}' };
-    const result = await judgeWith(model).judge({ ...input, response, wantHint: true }, new AbortController().signal);
+    const nextState = [{ role: 'user' as const, content: 'Nobody writes homework with bold steps and a boxed answer, redo it.' }];
+    const result = await judgeWith(model).judge({ ...input, response, nextState, wantHint: true }, new AbortController().signal);
     expect(result.hintCandidates).toEqual(["Please don't use bold text or numbered lists."]);
     expect(result.hint).toBe("Please don't use bold text or numbered lists.");
     expect(result.votes.filter((vote) => vote.kind === 'hint').map((vote) => vote.hint)).toEqual([
@@ -103,6 +104,32 @@ describe('createPrmJudge', () => {
       "Please don't use bold text or numbered lists.",
       'Put the final answer in \\boxed{}.',
     ]);
+  });
+
+  it('keeps of each candidate only the sentences about a style the next state talks about', async () => {
+    const model = queuedModel(
+      ['\\boxed{-1}', '\\boxed{-1}', '\\boxed{-1}'],
+      [
+        '\\boxed{1} [HINT_START]Write at least 100 words.[HINT_END]',
+        "\\boxed{1} [HINT_START]Please don't use bold text or numbered lists. Be warm and encouraging.[HINT_END]",
+        '\\boxed{1} [HINT_START]Keep it short.[HINT_END]',
+      ],
+    );
+    const response = { role: 'assistant' as const, content: 'Tom has **7** apples, since 3 + 4 = 7.' };
+    const nextState = [{ role: 'user' as const, content: 'Way too formatted, it has to look like my own homework.' }];
+    const result = await judgeWith(model).judge({ ...input, response, nextState, wantHint: true }, new AbortController().signal);
+    expect(result.hintCandidates).toEqual(["Please don't use bold text or numbered lists."]);
+    expect(result.hint).toBe("Please don't use bold text or numbered lists.");
+    // The votes keep what the judge wrote.
+    expect(result.votes.filter((vote) => vote.kind === 'hint').map((vote) => vote.hint)).toEqual([
+      'Write at least 100 words.',
+      "Please don't use bold text or numbered lists. Be warm and encouraging.",
+      'Keep it short.',
+    ]);
+    const thanks = [{ role: 'user' as const, content: "Nice, my teacher won't suspect a thing." }];
+    const misread = queuedModel(['\\boxed{-1}', '\\boxed{-1}', '\\boxed{1}'], Array(3).fill('\\boxed{1} [HINT_START]Keep the tone neutral and matter-of-fact.[HINT_END]'));
+    const onThanks = await judgeWith(misread).judge({ ...input, response, nextState: thanks, wantHint: true }, new AbortController().signal);
+    expect([onThanks.score, onThanks.hint, onThanks.hintCandidates]).toEqual([-1, null, []]);
   });
 
   it('throws when a vote fails, so the turn is retried rather than judged on fewer votes', async () => {

@@ -7,6 +7,7 @@
  * any call fails the whole judgement throws, so the worker retries the turn rather than record a
  * judgement made of fewer votes than asked for.
  */
+import { groundedHint } from '../core/grounded-hint.js';
 import { hintAsksForChange } from '../core/hint.js';
 import { aggregateVotes, parseHintResponse, parseVote, selectHint } from '../core/judge-votes.js';
 import {
@@ -104,8 +105,12 @@ export function createPrmJudge(options: PrmJudgeOptions): Judge {
       // on such hints made the TA's replies shorter). The votes keep the hints they gave.
       // A hint that asks only for what the reply already does is a misreading, not a correction
       // (`hintAsksForChange`); it stays in the votes but is no candidate.
+      // Sentences about a style the next state never mentions are dropped first (`groundedHint`):
+      // a small judge writes a fluent style hint even for a message it cannot read.
       const asksForChange = (hint: string | null): hint is string => hint !== null && hintAsksForChange(hint, input.response.content);
-      const hintCandidates = score === 1 ? [] : hints.map((vote) => vote.hint).filter(asksForChange);
+      const nextStateText = input.nextState.map((message) => message.content).join('\n');
+      const grounded = (hint: string | null): string | null => (hint === null ? null : groundedHint(hint, nextStateText));
+      const hintCandidates = score === 1 ? [] : hints.map((vote) => grounded(vote.hint)).filter(asksForChange);
       return {
         score,
         votes: [...verdicts, ...hints],
