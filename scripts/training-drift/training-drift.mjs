@@ -16,7 +16,8 @@
 // embedding's gradient; --half-life halves the rate every that many steps; --anchor α adds the
 // trainer's anchor to the untrained model's --anchor-top-k likeliest tokens (`--anchor-coefficient`);
 // --method combine adds OPD with the user's own hint on every rejected reply, over the student's
-// --support-k likeliest tokens (the experiment's `--opd-support-k`), weighted by --opd-weight.
+// --support-k likeliest tokens (the experiment's `--opd-support-k`), weighted by --opd-weight;
+// --opd-token adds the sampled token's own clipped gap to the teacher on top of the support set.
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
@@ -38,6 +39,7 @@ const { values } = parseArgs({
     method: { type: 'string', default: 'rl' },
     'support-k': { type: 'string', default: '4' },
     'opd-weight': { type: 'string', default: '1' },
+    'opd-token': { type: 'boolean', default: false },
   },
 });
 const learningRate = Number(values['learning-rate']);
@@ -134,6 +136,10 @@ for (let step = 1; step <= steps; step += 1) {
     const teacher = await transformer.score({ promptTokenIds: hinted, continuationTokenIds: result.tokenIds, topLogprobs: 20 });
     const student = await transformer.score({ promptTokenIds: result.promptTokenIds, continuationTokenIds: result.tokenIds, topLogprobs: 20 });
     supports.push(supportTargets(buildSupportSet(asTokens(student.top), asTokens(teacher.top), supportK, 1, opdWeight)));
+    // --opd-token: the sampled token's own gap as well, clip(teacher − rollout, ±1), at full weight.
+    if (values['opd-token']) {
+      advantages[index] = advantages[index].map((advantage, position) => advantage + opdWeight * Math.max(-1, Math.min(1, teacher.logprobs[position] - result.logprobs[position])));
+    }
   }
   const sequences = batch.map((result, index) => ({
     rolloutLogprobs: result.logprobs,

@@ -45,6 +45,7 @@ export const optionSpecifications = [
   { key: 'judgeUrl', flag: '--judge-url <url>', description: 'OpenAI-compatible judge endpoint', kind: 'string', schema: z.url() },
   { key: 'judgeModel', flag: '--judge-model <name>', description: 'judge model name', kind: 'string', schema: z.string().min(1) },
   { key: 'judgeRules', flag: '--judge-rules <spec>', description: "what --judge rules judges by: a rules-judge spec file (JSON), or user:<student|ta|teacher|user.json> for that simulated user's own rules and hint (an oracle, for ablations) (default: the built-in next-state predicates)", kind: 'string', schema: z.string().min(1) },
+  { key: 'judgeHintGrounding', flag: '--judge-hint-grounding', description: "the PRM judge keeps a hint sentence about a style only when the user's message mentions that style (docs/judging.md)", kind: 'boolean', schema: z.boolean(), defaultValue: false },
   { key: 'judgeWeights', flag: '--judge-weights <weights>', description: 'base | served: what --judge policy judges with (base: the frozen base weights, as a separate PRM)', kind: 'string', schema: z.enum(['base', 'served']), defaultValue: 'base' },
   { key: 'method', flag: '--method <method>', description: 'rl | opd | combine', kind: 'string', schema: z.enum(['rl', 'opd', 'combine']), defaultValue: 'combine' },
   { key: 'rlWeight', flag: '--rl-weight <w>', description: 'combine: weight of the judge\'s reward r in A = w_rl·r + w_opd·Δ', kind: 'number', schema: z.number().min(0), defaultValue: 1 },

@@ -21,6 +21,8 @@ export interface JudgeConfiguration {
   judgeWeights: 'base' | 'served';
   /** `--judge-rules`: what `--judge rules` judges by (`load-rules-judge-spec.ts`). */
   judgeRules?: string | undefined;
+  /** `--judge-hint-grounding`: the PRM judge drops hint sentences about styles the next state never mentions. */
+  judgeHintGrounding?: boolean | undefined;
 }
 
 export function judgeApiKeyOf(environment: Record<string, string | undefined>): string | undefined {
@@ -45,6 +47,7 @@ export function createJudge(
       return createPrmJudge({
         judgeId: 'policy',
         modelName: engine.modelId,
+        groundHints: configuration.judgeHintGrounding === true,
         model: createPolicyJudgeModel(engine, { weights: configuration.judgeWeights }),
       });
     case 'openai': {
@@ -57,6 +60,7 @@ export function createJudge(
       return createPrmJudge({
         judgeId: 'openai',
         modelName: configuration.judgeModel,
+        groundHints: configuration.judgeHintGrounding === true,
         model: createOpenAIJudgeModel({
           baseUrl: configuration.judgeUrl,
           model: configuration.judgeModel,

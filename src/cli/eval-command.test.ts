@@ -58,6 +58,12 @@ describe('serveArgumentsOf', () => {
     expect(flagValue(chosen, '--train-epochs')).toBe('2');
     const oracle = serveArgumentsOf(inputFor({ model: 'builtin:tiny', judge: 'rules', judgeRules: 'user:student' }), 'combine');
     expect([flagValue(oracle, '--judge'), flagValue(oracle, '--judge-rules')]).toEqual(['rules', 'user:student']);
+    expect(oracle).not.toContain('--judge-hint-grounding');
+    // A switch goes as its flag alone: a value after it would be a stray argument to serve.
+    const grounded = serveArgumentsOf(inputFor({ model: 'builtin:tiny', judgeHintGrounding: true }), 'combine');
+    const at = grounded.indexOf('--judge-hint-grounding');
+    expect(at).toBeGreaterThan(-1);
+    expect(grounded[at + 1]?.startsWith('--') ?? true).toBe(true);
   });
 
   it('never trains the base', () => {

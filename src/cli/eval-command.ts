@@ -31,7 +31,7 @@ import type { OptionKey } from './configuration.js';
 /** Options of the server the command starts, with serve's flags, file keys and variables. */
 export const personalizeServerKeys = [
   'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout', 'judge', 'judgeUrl',
-  'judgeModel', 'judgeWeights', 'judgeRules', 'trainEvery', 'trainEpochs', 'trainParams', 'learningRate', 'learningRateHalfLife', 'rlWeight', 'opdWeight', 'opdSupportK', 'klCoefficient', 'anchorCoefficient', 'anchorTopK', 'rewardBaseline', 'maxStaleness', 'maxTokens',
+  'judgeModel', 'judgeWeights', 'judgeRules', 'judgeHintGrounding', 'trainEvery', 'trainEpochs', 'trainParams', 'learningRate', 'learningRateHalfLife', 'rlWeight', 'opdWeight', 'opdSupportK', 'klCoefficient', 'anchorCoefficient', 'anchorTopK', 'rewardBaseline', 'maxStaleness', 'maxTokens',
   'data',
 ] as const satisfies readonly OptionKey[];
 export const personalizeKeys = ['config', 'url', 'apiKey', 'adminKey', 'json', ...personalizeServerKeys] as const satisfies readonly OptionKey[];
@@ -124,6 +124,7 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
     ['--judge-model', configuration.judgeModel],
     ['--judge-weights', configuration.judgeWeights],
     ['--judge-rules', configuration.judgeRules],
+    ['--judge-hint-grounding', configuration.judgeHintGrounding === true ? true : undefined],
     ['--train-every', input.explicitKeys.has('trainEvery') ? configuration.trainEvery : defaultExperimentTrainEvery],
     ['--train-epochs', input.explicitKeys.has('trainEpochs') ? configuration.trainEpochs : undefined],
     ['--train-params', input.explicitKeys.has('trainParams') ? configuration.trainParams : experimentTrainParamsOf(configuration.model as string)],
@@ -142,7 +143,8 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
   ];
   // The baseline serves and judges exactly like the others but never trains.
   const methodFlags = method === 'base' ? ['--no-train'] : ['--method', method];
-  return [...methodFlags, ...flags.flatMap(([flag, value]) => (value === undefined ? [] : [flag, String(value)]))];
+  // A switch travels as its flag alone.
+  return [...methodFlags, ...flags.flatMap(([flag, value]) => (value === undefined ? [] : value === true ? [flag] : [flag, String(value)]))];
 }
 
 /** Keys travel in the environment, where process listings do not show them. */

@@ -28,7 +28,7 @@ import { defaultMaxWaitMinutes, defaultPersonalizeSessions, formatPersonalizeRes
 
 const serveKeys = [
   'config', 'host', 'port', 'data', 'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey',
-  'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight', 'opdSupportK', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance', 'trainEvery', 'trainEpochs',
+  'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'judgeHintGrounding', 'method', 'rlWeight', 'opdWeight', 'opdSupportK', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance', 'trainEvery', 'trainEpochs',
   'noTrain', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout',
   'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay', 'loraRank', 'loraAlpha', 'klCoefficient', 'anchorCoefficient', 'anchorTopK', 'rewardBaseline', 'pinSessions',
 ] as const satisfies readonly OptionKey[];
@@ -106,7 +106,7 @@ const engineKeys = ['model', 'servedModel', 'engine', 'upstream', 'upstreamModel
 const gatewayKeys = [
   ...distributedKeys, ...engineKeys, 'host', 'port', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout', 'pinSessions',
 ] as const satisfies readonly OptionKey[];
-const judgeKeys = [...distributedKeys, ...engineKeys, 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'rlWeight', 'opdWeight', 'opdSupportK'] as const satisfies readonly OptionKey[];
+const judgeKeys = [...distributedKeys, ...engineKeys, 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'judgeHintGrounding', 'method', 'rlWeight', 'opdWeight', 'opdSupportK'] as const satisfies readonly OptionKey[];
 const trainerKeys = [
   ...distributedKeys, 'model', 'servedModel', 'trainEvery', 'trainEpochs', 'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay',
   'loraRank', 'loraAlpha', 'klCoefficient', 'anchorCoefficient', 'anchorTopK', 'rewardBaseline', 'rlWeight',
@@ -221,7 +221,7 @@ program
   });
 
 const rejudgeKeys = [
-  'config', 'data', 'store', 'storeUrl', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'method', 'model', 'servedModel', 'engine',
+  'config', 'data', 'store', 'storeUrl', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'judgeHintGrounding', 'method', 'model', 'servedModel', 'engine',
   'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout', 'json',
 ] as const satisfies readonly OptionKey[];
 addOptions(program.command('rejudge').description('re-score stored turns with another judge or prompt version, keeping earlier judgements'), rejudgeKeys)

@@ -6,9 +6,10 @@
  * "Way too formatted, …", "Keep the tone neutral …" for the thanks "Nice, my teacher won't
  * suspect a thing.", a tone or length hint for "That has nothing to do with what I asked you." —
  * and distilling "Keep it short." toward replies so short they stopped answering took one run to
- * 0.16. So each sentence of a hint that names a style dimension is kept only when the next state
- * uses a word of that dimension (`dimensionCues`); sentences that name no dimension this reader
- * knows (any other judge's free-form hints) are kept as they are.
+ * 0.16. With `--judge-hint-grounding` each sentence of a hint that names a style dimension is kept
+ * only when the next state uses a word of that dimension (`dimensionCues`); sentences that name no
+ * dimension this reader knows (any other judge's free-form hints) are kept as they are. It is off
+ * by default: some invented hints happen to be what a user wants (docs/judging.md).
  *
  * The cues are deliberately loose (any word a user might use about the dimension, "more" and
  * "full" for length): a wrong cue only lets a hint through that the judge wrote anyway, while a

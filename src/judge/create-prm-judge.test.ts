@@ -106,7 +106,7 @@ describe('createPrmJudge', () => {
     ]);
   });
 
-  it('keeps of each candidate only the sentences about a style the next state talks about', async () => {
+  it('with groundHints, keeps of each candidate only the sentences about a style the next state talks about', async () => {
     const model = queuedModel(
       ['\\boxed{-1}', '\\boxed{-1}', '\\boxed{-1}'],
       [
@@ -117,7 +117,8 @@ describe('createPrmJudge', () => {
     );
     const response = { role: 'assistant' as const, content: 'Tom has **7** apples, since 3 + 4 = 7.' };
     const nextState = [{ role: 'user' as const, content: 'Way too formatted, it has to look like my own homework.' }];
-    const result = await judgeWith(model).judge({ ...input, response, nextState, wantHint: true }, new AbortController().signal);
+    const grounding = (judgeModel: JudgeModel) => createPrmJudge({ judgeId: 'openai', modelName: 'm', model: judgeModel, clock: () => 0, groundHints: true });
+    const result = await grounding(model).judge({ ...input, response, nextState, wantHint: true }, new AbortController().signal);
     expect(result.hintCandidates).toEqual(["Please don't use bold text or numbered lists."]);
     expect(result.hint).toBe("Please don't use bold text or numbered lists.");
     // The votes keep what the judge wrote.
@@ -128,8 +129,12 @@ describe('createPrmJudge', () => {
     ]);
     const thanks = [{ role: 'user' as const, content: "Nice, my teacher won't suspect a thing." }];
     const misread = queuedModel(['\\boxed{-1}', '\\boxed{-1}', '\\boxed{1}'], Array(3).fill('\\boxed{1} [HINT_START]Keep the tone neutral and matter-of-fact.[HINT_END]'));
-    const onThanks = await judgeWith(misread).judge({ ...input, response, nextState: thanks, wantHint: true }, new AbortController().signal);
+    const onThanks = await grounding(misread).judge({ ...input, response, nextState: thanks, wantHint: true }, new AbortController().signal);
     expect([onThanks.score, onThanks.hint, onThanks.hintCandidates]).toEqual([-1, null, []]);
+    // Off by default: the same answers keep the invented hint.
+    const ungrounded = queuedModel(['\\boxed{-1}', '\\boxed{-1}', '\\boxed{1}'], Array(3).fill('\\boxed{1} [HINT_START]Write at least 100 words.[HINT_END]'));
+    const byDefault = await judgeWith(ungrounded).judge({ ...input, response, nextState: thanks, wantHint: true }, new AbortController().signal);
+    expect(byDefault.hint).toBe('Write at least 100 words.');
   });
 
   it('throws when a vote fails, so the turn is retried rather than judged on fewer votes', async () => {

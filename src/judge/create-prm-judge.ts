@@ -35,6 +35,13 @@ export interface PrmJudgeOptions {
   budgets?: Partial<JudgePromptBudgets>;
   /** Milliseconds clock for latency; default `performance.now`. */
   clock?: () => number;
+  /**
+   * Keep of each hint only the sentences about styles the next state mentions (`groundedHint`);
+   * default false. Off by default: it removed every invented hint of the built-in judge and sped
+   * the teacher up, but it also dropped the invented "Write at least 100 words." that happened to
+   * be what the TA wanted, and the TA was learned in fewer seeds (docs/judging.md).
+   */
+  groundHints?: boolean;
 }
 
 function asJudgeFailure(error: unknown): ClawrlError {
@@ -105,11 +112,12 @@ export function createPrmJudge(options: PrmJudgeOptions): Judge {
       // on such hints made the TA's replies shorter). The votes keep the hints they gave.
       // A hint that asks only for what the reply already does is a misreading, not a correction
       // (`hintAsksForChange`); it stays in the votes but is no candidate.
-      // Sentences about a style the next state never mentions are dropped first (`groundedHint`):
-      // a small judge writes a fluent style hint even for a message it cannot read.
+      // With `groundHints`, sentences about a style the next state never mentions are dropped
+      // first: a small judge writes a fluent style hint even for a message it cannot read.
       const asksForChange = (hint: string | null): hint is string => hint !== null && hintAsksForChange(hint, input.response.content);
       const nextStateText = input.nextState.map((message) => message.content).join('\n');
-      const grounded = (hint: string | null): string | null => (hint === null ? null : groundedHint(hint, nextStateText));
+      const grounded = (hint: string | null): string | null =>
+        hint === null || options.groundHints !== true ? hint : groundedHint(hint, nextStateText);
       const hintCandidates = score === 1 ? [] : hints.map((vote) => grounded(vote.hint)).filter(asksForChange);
       return {
         score,
