@@ -18,35 +18,39 @@
 import { parseStyleHint } from './hint.js';
 import { styleDimensions, type StyleDimension } from './style.js';
 
+/** A case-insensitive pattern matching any of `words` (regex fragments) as whole words. */
+function anyWord(words: readonly string[]): RegExp {
+  return new RegExp(`\\b(?:${words.join('|')})\\b`, 'i');
+}
+
 export const dimensionCues: { readonly [D in StyleDimension]: RegExp } = {
-  formatting: new RegExp(
-    `\\b(?:${[
-      'bold\\w*', 'stars?', 'asterisks?', 'lists?', 'bullet\\w*', 'number\\w*', 'enumerat\\w*', 'format\\w*', 'markdown',
-      'mark-?up', 'layout', 'laid out', 'fancy', 'clutter\\w*', 'robot\\w*', 'machine\\w*', 'ai', 'chatbot', 'computer',
-      'generated', 'hand-?written', 'plain\\w*', 'stand out', 'stands out', 'pop', 'highlight\\w*', 'emphasi\\w*', 'skim\\w*',
-      'wall of text', 'blob', 'steps?', 'structur\\w*', 'headings?', 'points?', 'styling', 'artificial', 'fake', 'natural\\w*',
-      'normal\\w*', 'homework', 'my own', 'i wrote', 'wrote it', 'written', 'ordinary', 'typed', 'a person', 'key', 'buried',
-      'skip over', 'one paragraph', 'working', 'follow', 'track',
-    ].join('|')})\\b`,
-    'i',
-  ),
-  length: new RegExp(
-    '\\b(?:long\\w*|short\\w*|brief\\w*|length|detail\\w*|words|wordy|thin|terse|thorough\\w*|explain\\w*|explanation|' +
-      'paragraphs?|elaborat\\w*|expand\\w*|barely|more|less|cut|concise|feedback|full|depth|essay|sentences?|text|' +
-      'properly|lengthy|ramble\\w*|to the point|quick\\w*|summar\\w*|tl;?dr|anything|enough|flesh\\w*|spell out|skimp\\w*|' +
-      'skips?|lines|trim\\w*|essentials|condens\\w*|boil\\w*|padding|on and on|sum it up|small question|read all|' +
-      'too much|shorten\\w*|a few|in depth|go through|step by step|say much|write a lot|add a lot|not nearly)\\b',
-    'i',
-  ),
-  tone: new RegExp(
-    '\\b(?:warm\\w*|cold\\w*|dry|harsh\\w*|friendl\\w*|kind\\w*|encourag\\w*|discourag\\w*|prais\\w*|cheer\\w*|enthusias\\w*|' +
-      'gush\\w*|compliment\\w*|flatter\\w*|tone|supportive|rude|proud|neutral|matter-of-fact|factual|facts|emotion\\w*|' +
-      'rejection|gentle|gentler|patient|positive|negative|upbeat|feel good|stiff|robotic|sweet|sugar\\w*|over the top|' +
-      'something nice|grump\\w*|flat|stern|scold\\w*|unfriendl\\w*|unkind|exclamation\\w*|calm\\w*|professional|bubbly|' +
-      'soften\\w*|sober|tone it down|harsh|discouraged|kids need|fake with)\\b',
-    'i',
-  ),
-  answerFormat: new RegExp('\\b(?:answer\\w*|box\\w*|label\\w*|result\\w*|final|line|sentence|tag\\w*|the number|in the text)\\b|\\\\boxed', 'i'),
+  formatting: anyWord([
+    'bold\\w*', 'stars?', 'asterisks?', 'lists?', 'bullet\\w*', 'number\\w*', 'enumerat\\w*', 'format\\w*', 'markdown',
+    'mark-?up', 'layout', 'laid out', 'fancy', 'clutter\\w*', 'robot\\w*', 'machine\\w*', 'ai', 'chatbot', 'computer',
+    'generated', 'hand-?written', 'plain\\w*', 'stand out', 'stands out', 'pop', 'highlight\\w*', 'emphasi\\w*', 'skim\\w*',
+    'wall of text', 'blob', 'steps?', 'structur\\w*', 'headings?', 'points?', 'styling', 'artificial', 'fake', 'natural\\w*',
+    'normal\\w*', 'homework', 'my own', 'i wrote', 'wrote it', 'written', 'ordinary', 'typed', 'a person', 'key', 'buried',
+    'skip over', 'one paragraph', 'working', 'follow', 'track',
+  ]),
+  length: anyWord([
+    'long\\w*', 'short\\w*', 'brief\\w*', 'length', 'detail\\w*', 'words', 'wordy', 'thin', 'terse', 'thorough\\w*',
+    'explain\\w*', 'explanation', 'paragraphs?', 'elaborat\\w*', 'expand\\w*', 'barely', 'more', 'less', 'cut', 'concise',
+    'feedback', 'full', 'depth', 'essay', 'sentences?', 'text', 'properly', 'lengthy', 'ramble\\w*', 'to the point',
+    'quick\\w*', 'summar\\w*', 'tl;?dr', 'anything', 'enough', 'flesh\\w*', 'spell out', 'skimp\\w*', 'skips?', 'lines',
+    'trim\\w*', 'essentials', 'condens\\w*', 'boil\\w*', 'padding', 'on and on', 'sum it up', 'small question', 'read all',
+    'too much', 'shorten\\w*', 'a few', 'in depth', 'go through', 'step by step', 'say much', 'write a lot', 'add a lot',
+    'not nearly',
+  ]),
+  tone: anyWord([
+    'warm\\w*', 'cold\\w*', 'dry', 'harsh\\w*', 'friendl\\w*', 'kind\\w*', 'encourag\\w*', 'discourag\\w*', 'prais\\w*',
+    'cheer\\w*', 'enthusias\\w*', 'gush\\w*', 'compliment\\w*', 'flatter\\w*', 'tone', 'supportive', 'rude', 'proud',
+    'neutral', 'matter-of-fact', 'factual', 'facts', 'emotion\\w*', 'rejection', 'gentle', 'gentler', 'patient', 'positive',
+    'negative', 'upbeat', 'feel good', 'stiff', 'robotic', 'sweet', 'sugar\\w*', 'over the top', 'something nice', 'grump\\w*',
+    'flat', 'stern', 'scold\\w*', 'unfriendl\\w*', 'unkind', 'exclamation\\w*', 'calm\\w*', 'professional', 'bubbly',
+    'soften\\w*', 'sober', 'tone it down', 'kids need', 'fake with',
+  ]),
+  // `\boxed` starts with a backslash, which no word boundary precedes, so it is its own alternative.
+  answerFormat: new RegExp(`${anyWord(['answer\\w*', 'box\\w*', 'label\\w*', 'result\\w*', 'final', 'line', 'sentence', 'tag\\w*', 'the number', 'in the text']).source}|\\\\boxed`, 'i'),
 };
 
 /** Sentences, split only where punctuation is followed by space, so "2.5" stays one number. */
