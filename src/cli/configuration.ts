@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { ClawrlError } from '../spec/clawrl-error.js';
+import { defaultAnchorTopK } from '../core/policy-loss.js';
 
 /** How a value arrives from a flag or the environment (always text) before the schema coerces it. */
 type OptionKind = 'string' | 'integer' | 'number' | 'boolean' | 'list';
@@ -72,7 +73,7 @@ export const optionSpecifications = [
   { key: 'rewardBaseline', flag: '--reward-baseline <kind>', description: "none | batch | negative: batch takes each reward against the mean of the training step's other rewards (leave-one-out), so a step of equal rewards trains on the teacher's gap alone; negative takes that mean only when it is below zero", kind: 'string', schema: z.enum(['none', 'batch', 'negative']), defaultValue: 'none' },
   { key: 'klCoefficient', flag: '--kl-coefficient <beta>', description: 'weight of the KL to the base model (0: no reference pass)', kind: 'number', schema: z.number().min(0), defaultValue: 0 },
   { key: 'anchorCoefficient', flag: '--anchor-coefficient <alpha>', description: "weight of the anchor: KL from the base model's likeliest tokens at each response position to the policy, which keeps a small model's language while a few samples train it (0: off)", kind: 'number', schema: z.number().min(0), defaultValue: 0 },
-  { key: 'anchorTopK', flag: '--anchor-top-k <k>', description: "how many of the base model's likeliest tokens the anchor compares at each position", kind: 'integer', schema: z.number().int().min(1).max(64), defaultValue: 8 },
+  { key: 'anchorTopK', flag: '--anchor-top-k <k>', description: "how many of the base model's likeliest tokens the anchor compares at each position", kind: 'integer', schema: z.number().int().min(1).max(64), defaultValue: defaultAnchorTopK },
   { key: 'pinSessions', flag: '--pin-sessions', description: 'a session keeps the policy version it started with until it ends', kind: 'boolean', schema: z.boolean(), defaultValue: false },
   { key: 'apiKey', flag: '--api-key <key>', description: 'tenant API key, "tenant=key" or a bare key (repeatable)', kind: 'list', schema: z.array(z.string().min(8, 'API keys need at least 8 characters')), defaultValue: [] },
   { key: 'adminKey', flag: '--admin-key <key>', description: 'admin API key', kind: 'string', schema: z.string().min(8, 'the admin key needs at least 8 characters') },

@@ -48,7 +48,10 @@ export interface PolicyLossOptions {
   anchorTopK?: number;
 }
 
-export const defaultPolicyLossOptions: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0, anchorCoefficient: 0, anchorTopK: 8 };
+/** How many of the base model's likeliest tokens the anchor compares at each position (`--anchor-top-k`). */
+export const defaultAnchorTopK = 8;
+
+export const defaultPolicyLossOptions: PolicyLossOptions = { clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0, anchorCoefficient: 0, anchorTopK: defaultAnchorTopK };
 
 /** One sample's per-response-token inputs; every array has one entry per response token. */
 export interface PolicyLossSequence {

@@ -7,6 +7,7 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { defaultAnchorTopK } from '../../core/policy-loss.js';
 import { anchorKlOf, anchorOfTopLogprobs, createPolicyGradientLoss } from '../../model/policy-gradient-loss.js';
 import { readSafetensors } from '../../model/safetensors.js';
 import { loadTransformer, loadTransformerFromFolder, type Transformer, type TransformerOptimizer } from '../../model/transformer.js';
@@ -76,7 +77,7 @@ async function referenceScore(datum: TrainingDatum, topK: number): Promise<{ log
 
 async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBackwardOutput> {
   const anchorCoefficient = input.loss.anchorCoefficient ?? 0;
-  const anchorTopK = anchorCoefficient > 0 ? (input.loss.anchorTopK ?? 8) : 0;
+  const anchorTopK = anchorCoefficient > 0 ? (input.loss.anchorTopK ?? defaultAnchorTopK) : 0;
   if (anchorCoefficient > 0 && !(Number.isInteger(anchorTopK) && anchorTopK >= 1)) throw new ClawrlError('invalid_request', 'anchorTopK must be a positive integer', { param: 'anchorTopK' });
   const options = {
     clipLow: input.loss.clipLow,
