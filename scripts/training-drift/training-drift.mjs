@@ -63,7 +63,7 @@ const { replyIncoherence } = await import(`${root}dist/core/reply-coherence.js`)
 const { anchorKlOf, anchorOfTopLogprobs, createPolicyGradientLoss } = await import(`${root}dist/model/policy-gradient-loss.js`);
 const { applyRewardBaseline } = await import(`${root}dist/core/reward-baseline.js`);
 const { decayedLearningRate } = await import(`${root}dist/core/learning-rate-decay.js`);
-const { buildSupportSet, supportTargets } = await import(`${root}dist/core/build-samples.js`);
+const { buildSupportSet, opdAdvantages, supportTargets } = await import(`${root}dist/core/build-samples.js`);
 const { appendHint } = await import(`${root}dist/core/hint.js`);
 
 await initializeTensorBackend({ backend: 'wasm' });
@@ -78,6 +78,9 @@ const trainingMessages = firstMessages({ task: user.task, seed: `drift-${values.
 const probeMessages = firstMessages({ task: user.task, seed: 'drift-probe', count: 24 });
 const optimizer = transformer.createOptimizer({ learningRate, beta1: 0.9, beta2: 0.98, weightDecay: 0.1, maxGradientNorm: 1, epsilon: Number(values.epsilon) });
 const lossOptions = { clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0, anchorCoefficient: anchor };
+
+/** A `score`'s top lists in the shape `buildSupportSet` reads. */
+const asTokens = (top) => top.map((position) => position.map((token) => ({ id: token.tokenId, logprob: token.logprob })));
 
 async function reply(message, seed) {
   const promptTokenIds = renderer.renderPrompt([{ role: 'user', content: message }], []);
@@ -132,13 +135,13 @@ for (let step = 1; step <= steps; step += 1) {
       continue;
     }
     const hinted = renderer.renderPrompt(appendHint([{ role: 'user', content: result.message }], user.hint), []);
-    const asTokens = (top) => top.map((position) => position.map((token) => ({ id: token.tokenId, logprob: token.logprob })));
     const teacher = await transformer.score({ promptTokenIds: hinted, continuationTokenIds: result.tokenIds, topLogprobs: 20 });
     const student = await transformer.score({ promptTokenIds: result.promptTokenIds, continuationTokenIds: result.tokenIds, topLogprobs: 20 });
     supports.push(supportTargets(buildSupportSet(asTokens(student.top), asTokens(teacher.top), supportK, 1, opdWeight)));
     // --opd-token: the sampled token's own gap as well, clip(teacher − rollout, ±1), at full weight.
     if (values['opd-token']) {
-      advantages[index] = advantages[index].map((advantage, position) => advantage + opdWeight * Math.max(-1, Math.min(1, teacher.logprobs[position] - result.logprobs[position])));
+      const gaps = opdAdvantages(teacher.logprobs, result.logprobs, 1);
+      advantages[index] = advantages[index].map((advantage, position) => advantage + opdWeight * gaps[position]);
     }
   }
   const sequences = batch.map((result, index) => ({

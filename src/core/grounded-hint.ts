@@ -74,7 +74,8 @@ export function mentionsDimension(nextState: string, dimension: StyleDimension):
 export function groundedHint(hint: string, nextState: string): string | null {
   const sentences = sentencesOf(hint);
   const kept = sentences.filter((sentence) => {
-    const named = styleDimensions.filter((dimension) => parseStyleHint(sentence)[dimension] !== undefined);
+    const read = parseStyleHint(sentence);
+    const named = styleDimensions.filter((dimension) => read[dimension] !== undefined);
     return named.length === 0 || named.some((dimension) => mentionsDimension(nextState, dimension));
   });
   // The judge sometimes repeats a sentence; once is what it asks.

@@ -115,9 +115,8 @@ export function createPrmJudge(options: PrmJudgeOptions): Judge {
       // With `groundHints`, sentences about a style the next state never mentions are dropped
       // first: a small judge writes a fluent style hint even for a message it cannot read.
       const asksForChange = (hint: string | null): hint is string => hint !== null && hintAsksForChange(hint, input.response.content);
-      const nextStateText = input.nextState.map((message) => message.content).join('\n');
-      const grounded = (hint: string | null): string | null =>
-        hint === null || options.groundHints !== true ? hint : groundedHint(hint, nextStateText);
+      const nextStateText = options.groundHints === true ? input.nextState.map((message) => message.content).join('\n') : null;
+      const grounded = (hint: string | null): string | null => (hint === null || nextStateText === null ? hint : groundedHint(hint, nextStateText));
       const hintCandidates = score === 1 ? [] : hints.map((vote) => grounded(vote.hint)).filter(asksForChange);
       return {
         score,

@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { mentionsDimension } from '../../core/grounded-hint.js';
 import { createSeededRandom } from '../../core/seeded-random.js';
-import { styleDimensions, type StyleChoice, type StyleDimension } from '../../core/style.js';
+import { styleDimensions, styleValues, type StyleDimension } from '../../core/style.js';
 import { composeComplaint, composeThanks } from './composed-next-states.js';
 import { nextStatePhrases } from './next-state-phrases.js';
-
-const values: { readonly [D in StyleDimension]: readonly StyleChoice[D][] } = {
-  formatting: ['plain', 'bold', 'numbered'],
-  length: ['short', 'long'],
-  tone: ['warm', 'neutral'],
-  answerFormat: ['line', 'boxed', 'sentence'],
-};
 
 describe("the judge corpus's complaints and the hint grounding's cues", () => {
   it('a complaint about a dimension uses a word the grounding check knows for it, so its right hint is kept', () => {
@@ -20,7 +13,7 @@ describe("the judge corpus's complaints and the hint grounding's cues", () => {
     const missed: string[] = [];
     for (let index = 0; index < 3000; index += 1) {
       const dimension = styleDimensions[index % styleDimensions.length] as StyleDimension;
-      const options = values[dimension];
+      const options = styleValues[dimension];
       const value = options[Math.floor(index / styleDimensions.length) % options.length] as string;
       const complaint = composeComplaint(random, { [dimension]: value }, 7);
       if (!mentionsDimension(complaint, dimension)) missed.push(`${dimension}=${value}: ${complaint}`);
