@@ -19,7 +19,9 @@
  * one serving uses is the latest activation, so a rollback is just another activation.
  *
  * Storage contract: a session's shared message prefix and shared token prefix are stored once,
- * so a session's storage grows linearly with its length, not quadratically.
+ * so a session's storage grows linearly with its length, not quadratically. Stores may also share
+ * a prefix across sessions (the SQLite and Postgres stores share an agent's system prompt); every
+ * turn's ids still rebuild exactly.
  */
 import type { ChatMessage } from './chat.js';
 import type {

@@ -355,6 +355,31 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
         }
       });
 
+      it('reconstructs the first turns of sessions that open with the same long prompt, and of one that does not', async () => {
+        // An agent's sessions all begin with its system prompt and tool schemas: far more ids than
+        // any store's minimum for sharing them across sessions.
+        const shared = Array.from({ length: 1_500 }, (_, index) => (index * 7919) % 50_000);
+        const rows: [string, number[]][] = [
+          ['a', [...shared, 1, 2, 3]],
+          ['b', [...shared, 4, 5]],
+          ['c', shared.slice(0, 1_200)],
+          ['d', [9, ...shared]],
+          ['e', [...shared, 1, 2, 3, 6]],
+        ];
+        const turns = rows.map(([session, promptTokenIds]) =>
+          newTurn({ id: `first-of-${session}`, sessionId: session, promptTokenIds }),
+        );
+        for (const turn of turns) {
+          await openSession(turn.sessionId);
+          await store.recordTurn(turn);
+        }
+        await store.recordTurn(newTurn({ id: 'second-of-b', sessionId: 'b', promptTokenIds: [...shared, 4, 5, 4, 5, 8] }));
+        for (const turn of turns) {
+          expect((await store.getTurn(turn.id))?.promptTokenIds).toEqual(turn.promptTokenIds);
+        }
+        expect((await store.getTurn('second-of-b'))?.promptTokenIds).toEqual([...shared, 4, 5, 4, 5, 8]);
+      });
+
       it('returns the last main turn of a session whatever its status', async () => {
         await openSession('s1');
         await openSession('s2');

@@ -186,6 +186,27 @@ describe('createPostgresRecordStore', () => {
     expect(link?.prompt_prefix_length).toBe(finalTurn.promptTokenIds.length + 25);
   });
 
+  it('stores the system prompt that opens many sessions once, and rebuilds each first turn exactly', async () => {
+    schema = uniqueTestSchema();
+    const store = await open();
+    const systemPromptIds = Array.from({ length: 3_000 }, (_, position) => 2_000 + ((position * 7919) % 30_000));
+    const turns: NewTurn[] = [];
+    for (let session = 0; session < 20; session += 1) {
+      await store.upsertSession({ id: `s${session}`, tenant: null, at: session });
+      const promptTokenIds = [...systemPromptIds, ...Array.from({ length: 40 }, (_, position) => session * 40 + position)];
+      turns.push({ ...turnOf(`s${session}`, 0, undefined), promptTokenIds });
+      await store.recordTurn(turns.at(-1) as NewTurn);
+    }
+    for (const turn of turns) expect((await store.getTurn(turn.id))?.promptTokenIds).toEqual(turn.promptTokenIds);
+    const [stored] = await queryTestSchema<{ prompt_bytes: number; rooted: number }>(
+      schema,
+      `SELECT sum(octet_length(prompt_suffix))::integer AS prompt_bytes,
+         count(*) FILTER (WHERE prompt_base_ordinal IS NULL)::integer AS rooted FROM turns`,
+    );
+    // Whole, it would be 20 × 3,040 ids × 4 bytes.
+    expect(stored).toEqual({ prompt_bytes: (3_040 + 19 * 40) * 4, rooted: 1 });
+  });
+
   it('rejects a bad schema name, and names the server without its password when it cannot connect', async () => {
     schema = uniqueTestSchema();
     await expect(createPostgresRecordStore({ connectionString: testPostgresUrl, schema: 'Robert"; DROP' })).rejects.toMatchObject({

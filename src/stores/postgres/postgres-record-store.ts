@@ -43,6 +43,7 @@ import type {
 } from '../../spec/records.js';
 import { canonicalJson } from '../../core/canonical-json.js';
 import { createPromptSequenceCache } from '../../core/prompt-sequence-cache.js';
+import { createSharedPromptRoots } from '../../core/shared-prompt-roots.js';
 import { encodeFloat64Blob, encodeInt32Blob } from '../../core/token-blob-codec.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { PostgresJudgingRecords } from './postgres-judging-records.js';
@@ -90,6 +91,8 @@ export class PostgresRecordStore implements RecordStore {
   // The latest prompt+response sequence per (session, type) this process wrote, so recording the
   // next turn does not rebuild its base; keyed by ordinal, so another process's turn is never mistaken for it.
   readonly #sequences = createPromptSequenceCache();
+  // Recent whole-stored prompts this process wrote, the base of a session's first turn.
+  readonly #roots = createSharedPromptRoots();
 
   constructor(database: PostgresDatabase) {
     this.#database = database;
@@ -156,9 +159,11 @@ export class PostgresRecordStore implements RecordStore {
       const response = encodeInt32Blob(turn.responseTokenIds, 'responseTokenIds');
       const logprobs = encodeFloat64Blob(turn.logprobs, 'logprobs');
       encodeInt32Blob(turn.promptTokenIds, 'promptTokenIds');
-      let inserted: { ordinal: number; index: number };
+      let inserted: { ordinal: number; index: number; root: boolean };
       try {
-        inserted = await this.#database.transaction((client) => insertTurn(client, turn, { response, logprobs }, this.#sequences));
+        inserted = await this.#database.transaction((client) =>
+          insertTurn(client, turn, { response, logprobs }, { sequences: this.#sequences, roots: this.#roots }),
+        );
       } catch (error) {
         if (isDuplicateTurnId(error)) {
           throw new ClawrlError('store_error', `turn ${turn.id} is already recorded`, { cause: error });
@@ -167,6 +172,7 @@ export class PostgresRecordStore implements RecordStore {
       }
       // Only after the commit: a rolled-back turn must never become another turn's base.
       this.#sequences.remember(turn.sessionId, turn.type, inserted.ordinal, turn.promptTokenIds, turn.responseTokenIds);
+      if (inserted.root) this.#roots.remember(inserted.ordinal, turn.promptTokenIds);
       return { ...turn, index: inserted.index, nextState: null, nextStateAt: null };
     });
   }
@@ -339,6 +345,7 @@ export class PostgresRecordStore implements RecordStore {
   async close(): Promise<void> {
     if (this.#database.closed) return;
     this.#sequences.clear();
+    this.#roots.clear();
     try {
       await this.#database.close();
     } catch (error) {

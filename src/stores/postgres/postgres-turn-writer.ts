@@ -3,6 +3,7 @@
  */
 import { canonicalJson } from '../../core/canonical-json.js';
 import type { PromptSequenceCache } from '../../core/prompt-sequence-cache.js';
+import type { SharedPromptRoots } from '../../core/shared-prompt-roots.js';
 import { commonPrefixLength, encodeInt32Blob } from '../../core/token-blob-codec.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { NewTurn, TurnType } from '../../spec/records.js';
@@ -13,14 +14,16 @@ import { loadTurnTokens } from './postgres-turn-rows.js';
 /**
  * Inserts a turn inside the caller's transaction: counts it in its session (taking the session's
  * row lock first, so concurrent turns of one session serialize), diffs its prompt against the
- * session's previous turn of the same type, and stores its messages and tools once.
+ * session's previous turn of the same type (a session's first turn against a recent root), and stores
+ * its messages and tools once. `root` says the prompt was stored whole, for the caller to remember
+ * after the commit.
  */
 export async function insertTurn(
   client: Queryable,
   turn: NewTurn,
   encoded: { response: Buffer; logprobs: Buffer },
-  sequences: PromptSequenceCache,
-): Promise<{ ordinal: number; index: number }> {
+  bases: { sequences: PromptSequenceCache; roots: SharedPromptRoots },
+): Promise<{ ordinal: number; index: number; root: boolean }> {
   const isMain = turn.type === 'main';
   // First, so that concurrent turns of the session queue behind this row lock.
   const [session] = (
@@ -32,7 +35,7 @@ export async function insertTurn(
   if (session === undefined) {
     throw new ClawrlError('store_error', `cannot record turn ${turn.id}: unknown session ${turn.sessionId}`);
   }
-  const base = await promptBase(client, sequences, turn.sessionId, turn.type, turn.promptTokenIds);
+  const base = await promptBase(client, bases, turn.sessionId, turn.type, turn.promptTokenIds);
   const messagesTipId = await storeMessages(client, turn.messages);
   const toolSetId = await storeTools(client, turn.tools);
   const index = isMain ? session.main_turns - 1 : -1;
@@ -76,13 +79,16 @@ export async function insertTurn(
     )
   ).rows;
   if (inserted === undefined) throw new ClawrlError('store_error', `turn ${turn.id} was not inserted`);
-  return { ordinal: inserted.ordinal, index };
+  return { ordinal: inserted.ordinal, index, root: base.ordinal === null };
 }
 
-/** The session's previous turn of the same type, and how much of its sequence this prompt repeats. */
+/**
+ * The session's previous turn of the same type and how much of its sequence this prompt repeats;
+ * for a session's first turn (or one sharing nothing with it), a recent root sharing its prefix.
+ */
 async function promptBase(
   client: Queryable,
-  sequences: PromptSequenceCache,
+  { sequences, roots }: { sequences: PromptSequenceCache; roots: SharedPromptRoots },
   sessionId: string,
   type: TurnType,
   prompt: readonly number[],
@@ -93,12 +99,14 @@ async function promptBase(
       [sessionId, type],
     )
   ).rows;
-  if (previous === undefined) return { ordinal: null, prefixLength: 0 };
-  let sequence: ArrayLike<number> | undefined = sequences.recall(sessionId, type, previous.ordinal);
-  if (sequence === undefined) {
-    const tokens = await loadTurnTokens(client, previous.ordinal);
-    sequence = [...tokens.promptTokenIds, ...tokens.responseTokenIds];
+  if (previous !== undefined) {
+    let sequence: ArrayLike<number> | undefined = sequences.recall(sessionId, type, previous.ordinal);
+    if (sequence === undefined) {
+      const tokens = await loadTurnTokens(client, previous.ordinal);
+      sequence = [...tokens.promptTokenIds, ...tokens.responseTokenIds];
+    }
+    const prefixLength = commonPrefixLength(sequence, prompt);
+    if (prefixLength > 0) return { ordinal: previous.ordinal, prefixLength };
   }
-  const prefixLength = commonPrefixLength(sequence, prompt);
-  return prefixLength === 0 ? { ordinal: null, prefixLength: 0 } : { ordinal: previous.ordinal, prefixLength };
+  return roots.find(prompt) ?? { ordinal: null, prefixLength: 0 };
 }

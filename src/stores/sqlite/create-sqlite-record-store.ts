@@ -11,7 +11,8 @@
  * - `tool_sets(id, hash, body)`: each distinct tool list once.
  * - `turns`: one row per turn, keyed by `ordinal` (insertion order; `id` is the public turn id).
  *   `messages_tip_id` points at the request's last message node.
- *   Prompt token ids are `prompt_base_ordinal` (the session's previous turn of the same type) plus
+ *   Prompt token ids are `prompt_base_ordinal` (the session's previous turn of the same type, or for
+ *   a session's first turn a recent turn of any session whose prompt was stored whole) plus
  *   `prompt_prefix_length` (how many ids of that turn's prompt+response sequence this prompt
  *   repeats) plus `prompt_suffix` (the rest, Int32 little-endian). Response ids are an Int32 blob,
  *   log-probs a Float64 blob. Together these keep a session's storage linear in its length.

@@ -148,6 +148,49 @@ describe('createSqliteRecordStore on a file', () => {
     expect(stored?.toolSets).toBe(1);
   });
 
+  // An agent's system prompt and tool schemas, the same ids at the start of every session.
+  const systemPromptIds = Array.from({ length: 3_000 }, (_, position) => 2_000 + ((position * 7919) % 30_000));
+  const firstTurnOf = (session: string, promptTokenIds: number[]): NewTurn => ({
+    ...turnOf(session, 0, undefined),
+    id: `${session}-first`,
+    promptTokenIds,
+  });
+
+  it('stores the system prompt that opens many sessions once, and rebuilds each first turn exactly', async () => {
+    const store = createSqliteRecordStore({ path });
+    const turns: NewTurn[] = [];
+    for (let session = 0; session < 20; session += 1) {
+      await store.upsertSession({ id: `s${session}`, tenant: null, at: session });
+      const turn = firstTurnOf(`s${session}`, [...systemPromptIds, ...Array.from({ length: 40 }, (_, position) => session * 40 + position)]);
+      turns.push(turn);
+      await store.recordTurn(turn);
+    }
+    for (const turn of turns) expect((await store.getTurn(turn.id))?.promptTokenIds).toEqual(turn.promptTokenIds);
+    await store.close();
+    const database = new Database(path, { readonly: true });
+    const promptBytes = database.prepare('SELECT sum(length(prompt_suffix)) FROM turns').pluck().get() as number;
+    const bases = database.prepare('SELECT prompt_base_ordinal FROM turns ORDER BY ordinal').pluck().all();
+    database.close();
+    // Whole, it would be 20 × 3,040 ids × 4 bytes.
+    expect(promptBytes).toBe((3_040 + 19 * 40) * 4);
+    expect(bases).toEqual([null, ...Array<number>(19).fill(1)]);
+  });
+
+  it('never bases a session on a first turn whose transaction rolled back', async () => {
+    const store = createSqliteRecordStore({ path });
+    for (const session of ['failed', 'other', 'later']) await store.upsertSession({ id: session, tenant: null, at: 0 });
+    // Queued together, so one transaction: the rolled-back root's ordinal goes to the next turn.
+    const [failed, kept] = await Promise.allSettled([
+      store.recordTurn(firstTurnOf('failed', [...systemPromptIds, 2.5])),
+      store.recordTurn(firstTurnOf('other', Array.from({ length: 400 }, (_, position) => 90_000 + position))),
+    ]);
+    expect([failed.status, kept.status]).toEqual(['rejected', 'fulfilled']);
+    const later = firstTurnOf('later', [...systemPromptIds, 5]);
+    await store.recordTurn(later);
+    expect((await store.getTurn(later.id))?.promptTokenIds).toEqual(later.promptTokenIds);
+    await store.close();
+  });
+
   it('keeps sessions and turns across a reopen and keeps diffing prompts against stored turns', async () => {
     const first = createSqliteRecordStore({ path });
     await first.upsertSession({ id: 's1', tenant: 'alice', at: 10 });

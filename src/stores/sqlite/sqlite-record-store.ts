@@ -46,6 +46,7 @@ import { canonicalJson } from '../../core/canonical-json.js';
 import { createGroupCommit, isSqliteBusy, type GroupCommit } from './group-commit.js';
 import { createMessageChain, type KnownNode, type MessageChain } from './message-chain.js';
 import { createPromptSequenceCache, type PromptSequenceCache } from '../../core/prompt-sequence-cache.js';
+import { createSharedPromptRoots, type SharedPromptRoots } from '../../core/shared-prompt-roots.js';
 import { SqliteJudgingRecords } from './sqlite-judging-records.js';
 import { SqliteTrainingRecords } from './sqlite-training-records.js';
 import { sqliteStatements, type SqliteStatements } from './sqlite-statements.js';
@@ -64,6 +65,8 @@ interface InsertedTurn {
   index: number;
   /** Message and tool nodes to remember once the turn has committed. */
   learned: KnownNode[];
+  /** Stored with its whole prompt: a base for other sessions' first turns once committed. */
+  root: boolean;
 }
 
 export class SqliteRecordStore implements RecordStore {
@@ -74,6 +77,8 @@ export class SqliteRecordStore implements RecordStore {
   // The latest prompt+response sequence per (session, type), so recording the next turn does not
   // have to rebuild its base from the database.
   readonly #sequences: PromptSequenceCache = createPromptSequenceCache();
+  // Recent whole-stored prompts, the base of a session's first turn (its system prompt and tools).
+  readonly #roots: SharedPromptRoots = createSharedPromptRoots();
   readonly #group: GroupCommit;
   readonly #judging: SqliteJudgingRecords;
   readonly #training: SqliteTrainingRecords;
@@ -154,8 +159,9 @@ export class SqliteRecordStore implements RecordStore {
       () => this.#insertTurn(turn),
       // Only after the commit: a rolled-back turn must never become another turn's base, nor a
       // rolled-back node a known one.
-      ({ ordinal, learned }) => {
+      ({ ordinal, learned, root }) => {
         this.#sequences.remember(turn.sessionId, turn.type, ordinal, turn.promptTokenIds, turn.responseTokenIds);
+        if (root) this.#roots.remember(ordinal, turn.promptTokenIds);
         this.#messageChain.remember(learned);
       },
     );
@@ -302,6 +308,7 @@ export class SqliteRecordStore implements RecordStore {
     if (this.#closed) return;
     this.#closed = true;
     this.#sequences.clear();
+    this.#roots.clear();
     try {
       // Queued writes were accepted before the close: commit them first, waiting for the lock if
       // another connection holds it (nothing else is served any more).
@@ -383,21 +390,31 @@ export class SqliteRecordStore implements RecordStore {
       error: turn.error,
       reply_key: turn.replyKey,
     });
-    return { ordinal: Number(inserted.lastInsertRowid), index, learned: [...messages.learned, ...tools.learned] };
+    return {
+      ordinal: Number(inserted.lastInsertRowid),
+      index,
+      learned: [...messages.learned, ...tools.learned],
+      root: base.ordinal === null,
+    };
   }
 
-  /** The session's previous turn of the same type, and how much of its sequence this prompt repeats. */
+  /**
+   * The session's previous turn of the same type and how much of its sequence this prompt repeats;
+   * for a session's first turn (or one sharing nothing with it), a recent root sharing its prefix.
+   */
   #promptBase(
     sessionId: string,
     type: TurnType,
     prompt: readonly number[],
   ): { ordinal: number | null; prefixLength: number } {
     const previous = this.#statements.selectLastTurnOrdinalOfType.get(sessionId, type);
-    if (previous === undefined) return { ordinal: null, prefixLength: 0 };
-    const sequence =
-      this.#sequences.recall(sessionId, type, previous.ordinal) ?? this.#storedSequence(previous.ordinal);
-    const prefixLength = commonPrefixLength(sequence, prompt);
-    return prefixLength === 0 ? { ordinal: null, prefixLength: 0 } : { ordinal: previous.ordinal, prefixLength };
+    if (previous !== undefined) {
+      const sequence =
+        this.#sequences.recall(sessionId, type, previous.ordinal) ?? this.#storedSequence(previous.ordinal);
+      const prefixLength = commonPrefixLength(sequence, prompt);
+      if (prefixLength > 0) return { ordinal: previous.ordinal, prefixLength };
+    }
+    return this.#roots.find(prompt) ?? { ordinal: null, prefixLength: 0 };
   }
 
   /** A stored turn's prompt followed by its response. */
