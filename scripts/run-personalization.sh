@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Runs the personalization experiment grid of docs/personalization.md, one run at a time (each run
 # starts its own server, which uses both cores), writing one folder per user with its results,
-# chart and summary table. Settings come from the environment:
-#   USERS="student ta teacher" METHODS="combine opd rl base" SEEDS="1 2 3" SESSIONS=20 OUT=docs/personalization-results
+# chart and summary table (16 sessions each, as the published grids; the command itself defaults to 20).
+# Settings come from the environment:
+#   USERS="student ta teacher" METHODS="combine opd rl base" SEEDS="1 2 3" SESSIONS=16 OUT=docs/personalization-results
 # A run whose result file already exists is skipped, so an interrupted grid continues where it stopped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 users=${USERS:-student ta teacher}
 methods=${METHODS:-combine opd rl base}
 seeds=${SEEDS:-1 2 3}
-sessions=${SESSIONS:-20}
+sessions=${SESSIONS:-16}
 out=${OUT:-docs/personalization-results}
 failed=0
 for seed in $seeds; do
