@@ -16,6 +16,8 @@
  *   `prompt_prefix_length` (how many ids of that turn's prompt+response sequence this prompt
  *   repeats) plus `prompt_suffix` (the rest, Int32 little-endian). Response ids are an Int32 blob,
  *   log-probs a Float64 blob. Together these keep a session's storage linear in its length.
+ * - `turn_next_states(turn_ordinal, next_state, linked_at)`: a main turn's next state, once linked.
+ *   Its own row, so linking never rewrites the turn's (SQLite writes an updated row whole).
  *
  * Times are whatever the caller passes; the store never reads the clock.
  */

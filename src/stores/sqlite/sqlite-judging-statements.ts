@@ -124,7 +124,8 @@ export function sqliteJudgingStatements(database: Database.Database) {
     ),
     listTurnIds: database.prepare<{ since: number; linkedOnly: number; limit: number; offset: number }, { id: string }>(`
       SELECT id FROM turns
-      WHERE started_at >= @since AND (@linkedOnly = 0 OR (type = 'main' AND next_state IS NOT NULL))
+      WHERE started_at >= @since
+        AND (@linkedOnly = 0 OR EXISTS (SELECT 1 FROM turn_next_states WHERE turn_ordinal = turns.ordinal))
       ORDER BY ordinal LIMIT @limit OFFSET @offset
     `),
     counts: database.prepare<[], JudgingCountsRow>(`
@@ -133,7 +134,8 @@ export function sqliteJudgingStatements(database: Database.Database) {
         (SELECT count(*) FROM judge_queue) AS pending,
         (SELECT count(*) FROM judge_queue WHERE attempts > 0) AS retrying,
         (SELECT count(*) FROM turns AS turn JOIN sessions AS session ON session.id = turn.session_id
-          WHERE turn.type = 'main' AND turn.trainable = 1 AND turn.next_state IS NULL AND session.status = 'closed'
+          WHERE turn.type = 'main' AND turn.trainable = 1 AND session.status = 'closed'
+            AND NOT EXISTS (SELECT 1 FROM turn_next_states WHERE turn_next_states.turn_ordinal = turn.ordinal)
             AND NOT EXISTS (SELECT 1 FROM feedback WHERE feedback.turn_ordinal = turn.ordinal)) AS without_next_state,
         (SELECT count(*) FROM judgements WHERE wanted_hint = 1 AND hint IS NOT NULL) AS hints_accepted,
         (SELECT count(*) FROM judgements WHERE wanted_hint = 1 AND hint IS NULL) AS hints_rejected,

@@ -187,6 +187,20 @@ export const sqliteMigrations: readonly string[] = [
     ended_at INTEGER NOT NULL
   );
   `,
+  // 4: next states in their own table. Linking a turn was an UPDATE of its row, and SQLite writes an
+  // updated row whole, overflow pages included: a turn's prompt suffix, response ids and log-probs
+  // were written twice, at the insert and at the link. Now the link is an insert of its own row.
+  `
+  CREATE TABLE turn_next_states (
+    turn_ordinal INTEGER PRIMARY KEY REFERENCES turns (ordinal),
+    next_state TEXT NOT NULL,
+    linked_at INTEGER NOT NULL
+  );
+  INSERT INTO turn_next_states (turn_ordinal, next_state, linked_at)
+    SELECT ordinal, next_state, next_state_at FROM turns WHERE next_state IS NOT NULL;
+  ALTER TABLE turns DROP COLUMN next_state;
+  ALTER TABLE turns DROP COLUMN next_state_at;
+  `,
 ];
 
 /**

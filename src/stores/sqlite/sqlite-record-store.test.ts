@@ -211,23 +211,63 @@ describe('createSqliteRecordStore on a file', () => {
 
     const database = new Database(path, { readonly: true });
     expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }]);
+    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
     const prefixes = database.prepare('SELECT prompt_prefix_length FROM turns ORDER BY ordinal').pluck().all();
     database.close();
     expect(prefixes).toEqual([0, turn0.promptTokenIds.length + 25, turn1.promptTokenIds.length + 25]);
   });
 
-  it('queues the turns linked before the judging migration when it runs', async () => {
-    const first = createSqliteRecordStore({ path });
-    await first.upsertSession({ id: 's1', tenant: null, at: 10 });
+  /** A closed store file holding session s1's turns 0 and 1, turn 0 linked at 20. */
+  async function recordTwoTurnsAndLinkTheFirst(): Promise<[NewTurn, NewTurn]> {
+    const store = createSqliteRecordStore({ path });
+    await store.upsertSession({ id: 's1', tenant: null, at: 10 });
     const turn0 = turnOf('s1', 0, undefined);
     const turn1 = turnOf('s1', 1, turn0);
-    await first.recordTurn(turn0);
-    await first.recordTurn(turn1);
-    await first.linkNextState(turn0.id, [{ role: 'user', content: 'next' }], 20);
-    await first.close();
+    await store.recordTurn(turn0);
+    await store.recordTurn(turn1);
+    await store.linkNextState(turn0.id, [{ role: 'user', content: 'next' }], 20);
+    await store.close();
+    return [turn0, turn1];
+  }
+
+  /** Undoes migration 4: next states back in the turn's row, as schemas 1–3 kept them. */
+  function rollBackNextStates(database: Database.Database): void {
+    database.exec(`ALTER TABLE turns ADD COLUMN next_state TEXT; ALTER TABLE turns ADD COLUMN next_state_at INTEGER;
+      UPDATE turns SET
+        next_state = (SELECT next_state FROM turn_next_states WHERE turn_ordinal = turns.ordinal),
+        next_state_at = (SELECT linked_at FROM turn_next_states WHERE turn_ordinal = turns.ordinal);
+      DROP TABLE turn_next_states; DELETE FROM schema_migrations WHERE version >= 4;`);
+  }
+
+  it('moves the next states linked before migration 4 into their own table, and links each turn once still', async () => {
+    const [turn0, turn1] = await recordTwoTurnsAndLinkTheFirst();
+    const database = new Database(path);
+    rollBackNextStates(database);
+    expect(database.prepare('SELECT next_state_at FROM turns ORDER BY ordinal').pluck().all()).toEqual([20, null]);
+    database.close();
+
+    const upgraded = createSqliteRecordStore({ path });
+    expect(await upgraded.getTurn(turn0.id)).toMatchObject({ nextState: [{ role: 'user', content: 'next' }], nextStateAt: 20 });
+    expect(await upgraded.getTurn(turn1.id)).toMatchObject({ nextState: null, nextStateAt: null });
+    expect(await upgraded.linkNextState(turn0.id, [{ role: 'user', content: 'again' }], 30)).toBe(false);
+    expect(await upgraded.getLastMainTurn('s1')).toEqual({ id: turn1.id, replyKey: turn1.replyKey, linked: false });
+    expect(await upgraded.linkNextState(turn1.id, [{ role: 'user', content: 'later' }], 40)).toBe(true);
+    expect(await upgraded.getLastMainTurn('s1')).toMatchObject({ linked: true });
+    expect(await upgraded.counts()).toMatchObject({ linked: 2 });
+    await upgraded.close();
+    const reopened = new Database(path, { readonly: true });
+    expect(reopened.prepare('SELECT turn_ordinal, linked_at FROM turn_next_states ORDER BY turn_ordinal').all()).toEqual([
+      { turn_ordinal: 1, linked_at: 20 },
+      { turn_ordinal: 2, linked_at: 40 },
+    ]);
+    reopened.close();
+  });
+
+  it('queues the turns linked before the judging migration when it runs', async () => {
+    const [turn0] = await recordTwoTurnsAndLinkTheFirst();
     // Roll the file back to schema 1, as a database written before migration 2 would be.
     const database = new Database(path);
+    rollBackNextStates(database);
     database.exec(`DROP TABLE training_steps; DROP TABLE policy_activations; DROP TABLE policy_files; DROP TABLE policy_versions;
       DROP TABLE judge_queue; DROP TABLE judgements; DROP TABLE feedback; DROP TABLE samples;
       DELETE FROM schema_migrations WHERE version >= 2;`);

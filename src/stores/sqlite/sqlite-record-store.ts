@@ -184,7 +184,7 @@ export class SqliteRecordStore implements RecordStore {
   async getLastMainTurn(sessionId: string): Promise<TurnReference | null> {
     return this.#run('getLastMainTurn', () => {
       const row = this.#statements.selectLastMainTurnReference.get(sessionId);
-      return row === undefined ? null : { id: row.id, replyKey: row.reply_key, linked: row.next_state !== null };
+      return row === undefined ? null : { id: row.id, replyKey: row.reply_key, linked: row.linked === 1 };
     });
   }
 

@@ -68,15 +68,17 @@ interface CountsRow {
   linked_turns: number;
 }
 
-const turnColumns = `ordinal, id, session_id, turn_index, type, status, trainable, tenant, model, policy_version,
+const insertableTurnColumns = `id, session_id, turn_index, type, status, trainable, tenant, model, policy_version,
   messages_tip_id, message_count, tool_set_id, sampling, prompt_base_ordinal, prompt_prefix_length, prompt_suffix,
   prompt_length, response_token_ids, logprobs, response, finish_reason, started_at, first_token_at, ended_at,
-  error, reply_key, next_state, next_state_at`;
-
-const insertableTurnColumns = turnColumns
+  error, reply_key`
   .split(',')
-  .map((column) => column.trim())
-  .filter((column) => !['ordinal', 'next_state', 'next_state_at'].includes(column));
+  .map((column) => column.trim());
+
+// A turn with its next state, which lives in its own table (migration 4).
+const turnWithNextState = `SELECT turn.ordinal, ${insertableTurnColumns.map((column) => `turn.${column}`).join(', ')},
+  next.next_state, next.linked_at AS next_state_at
+  FROM turns AS turn LEFT JOIN turn_next_states AS next ON next.turn_ordinal = turn.ordinal`;
 
 // Newest first by creation time; rowid breaks ties so equal timestamps keep insertion order.
 const sessionOrder = 'ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?';
@@ -116,10 +118,11 @@ export function sqliteStatements(database: Database.Database) {
        VALUES (${insertableTurnColumns.map((column) => `@${column}`).join(', ')})`,
     ),
     selectTurnOrdinal: database.prepare<[string], { ordinal: number }>('SELECT ordinal FROM turns WHERE id = ?'),
-    selectTurn: database.prepare<[string], TurnRow>(`SELECT ${turnColumns} FROM turns WHERE id = ?`),
-    selectLastMainTurnReference: database.prepare<[string], { id: string; reply_key: string | null; next_state: string | null }>(
-      'SELECT id, reply_key, next_state FROM turns WHERE session_id = ? AND turn_index >= 0 ORDER BY turn_index DESC LIMIT 1',
-    ),
+    selectTurn: database.prepare<[string], TurnRow>(`${turnWithNextState} WHERE turn.id = ?`),
+    selectLastMainTurnReference: database.prepare<[string], { id: string; reply_key: string | null; linked: number }>(`
+      SELECT id, reply_key, EXISTS (SELECT 1 FROM turn_next_states WHERE turn_ordinal = turns.ordinal) AS linked
+      FROM turns WHERE session_id = ? AND turn_index >= 0 ORDER BY turn_index DESC LIMIT 1
+    `),
     selectLastTurnOrdinalOfType: database.prepare<[string, TurnType], { ordinal: number }>(
       'SELECT ordinal FROM turns WHERE session_id = ? AND type = ? ORDER BY ordinal DESC LIMIT 1',
     ),
@@ -137,8 +140,9 @@ export function sqliteStatements(database: Database.Database) {
     `),
     // Only main turns have a next state; the first link wins.
     linkNextState: database.prepare<[string, number, string]>(`
-      UPDATE turns SET next_state = ?, next_state_at = ?
-      WHERE id = ? AND type = 'main' AND next_state IS NULL
+      INSERT INTO turn_next_states (turn_ordinal, next_state, linked_at)
+      SELECT ordinal, ?, ? FROM turns WHERE id = ? AND type = 'main'
+      ON CONFLICT (turn_ordinal) DO NOTHING
     `),
     findByReplyKey: database.prepare<[string], { id: string; session_id: string }>(`
       SELECT turn.id, turn.session_id FROM turns AS turn JOIN sessions AS session ON session.id = turn.session_id
@@ -154,7 +158,7 @@ export function sqliteStatements(database: Database.Database) {
         coalesce(sum(status = 'aborted'), 0) AS aborted_turns,
         coalesce(sum(status = 'failed'), 0) AS failed_turns,
         coalesce(sum(trainable), 0) AS trainable_turns,
-        coalesce(sum(type = 'main' AND next_state IS NOT NULL), 0) AS linked_turns
+        (SELECT count(*) FROM turn_next_states) AS linked_turns
       FROM turns
     `),
   };
