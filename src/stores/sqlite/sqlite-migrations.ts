@@ -190,6 +190,7 @@ export const sqliteMigrations: readonly string[] = [
   // 4: next states in their own table. Linking a turn was an UPDATE of its row, and SQLite writes an
   // updated row whole, overflow pages included: a turn's prompt suffix, response ids and log-probs
   // were written twice, at the insert and at the link. Now the link is an insert of its own row.
+  // Dropping the columns rewrites the turns table once, at the first start after the upgrade.
   `
   CREATE TABLE turn_next_states (
     turn_ordinal INTEGER PRIMARY KEY REFERENCES turns (ordinal),
