@@ -27,8 +27,8 @@ function queuedModel(verdicts: string[], hints: string[] = []): JudgeModel & { r
   );
 }
 
-const judgeWith = (model: JudgeModel, votes?: number) =>
-  createPrmJudge({ judgeId: 'openai', modelName: 'm', model, ...(votes === undefined ? {} : { votes }), clock: () => 0 });
+const judgeWith = (model: JudgeModel, options: { votes?: number; groundHints?: boolean } = {}) =>
+  createPrmJudge({ judgeId: 'openai', modelName: 'm', model, ...options, clock: () => 0 });
 
 describe('createPrmJudge', () => {
   it('asks m = 3 votes at temperature 0.6 on the fenced verdict prompt and takes the majority', async () => {
@@ -117,8 +117,7 @@ describe('createPrmJudge', () => {
     );
     const response = { role: 'assistant' as const, content: 'Tom has **7** apples, since 3 + 4 = 7.' };
     const nextState = [{ role: 'user' as const, content: 'Way too formatted, it has to look like my own homework.' }];
-    const grounding = (judgeModel: JudgeModel) => createPrmJudge({ judgeId: 'openai', modelName: 'm', model: judgeModel, clock: () => 0, groundHints: true });
-    const result = await grounding(model).judge({ ...input, response, nextState, wantHint: true }, new AbortController().signal);
+    const result = await judgeWith(model, { groundHints: true }).judge({ ...input, response, nextState, wantHint: true }, new AbortController().signal);
     expect(result.hintCandidates).toEqual(["Please don't use bold text or numbered lists."]);
     expect(result.hint).toBe("Please don't use bold text or numbered lists.");
     // The votes keep what the judge wrote.
@@ -129,7 +128,7 @@ describe('createPrmJudge', () => {
     ]);
     const thanks = [{ role: 'user' as const, content: "Nice, my teacher won't suspect a thing." }];
     const misread = queuedModel(['\\boxed{-1}', '\\boxed{-1}', '\\boxed{1}'], Array(3).fill('\\boxed{1} [HINT_START]Keep the tone neutral and matter-of-fact.[HINT_END]'));
-    const onThanks = await grounding(misread).judge({ ...input, response, nextState: thanks, wantHint: true }, new AbortController().signal);
+    const onThanks = await judgeWith(misread, { groundHints: true }).judge({ ...input, response, nextState: thanks, wantHint: true }, new AbortController().signal);
     expect([onThanks.score, onThanks.hint, onThanks.hintCandidates]).toEqual([-1, null, []]);
     // Off by default: the same answers keep the invented hint.
     const ungrounded = queuedModel(['\\boxed{-1}', '\\boxed{-1}', '\\boxed{1}'], Array(3).fill('\\boxed{1} [HINT_START]Write at least 100 words.[HINT_END]'));
@@ -146,14 +145,14 @@ describe('createPrmJudge', () => {
     });
     const error: unknown = await judgeWith(flaky).judge(input, new AbortController().signal).catch((rejection: unknown) => rejection);
     expect(ClawrlError.isInstance(error) && error.code === 'upstream_error' && error.retryable).toBe(true);
-    expect(() => judgeWith(flaky, 0)).toThrow(ClawrlError);
+    expect(() => judgeWith(flaky, { votes: 0 })).toThrow(ClawrlError);
   });
 });
 
 describe('createPolicyJudgeModel', () => {
   it('generates with the served engine, no tools, at the judge temperature', async () => {
     const engine = createScriptedInferenceEngine({ reply: (request) => ({ text: `judged at ${request.sampling.temperature} \\boxed{1}` }) });
-    const result = await judgeWith(createPolicyJudgeModel(engine), 1).judge(input, new AbortController().signal);
+    const result = await judgeWith(createPolicyJudgeModel(engine), { votes: 1 }).judge(input, new AbortController().signal);
     expect(result.votes[0]?.text).toBe('judged at 0.6 \\boxed{1}');
     expect(result.score).toBe(1);
   });
