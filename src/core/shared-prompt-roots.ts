@@ -37,16 +37,15 @@ export function createSharedPromptRoots(options: SharedPromptRootsOptions = {}):
   let roots: { ordinal: number; prompt: Int32Array }[] = [];
   return {
     find(prompt) {
-      let best: { position: number; prefixLength: number } | undefined;
-      roots.forEach((root, position) => {
+      let best: { root: (typeof roots)[number]; prefixLength: number } | undefined;
+      for (const root of roots) {
         const prefixLength = commonPrefixLength(root.prompt, prompt);
-        if (prefixLength >= minimumSharedIds && prefixLength > (best?.prefixLength ?? 0)) best = { position, prefixLength };
-      });
+        if (prefixLength >= minimumSharedIds && prefixLength > (best?.prefixLength ?? 0)) best = { root, prefixLength };
+      }
       if (best === undefined) return undefined;
-      const [root] = roots.splice(best.position, 1);
-      if (root === undefined) return undefined;
-      roots.unshift(root);
-      return { ordinal: root.ordinal, prefixLength: best.prefixLength };
+      const found = best.root;
+      roots = [found, ...roots.filter((root) => root !== found)];
+      return { ordinal: found.ordinal, prefixLength: best.prefixLength };
     },
     remember(ordinal, prompt) {
       if (prompt.length < minimumSharedIds || capacity === 0) return;
