@@ -1,6 +1,6 @@
 /** `clawrl serve --engine local --model <HF folder>`: the embedded engine end to end through the gateway. */
 import OpenAI from 'openai';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
@@ -11,6 +11,8 @@ let server: ClawrlServer;
 
 beforeAll(async () => {
   folder = createTinyModelFolder();
+  // The model's own sampling defaults, as a published model ships them.
+  writeFileSync(path.join(folder, 'generation_config.json'), JSON.stringify({ temperature: 0.5, top_p: 0.9 }));
   server = await startClawrlServer(['--engine', 'local', '--model', folder]);
 });
 afterAll(async () => {
@@ -31,8 +33,11 @@ describe('the embedded engine behind the gateway', () => {
       responseTokenIds: number[];
       logprobs: number[];
       trainable: boolean;
+      sampling: { temperature: number; topP: number };
     };
     expect(turn.trainable).toBe(true);
+    // The request named no sampling, so the model's generation_config.json decided it.
+    expect(turn.sampling).toMatchObject({ temperature: 0.5, topP: 0.9 });
     expect(turn.promptTokenIds.length).toBeGreaterThan(0);
     expect(turn.logprobs).toEqual(data.choices[0]?.logprobs?.content?.map((entry) => entry.logprob));
 

@@ -66,6 +66,13 @@ describe('serveArgumentsOf', () => {
     expect(grounded[at + 1]?.startsWith('--') ?? true).toBe(true);
   });
 
+  it("leaves sampling to the model's own defaults unless the user names them", () => {
+    const defaults = serveArgumentsOf(inputFor({ model: 'builtin:tiny' }), 'combine');
+    for (const flag of ['--temperature', '--top-p', '--top-k']) expect(defaults).not.toContain(flag);
+    const chosen = serveArgumentsOf(inputFor({ model: 'builtin:tiny', temperature: 1, topP: 1, topK: 0 }), 'combine');
+    expect([flagValue(chosen, '--temperature'), flagValue(chosen, '--top-p'), flagValue(chosen, '--top-k')]).toEqual(['1', '1', '0']);
+  });
+
   it('never trains the base', () => {
     const base = serveArgumentsOf(inputFor({ model: 'builtin:tiny', rlWeight: 1 }), 'base');
     expect(base[0]).toBe('--no-train');

@@ -32,7 +32,7 @@ import type { OptionKey } from './configuration.js';
 export const personalizeServerKeys = [
   'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout', 'judge', 'judgeUrl',
   'judgeModel', 'judgeWeights', 'judgeRules', 'judgeHintGrounding', 'trainEvery', 'trainEpochs', 'trainParams', 'learningRate', 'learningRateHalfLife', 'rlWeight', 'opdWeight', 'opdSupportK', 'klCoefficient', 'anchorCoefficient', 'anchorTopK', 'rewardBaseline', 'maxStaleness', 'maxTokens',
-  'data',
+  'temperature', 'topP', 'topK', 'data',
 ] as const satisfies readonly OptionKey[];
 export const personalizeKeys = ['config', 'url', 'apiKey', 'adminKey', 'json', ...personalizeServerKeys] as const satisfies readonly OptionKey[];
 
@@ -139,6 +139,9 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
     ['--reward-baseline', input.explicitKeys.has('rewardBaseline') ? configuration.rewardBaseline : defaultExperimentRewardBaseline],
     ['--max-staleness', input.explicitKeys.has('maxStaleness') ? configuration.maxStaleness : undefined],
     ['--max-tokens', configuration.maxTokens],
+    ['--temperature', configuration.temperature],
+    ['--top-p', configuration.topP],
+    ['--top-k', configuration.topK],
     ['--config', input.configFile],
   ];
   // The baseline serves and judges exactly like the others but never trains.

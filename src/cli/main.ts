@@ -29,7 +29,7 @@ import { defaultMaxWaitMinutes, defaultPersonalizeSessions, formatPersonalizeRes
 const serveKeys = [
   'config', 'host', 'port', 'data', 'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey',
   'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'judgeHintGrounding', 'method', 'rlWeight', 'opdWeight', 'opdSupportK', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance', 'trainEvery', 'trainEpochs',
-  'noTrain', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout',
+  'noTrain', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'temperature', 'topP', 'topK', 'sessionIdleTimeout',
   'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay', 'loraRank', 'loraAlpha', 'klCoefficient', 'anchorCoefficient', 'anchorTopK', 'rewardBaseline', 'pinSessions',
 ] as const satisfies readonly OptionKey[];
 
@@ -104,7 +104,7 @@ addOptions(program.command('serve').description('serve, record, judge and train 
 const distributedKeys = ['config', 'data', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance'] as const satisfies readonly OptionKey[];
 const engineKeys = ['model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout'] as const satisfies readonly OptionKey[];
 const gatewayKeys = [
-  ...distributedKeys, ...engineKeys, 'host', 'port', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'sessionIdleTimeout', 'pinSessions',
+  ...distributedKeys, ...engineKeys, 'host', 'port', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'temperature', 'topP', 'topK', 'sessionIdleTimeout', 'pinSessions',
 ] as const satisfies readonly OptionKey[];
 const judgeKeys = [...distributedKeys, ...engineKeys, 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'judgeHintGrounding', 'method', 'rlWeight', 'opdWeight', 'opdSupportK'] as const satisfies readonly OptionKey[];
 const trainerKeys = [

@@ -16,6 +16,7 @@ import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
 import { servedModelNameOf } from './create-inference-engine.js';
+import { resolveSamplingDefaults } from './sampling-defaults.js';
 
 export interface GatewayConfiguration {
   host: string;
@@ -28,6 +29,9 @@ export interface GatewayConfiguration {
   bodyLimit: number;
   concurrencyPerKey: number;
   maxTokens: number;
+  temperature?: number | undefined;
+  topP?: number | undefined;
+  topK?: number | undefined;
   sessionIdleTimeout: number;
 }
 
@@ -73,6 +77,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     logger.warn(`no API key configured: binding 127.0.0.1 instead of ${host}; pass --api-key to serve other machines`);
     host = '127.0.0.1';
   }
+  const sampling = await resolveSamplingDefaults({ ...configuration, temperatureScoring: engine.capabilities.temperatureScoring });
   const context = {
     engine,
     store,
@@ -82,8 +87,8 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     limits: {
       bodyLimitBytes: configuration.bodyLimit,
       concurrencyPerKey: configuration.concurrencyPerKey,
-      defaultMaxTokens: configuration.maxTokens,
     },
+    samplingDefaults: sampling.defaults,
     modelAliases: [servedModelNameOf(configuration), configuration.model].filter((name, index, all) => name !== engine.modelId && all.indexOf(name) === index),
     now: () => Date.now(),
     createId,
@@ -109,6 +114,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   logger.info(`clawrl listening on ${url}/v1`, { model: engine.modelId, engine: engine.engineId });
+  logger.info('requests that name no sampling parameters are sampled with', { ...sampling.defaults, from: sampling.sources });
   if (authenticator.open) logger.warn('no API key configured: the server accepts requests from this machine only (loopback)');
 
   let closing: Promise<void> | undefined;

@@ -129,7 +129,12 @@ export function runInferenceEngineContract(options: InferenceEngineContractOptio
     });
 
     it('declares its capabilities', () => {
-      expect(engine.capabilities).toEqual({ tokenIds: capabilities.tokenIds, scoring: capabilities.scoring, policyLoading: capabilities.policyLoading });
+      expect(engine.capabilities).toEqual({
+        tokenIds: capabilities.tokenIds,
+        scoring: capabilities.scoring,
+        temperatureScoring: capabilities.temperatureScoring,
+        policyLoading: capabilities.policyLoading,
+      });
       expect(engine.modelId).not.toBe('');
     });
 
@@ -226,6 +231,18 @@ export function runInferenceEngineContract(options: InferenceEngineContractOptio
         expect(alternatives.length).toBeGreaterThan(0);
         expect(alternatives.length).toBeLessThanOrEqual(2);
       }
+    });
+
+    it.runIf(capabilities.temperatureScoring)('scores a reply sampled at a temperature under that temperature', async () => {
+      const messages = user('Say hello to the world.');
+      const result = resultOf(await collectEvents(engine, contractRequest(messages, { temperature: 0.5, maxTokens: 12 })));
+      const choice = result.choices[0];
+      if (choice === undefined) throw new Error('no choice');
+      const prompt = { tokenIds: result.promptTokenIds };
+      const tempered = await engine.score({ prompt, responseTokenIds: choice.responseTokenIds, temperature: 0.5 });
+      tempered.logprobs.forEach((logprob, position) => expect(Math.abs(logprob - (choice.logprobs[position] ?? 0))).toBeLessThanOrEqual(tolerance));
+      const plain = await engine.score({ prompt, responseTokenIds: choice.responseTokenIds });
+      expect(plain.logprobs.some((logprob, position) => Math.abs(logprob - (tempered.logprobs[position] ?? 0)) > tolerance)).toBe(true);
     });
 
     it.runIf(!capabilities.scoring)('rejects scoring as unsupported', async () => {

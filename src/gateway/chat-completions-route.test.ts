@@ -86,6 +86,18 @@ describe('POST /v1/chat/completions', () => {
     expect(gateway.engine.generateCalls.at(-1)?.sampling.stop).toEqual([':']);
   });
 
+  it("samples what a request leaves out with the server's defaults, and what it names as named", async () => {
+    const gateway = createTestGateway({ samplingDefaults: { temperature: 0.7, topP: 0.95, topK: 20 } });
+    const defaulted = await gateway.chat(hello);
+    expect(gateway.engine.generateCalls.at(-1)?.sampling).toMatchObject({ temperature: 0.7, topP: 0.95, topK: 20, maxTokens: 256 });
+    const turn = await gateway.store.getTurn(defaulted.headers.get('x-clawrl-turn-id') ?? '');
+    expect(turn?.sampling).toMatchObject({ temperature: 0.7, topP: 0.95, topK: 20 });
+    await gateway.chat({ ...hello, temperature: 0, top_p: 1, top_k: -1 });
+    const named = gateway.engine.generateCalls.at(-1)?.sampling;
+    expect(named).toMatchObject({ temperature: 0, topP: 1 });
+    expect(named?.topK).toBeUndefined();
+  });
+
   it.each([
     ['malformed JSON', '{"model": ', 400, 'not valid JSON'],
     ['empty messages', { model, messages: [] }, 400, 'messages'],

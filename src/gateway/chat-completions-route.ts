@@ -130,7 +130,7 @@ export function createChatCompletionsHandler(context: GatewayContext) {
 
   return async function handleChatCompletion(input: ChatCompletionInput): Promise<ChatCompletionReply> {
     const startedAt = context.now();
-    const parsed = parseChatRequest(input.body, context.limits.defaultMaxTokens, longTexts.intern);
+    const parsed = parseChatRequest(input.body, context.samplingDefaults, longTexts.intern);
     // Nothing below refers to `input`, so its body (the whole request's text) is not kept alive
     // for as long as the generation runs.
     const { header, principal, pathSessionId, clientSignal } = input;

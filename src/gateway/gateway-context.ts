@@ -11,8 +11,18 @@ export interface GatewayLimits {
   bodyLimitBytes: number;
   /** Concurrent requests per tenant (API key) before 429. */
   concurrencyPerKey: number;
-  /** `max_tokens` when the request gives none. */
-  defaultMaxTokens: number;
+}
+
+/**
+ * What a request samples with where it names nothing: `--max-tokens`, and the model's own
+ * sampling defaults (its generation_config.json, or `--temperature`, `--top-p`, `--top-k`).
+ */
+export interface SamplingDefaults {
+  maxTokens: number;
+  temperature: number;
+  topP: number;
+  /** Absent: no top-k filter. */
+  topK?: number;
 }
 
 export interface GatewayContext {
@@ -22,6 +32,7 @@ export interface GatewayContext {
   metrics: GatewayMetrics;
   logger: Logger;
   limits: GatewayLimits;
+  samplingDefaults: SamplingDefaults;
   /** Extra model names accepted as aliases of the served model. */
   modelAliases: readonly string[];
   /** Epoch milliseconds. */

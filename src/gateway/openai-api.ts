@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import type { ChatMessage, SamplingOptions, ToolChoice, ToolDefinition } from '../spec/chat.js';
+import type { SamplingDefaults } from './gateway-context.js';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
 
@@ -150,13 +151,15 @@ export function toDomainToolChoice(request: ChatCompletionRequest): ToolChoice {
   return typeof choice === 'string' ? choice : { name: choice.function.name };
 }
 
-export function toDomainSampling(request: ChatCompletionRequest, defaults: { maxTokens: number }): SamplingOptions {
+/** A request's own sampling where it names it, the server's defaults where not (a top_k of 0 or -1 turns top-k off). */
+export function toDomainSampling(request: ChatCompletionRequest, defaults: SamplingDefaults): SamplingOptions {
   const stop = request.stop === null || request.stop === undefined ? [] : [request.stop].flat();
+  const topK = request.top_k === null || request.top_k === undefined ? defaults.topK : request.top_k;
   return {
     maxTokens: request.max_completion_tokens ?? request.max_tokens ?? defaults.maxTokens,
-    temperature: request.temperature ?? 1,
-    topP: request.top_p ?? 1,
-    ...(request.top_k !== null && request.top_k !== undefined && request.top_k > 0 ? { topK: request.top_k } : {}),
+    temperature: request.temperature ?? defaults.temperature,
+    topP: request.top_p ?? defaults.topP,
+    ...(topK !== undefined && topK > 0 ? { topK } : {}),
     stop: stop.filter((sequence) => sequence.length > 0),
     ...(request.seed !== null && request.seed !== undefined ? { seed: request.seed } : {}),
     n: request.n ?? 1,

@@ -2,6 +2,7 @@
 import type { z } from 'zod';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { GenerateRequest } from '../spec/inference-engine.js';
+import type { SamplingDefaults } from './gateway-context.js';
 import {
   UnsupportedContentError,
   chatCompletionRequestSchema,
@@ -38,7 +39,7 @@ export function parseJsonBody(text: string): unknown {
  * `intern` may swap a message's text for an equal one (see `core/string-interner.ts`); the
  * request is the same either way.
  */
-export function parseChatRequest(text: string, defaultMaxTokens: number, intern: (text: string) => string = (same) => same): ParsedChatRequest {
+export function parseChatRequest(text: string, defaults: SamplingDefaults, intern: (text: string) => string = (same) => same): ParsedChatRequest {
   const validation = chatCompletionRequestSchema.safeParse(parseJsonBody(text));
   if (!validation.success) {
     const issue = validation.error.issues[0];
@@ -74,7 +75,7 @@ export function parseChatRequest(text: string, defaultMaxTokens: number, intern:
   const sessionDone = wire.session_done;
   return {
     model: wire.model,
-    request: { messages, tools, toolChoice, sampling: toDomainSampling(wire, { maxTokens: defaultMaxTokens }) },
+    request: { messages, tools, toolChoice, sampling: toDomainSampling(wire, defaults) },
     stream: wire.stream === true,
     includeUsage: wire.stream_options?.include_usage === true,
     logprobs: wire.logprobs === true,

@@ -177,6 +177,22 @@ describe('createJudgeWorker', () => {
     expect((await store.counts()).judging).toMatchObject({ hintsAccepted: 1, hintsRejected: 0 });
   });
 
+  it('scores teacher and student under the temperature the reply was sampled at (greedy: the plain softmax)', async () => {
+    state.verdict = 'The user complains. \\boxed{-1}';
+    state.hints = ['\\boxed{1} [HINT_START]Write the answer as plain text, without any bold markers.[HINT_END]'];
+    await store.recordTurn({ ...turnOf('t1'), sampling: { ...turnOf('t1').sampling, temperature: 0.7 } });
+    await store.linkNextState('t1', [{ role: 'user', content: 'no bold please' }], 6_000);
+    await store.recordTurn({ ...turnOf('t2'), sampling: { ...turnOf('t2').sampling, temperature: 0 } });
+    await store.linkNextState('t2', [{ role: 'user', content: 'no bold please' }], 7_000);
+    const engine = createScoringEngine((request: ScoreRequest): ScoreResult => ({ promptTokenIds: [1], logprobs: rollout, top: [] }));
+    expect(await worker('opd', { engine }).drain()).toEqual({ done: 3, failed: 0 });
+    const temperatureOf = (id: string) =>
+      [...new Set(engine.scoreRequests.filter((request) => JSON.stringify(request.prompt).includes(`(${id})`)).map((request) => request.temperature))];
+    expect(temperatureOf('t0')).toEqual([1]);
+    expect(temperatureOf('t1')).toEqual([0.7]);
+    expect(temperatureOf('t2')).toEqual([1]);
+  });
+
   it('with a support set, asks for top lists of 20 and distils over the student\'s top k instead of the sampled token', async () => {
     state.verdict = 'The user complains. \\boxed{-1}';
     state.hints = ['\\boxed{1} [HINT_START]Use plain text, no bold.[HINT_END]'];

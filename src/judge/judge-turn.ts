@@ -13,6 +13,7 @@
  */
 import { appendHint } from '../core/hint.js';
 import { selectHint, type SelectedHint } from '../core/judge-votes.js';
+import { logprobTemperatureOf } from '../core/logprob-temperature.js';
 import {
   methodUsesHints,
   sampleBuilders,
@@ -100,8 +101,11 @@ class TeacherScorer {
 
   async #score(prompt: { messages: ChatMessage[]; tools: TurnRecord['tools'] } | { tokenIds: number[] }): Promise<ScoreResult> {
     if (this.engine === undefined) throw new RangeError('no engine to score with');
+    // Under the distribution the reply was sampled from: the trainer's OPD gap subtracts the
+    // rollout's log-probs (taken at the sampling temperature) from these.
+    const temperature = logprobTemperatureOf(this.turn.sampling);
     return this.engine.score(
-      { prompt, responseTokenIds: this.turn.responseTokenIds, ...(this.topK > 0 ? { topK: this.topK } : {}) },
+      { prompt, responseTokenIds: this.turn.responseTokenIds, temperature, ...(this.topK > 0 ? { topK: this.topK } : {}) },
       this.signal,
     );
   }

@@ -146,6 +146,16 @@ async function readAdditionalTemplates(directory: string): Promise<Record<string
   return templates;
 }
 
+/**
+ * The folder's `generation_config.json`, or null when it has none: its eos list, and the sampling
+ * defaults the model was published with (what vLLM serves a request that names none).
+ */
+export async function readGenerationConfig(directory: string): Promise<GenerationConfig | null> {
+  const absolute = resolve(directory);
+  const json = await readOptionalJson(absolute, 'generation_config.json');
+  return json === undefined ? null : withFolder(absolute, () => parseGenerationConfig(json));
+}
+
 export async function loadModelFolder(directory: string, options: LoadModelFolderOptions = {}): Promise<ModelFolder> {
   const absolute = resolve(directory);
   let isDirectory = false;
@@ -158,12 +168,12 @@ export async function loadModelFolder(directory: string, options: LoadModelFolde
     throw new ClawrlError('configuration_error', `model folder ${absolute} does not exist or is not a directory`);
   }
 
-  const [configJson, tokenizerJson, tokenizerConfigJson, generationJson, jinjaTemplate, templateJson, additional, weightFiles] =
+  const [configJson, tokenizerJson, tokenizerConfigJson, generationConfig, jinjaTemplate, templateJson, additional, weightFiles] =
     await Promise.all([
       readRequiredJson(absolute, 'config.json'),
       readRequiredJson(absolute, 'tokenizer.json'),
       readRequiredJson(absolute, 'tokenizer_config.json'),
-      readOptionalJson(absolute, 'generation_config.json'),
+      readGenerationConfig(absolute),
       readText(absolute, 'chat_template.jinja'),
       readOptionalJson(absolute, 'chat_template.json'),
       readAdditionalTemplates(absolute),
@@ -172,8 +182,6 @@ export async function loadModelFolder(directory: string, options: LoadModelFolde
 
   const config = withFolder(absolute, () => parseModelConfig(configJson));
   const tokenizerConfig = withFolder(absolute, () => parseTokenizerConfig(tokenizerConfigJson));
-  const generationConfig =
-    generationJson === undefined ? null : withFolder(absolute, () => parseGenerationConfig(generationJson));
 
   // transformers' order: chat_template.jinja, then chat_template.json (processors), then the config.
   const processorTemplate = z.object({ chat_template: z.string() }).safeParse(templateJson);

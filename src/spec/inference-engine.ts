@@ -113,6 +113,11 @@ export interface EngineCapabilities {
   tokenIds: boolean;
   /** Implements `score`. */
   scoring: boolean;
+  /**
+   * `score` honours `temperature`, so a reply sampled at any temperature can be scored against the
+   * log-probs it was sampled with. Remote engines score at 1: vLLM's prompt log-probs ignore it.
+   */
+  temperatureScoring: boolean;
   /** Can load published policy versions. */
   policyLoading: boolean;
 }

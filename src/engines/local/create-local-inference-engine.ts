@@ -84,7 +84,7 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
   return {
     engineId: 'local',
     modelId: options.modelId,
-    capabilities: { tokenIds: true, scoring: true, policyLoading: true },
+    capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true },
     contextLength: ready.contextLength,
 
     async *generate(request: GenerateRequest, signal: AbortSignal): AsyncIterable<GenerateEvent> {

@@ -106,7 +106,7 @@ class OpenAICompatibleEngine implements InferenceEngine {
       ...(options.retainedAdapters === undefined ? {} : { retainedAdapters: options.retainedAdapters }),
     });
     const exact = options.flavor !== 'openai';
-    this.capabilities = { tokenIds: exact, scoring: exact, policyLoading: this.policies.canLoad };
+    this.capabilities = { tokenIds: exact, scoring: exact, temperatureScoring: false, policyLoading: this.policies.canLoad };
   }
 
   async *generate(request: GenerateRequest, signal: AbortSignal): AsyncGenerator<GenerateEvent> {

@@ -12,7 +12,7 @@ import type { RecordStore } from '../../spec/record-store.js';
 import { createApiKeyAuthenticator, type ApiKeyEntry } from '../api-key-authenticator.js';
 import { createGatewayApp } from '../create-gateway-app.js';
 import { createGatewayRequestListener } from '../create-gateway-request-listener.js';
-import type { GatewayContext, GatewayLimits } from '../gateway-context.js';
+import type { GatewayContext, GatewayLimits, SamplingDefaults } from '../gateway-context.js';
 import { createGatewayMetrics } from '../gateway-metrics.js';
 import { createScriptedInferenceEngine, type ScriptedInferenceEngine } from './scripted-inference-engine.js';
 
@@ -44,6 +44,7 @@ export function createTestGateway(
     apiKeys?: ApiKeyEntry[];
     adminKey?: string;
     limits?: Partial<GatewayLimits>;
+    samplingDefaults?: Partial<SamplingDefaults>;
   } = {},
 ): TestGateway {
   const engine = options.engine ?? createScriptedInferenceEngine({});
@@ -58,7 +59,8 @@ export function createTestGateway(
     }),
     metrics: createGatewayMetrics({ collectProcessMetrics: false }),
     logger: silentLogger,
-    limits: { bodyLimitBytes: 1024 * 1024, concurrencyPerKey: 8, defaultMaxTokens: 256, ...options.limits },
+    limits: { bodyLimitBytes: 1024 * 1024, concurrencyPerKey: 8, ...options.limits },
+    samplingDefaults: { maxTokens: 256, temperature: 1, topP: 1, ...options.samplingDefaults },
     modelAliases: [],
     now: () => 1_700_000_000_000 + counter * 1000,
     createId: (prefix) => `${prefix}_${(counter += 1)}`,

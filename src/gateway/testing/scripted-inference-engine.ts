@@ -46,7 +46,7 @@ export function createScriptedInferenceEngine(options: {
   const engine: ScriptedInferenceEngine = {
     engineId: 'scripted',
     modelId: options.modelId ?? 'scripted-model',
-    capabilities: { tokenIds: options.trainable ?? true, scoring: false, policyLoading: false },
+    capabilities: { tokenIds: options.trainable ?? true, scoring: false, temperatureScoring: false, policyLoading: false },
     contextLength: 4096,
     generateCalls: [],
     tokenDelayMs: 0,

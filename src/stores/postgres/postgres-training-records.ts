@@ -6,6 +6,7 @@
  * the same statement, so several trainers never take the same sample. A step commits in one
  * transaction; the primary keys on step and version make a second commit of either fail whole.
  */
+import { logprobTemperatureOf } from '../../core/logprob-temperature.js';
 import type { SamplingOptions } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
@@ -58,9 +59,8 @@ export class PostgresTrainingRecords {
     rows.sort((left, right) => left.ordinal - right.ordinal);
     return Promise.all(
       rows.map(async (row) => {
-        const temperature = (JSON.parse(row.sampling) as SamplingOptions).temperature;
-        // Greedy decoding (temperature 0) took log-probs of the plain softmax.
-        return { ...(await toSampleRecord(this.#database, row)), samplingTemperature: temperature > 0 ? temperature : 1 };
+        const samplingTemperature = logprobTemperatureOf(JSON.parse(row.sampling) as SamplingOptions);
+        return { ...(await toSampleRecord(this.#database, row)), samplingTemperature };
       }),
     );
   }

@@ -10,6 +10,7 @@ import type Database from 'better-sqlite3';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
 import type { ClaimSamplesOptions, CommitTrainingStepOptions, TrainingSummary } from '../../spec/record-store.js';
+import { logprobTemperatureOf } from '../../core/logprob-temperature.js';
 import type { SamplingOptions } from '../../spec/chat.js';
 import type {
   NewPolicyVersion,
@@ -205,8 +206,7 @@ export class SqliteTrainingRecords {
       const sample = this.#readySampleOfTurn(row.turn_id);
       if (sample === null || sample.id !== row.id) throw new ClawrlError('store_error', `ready sample ${row.id} vanished while claiming`);
       this.#statements.lease.run(options.workerId, options.now + options.leaseMs, row.id);
-      const temperature = (JSON.parse(row.sampling) as SamplingOptions).temperature;
-      claimed.push({ ...sample, samplingTemperature: temperature > 0 ? temperature : 1 });
+      claimed.push({ ...sample, samplingTemperature: logprobTemperatureOf(JSON.parse(row.sampling) as SamplingOptions) });
     }
     return claimed;
   }
