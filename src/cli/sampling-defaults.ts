@@ -40,15 +40,15 @@ function modelFolderOf(model: string): string | null {
 export async function resolveSamplingDefaults(configuration: SamplingDefaultsConfiguration): Promise<ResolvedSamplingDefaults> {
   const folder = modelFolderOf(configuration.model);
   const generation = folder === null ? null : await readGenerationConfig(folder);
-  const pick = <Value>(flag: Value | undefined, fromModel: Value | null | undefined, fallback: Value | undefined) =>
+  const pick = <Value>(flag: Value | undefined, fromModel: Value | null | undefined) =>
     flag !== undefined
       ? { value: flag, source: 'flag' as const }
       : fromModel !== null && fromModel !== undefined
         ? { value: fromModel, source: 'generation_config.json' as const }
-        : { value: fallback, source: 'default' as const };
-  const temperature = pick(configuration.temperature, configuration.temperatureScoring ? generation?.temperature : null, 1);
-  const topP = pick(configuration.topP, generation?.topP, 1);
-  const topK = pick(configuration.topK, generation?.topK, undefined);
+        : { value: undefined, source: 'default' as const };
+  const temperature = pick(configuration.temperature, configuration.temperatureScoring ? generation?.temperature : null);
+  const topP = pick(configuration.topP, generation?.topP);
+  const topK = pick(configuration.topK, generation?.topK);
   return {
     defaults: {
       maxTokens: configuration.maxTokens,
