@@ -198,6 +198,9 @@ export function formatPersonalizeResult(result: PersonalizeResult): string {
   const judge = result.judge === null ? 'unknown (no admin view)' : `${result.judge.judge}${result.judge.judgeModel === null ? '' : ` (${result.judge.judgeModel})`}`;
   return [
     `user ${result.user}, method ${result.method}, seed ${result.seed}, model ${result.model}, judge ${judge}${result.finalFeedback === true ? ', final replies sent as feedback' : ''}`,
+    ...(result.sampling == null
+      ? []
+      : [`sampled at               temperature ${result.sampling.temperature}, top_p ${result.sampling.topP}${result.sampling.topK === undefined ? '' : `, top_k ${result.sampling.topK}`} (the server's defaults)`]),
     `base probe rate          ${result.baseProbeRate.toFixed(2)} (${result.probeSize} held-out first messages)`,
     `sessions to success      ${result.sessionsToSuccess ?? `never in ${result.sessions.length} sessions`} (probe rate ≥ ${result.successThreshold} and staying)`,
     `paper's criterion        ${result.consecutiveCriterion ?? 'never'} (3 consecutive satisfied first responses)`,

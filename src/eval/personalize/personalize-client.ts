@@ -32,9 +32,17 @@ export interface CompletionResult {
   turnId: string | null;
 }
 
+/** What the server sampled a turn with (the sampling a request that names none gets). */
+export interface ServedSampling {
+  temperature: number;
+  topP: number;
+  topK?: number;
+}
+
 export interface TurnJudgingSummary {
   judge: { judge: string; judgeModel: string | null } | null;
   sampleMethod: string | null;
+  sampling: ServedSampling | null;
 }
 
 export interface PersonalizeClient {
@@ -74,6 +82,7 @@ const statusSchema = z.object({
 const turnViewSchema = z.object({
   judgement: z.object({ judge: z.string(), judgeModel: z.string().nullable().optional() }).passthrough().nullable(),
   samples: z.array(z.object({ method: z.string() }).passthrough()),
+  sampling: z.object({ temperature: z.number(), topP: z.number(), topK: z.number().optional() }).passthrough().optional(),
 });
 
 /** The server's OpenAI-style refusal of a conversation that no longer fits the model's context. */
@@ -166,6 +175,14 @@ export function createPersonalizeClient(options: PersonalizeClientOptions): Pers
       return {
         judge: judgement === null ? null : { judge: judgement.judge, judgeModel: judgement.judgeModel ?? null },
         sampleMethod: parsed.data.samples[0]?.method ?? null,
+        sampling:
+          parsed.data.sampling === undefined
+            ? null
+            : {
+                temperature: parsed.data.sampling.temperature,
+                topP: parsed.data.sampling.topP,
+                ...(parsed.data.sampling.topK === undefined || parsed.data.sampling.topK <= 0 ? {} : { topK: parsed.data.sampling.topK }),
+              },
       };
     },
   };

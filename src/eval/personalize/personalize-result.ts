@@ -67,6 +67,12 @@ export const personalizeResultSchema = z.object({
   /** The method of the server's samples, when the admin view could tell; it should equal `method`. */
   serverMethod: z.string().nullable(),
   /**
+   * What the server sampled the run's turns with (the experiment names no sampling, so the server's
+   * defaults: the model's generation_config.json since 2026-12-04), when the admin view could tell.
+   * Absent in results written before it was recorded, whose servers sampled at temperature 1, top_p 1.
+   */
+  sampling: z.object({ temperature: z.number(), topP: z.number(), topK: z.number().optional() }).nullable().optional(),
+  /**
    * The `clawrl serve` flags of the server the command started (the experiment's defaults
    * included; keys go by environment, never here); null against a running server (`--url`).
    * Absent in results written before it was recorded.

@@ -27,7 +27,7 @@ function scriptedClient(versionAt: (requestsSoFar: number) => number, activeVers
       return { ...write(policyVersion, question), policyVersion, turnId: `turn-${requests.length}` };
     },
     activePolicyVersion: async () => activeVersion(),
-    turnJudging: async () => ({ judge: { judge: 'rules', judgeModel: 'rules:default' }, sampleMethod: 'rl' }),
+    turnJudging: async () => ({ judge: { judge: 'rules', judgeModel: 'rules:default' }, sampleMethod: 'rl', sampling: { temperature: 0.7, topP: 0.95 } }),
     backlog: async () => null,
     sendFeedback: async (sent) => {
       feedback.push(sent);
@@ -63,6 +63,7 @@ describe('runPersonalizeExperiment', () => {
     expect(result.sessions.filter((session) => session.index > switchSession).every((session) => session.firstResponseSatisfied)).toBe(true);
     expect(result.judge).toEqual({ judge: 'rules', judgeModel: 'rules:default' });
     expect(result.serverMethod).toBe('rl');
+    expect(result.sampling).toEqual({ temperature: 0.7, topP: 0.95 });
 
     const probeRequests = requests.filter((request) => request.turnType === 'side');
     expect(probeRequests).toHaveLength(probeSize * 2);

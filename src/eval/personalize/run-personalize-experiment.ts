@@ -204,6 +204,7 @@ export async function runPersonalizeExperiment(options: PersonalizeExperimentOpt
     model,
     judge: judged.judge,
     serverMethod: judged.sampleMethod,
+    sampling: judged.sampling,
     finalFeedback: options.finalFeedback === true,
     stoppedWaiting,
     sessions,
@@ -227,7 +228,7 @@ function createJudgingLookup(client: PersonalizeClient) {
       else found = judging;
     },
     result(): TurnJudgingSummary {
-      return found ?? { judge: null, sampleMethod: null };
+      return found ?? { judge: null, sampleMethod: null, sampling: null };
     },
   };
 }
