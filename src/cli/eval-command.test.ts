@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { OptionKey } from './configuration.js';
-import { defaultExperimentAnchorCoefficient, defaultExperimentOpdSupportK, defaultExperimentTrainEvery, serveArgumentsOf, type PersonalizeCommandInput } from './eval-command.js';
+import type { PersonalizeResult } from '../eval/personalize/personalize-result.js';
+import {
+  defaultExperimentAnchorCoefficient,
+  defaultExperimentOpdSupportK,
+  defaultExperimentTrainEvery,
+  formatPersonalizeResult,
+  serveArgumentsOf,
+  type PersonalizeCommandInput,
+} from './eval-command.js';
 
 function inputFor(configuration: Record<string, unknown>, explicit: OptionKey[] = []): PersonalizeCommandInput {
   return {
@@ -77,5 +85,19 @@ describe('serveArgumentsOf', () => {
     const base = serveArgumentsOf(inputFor({ model: 'builtin:tiny', rlWeight: 1 }), 'base');
     expect(base[0]).toBe('--no-train');
     expect(base).not.toContain('--method');
+  });
+});
+
+describe('formatPersonalizeResult', () => {
+  const result: PersonalizeResult = {
+    user: 'student', method: 'combine', seed: 1, sessionsToSuccess: null, consecutiveCriterion: null, baseProbeRate: 0.3,
+    successThreshold: 0.8, probeSize: 50, model: 'builtin:tiny', judge: null, serverMethod: 'combine', sessions: [],
+    probe: [{ policyVersion: 0, afterSession: 0, satisfactionRate: 0.3, satisfied: 15, size: 50, mixedVersions: false }],
+  };
+
+  it('says what the server sampled with when the admin view told it, and nothing when it did not', () => {
+    expect(formatPersonalizeResult({ ...result, sampling: { temperature: 0.7, topP: 0.95 } })).toContain('sampled at               temperature 0.7, top_p 0.95 (');
+    expect(formatPersonalizeResult({ ...result, sampling: { temperature: 0.6, topP: 0.95, topK: 20 } })).toContain('top_p 0.95, top_k 20');
+    expect(formatPersonalizeResult({ ...result, sampling: null })).not.toContain('sampled at');
   });
 });
