@@ -115,7 +115,8 @@ export interface EngineCapabilities {
   scoring: boolean;
   /**
    * `score` honours `temperature`, so a reply sampled at any temperature can be scored against the
-   * log-probs it was sampled with. Remote engines score at 1: vLLM's prompt log-probs ignore it.
+   * log-probs it was sampled with. The remote adapters score at 1 (vLLM's prompt log-probs did not
+   * apply a request's temperature, at least up to 0.11).
    */
   temperatureScoring: boolean;
   /** Can load published policy versions. */
