@@ -31,25 +31,27 @@ export function servedModelNameOf(configuration: Pick<EngineConfiguration, 'mode
 /** The shipped built-in model, relative to the package root (dist/cli/ → ../../models). */
 export const builtinModelDirectory = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'models', 'builtin-tiny');
 
+/** The model's folder when `--model` names one on disk (the built-in model, or a path holding config.json), else null. */
+export function modelFolderOf(model: string): string | null {
+  const directory = model === 'builtin:tiny' ? builtinModelDirectory : path.resolve(model);
+  return existsSync(path.join(directory, 'config.json')) ? directory : null;
+}
+
 /** A model folder on disk for `--model`: `builtin:tiny` or a path. */
 export function localModelDirectoryOf(model: string): string {
+  const folder = modelFolderOf(model);
+  if (folder !== null) return folder;
   if (model === 'builtin:tiny') {
-    if (!existsSync(path.join(builtinModelDirectory, 'config.json'))) {
-      throw new ClawrlError(
-        'configuration_error',
-        `The built-in model is missing from ${builtinModelDirectory}. Rebuild it with \`clawrl pretrain-tiny\`, or pass --model <Hugging Face model folder>.`,
-        { param: 'model' },
-      );
-    }
-    return builtinModelDirectory;
+    throw new ClawrlError(
+      'configuration_error',
+      `The built-in model is missing from ${builtinModelDirectory}. Rebuild it with \`clawrl pretrain-tiny\`, or pass --model <Hugging Face model folder>.`,
+      { param: 'model' },
+    );
   }
   if (model.startsWith('builtin:')) {
     throw new ClawrlError('configuration_error', `Unknown built-in model '${model}'; the built-in model is builtin:tiny.`, { param: 'model' });
   }
-  if (!existsSync(path.join(model, 'config.json'))) {
-    throw new ClawrlError('configuration_error', `--model ${model} is not a Hugging Face model folder (no config.json there).`, { param: 'model' });
-  }
-  return path.resolve(model);
+  throw new ClawrlError('configuration_error', `--model ${model} is not a Hugging Face model folder (no config.json there).`, { param: 'model' });
 }
 
 export async function createInferenceEngine(configuration: EngineConfiguration): Promise<InferenceEngine> {

@@ -5,11 +5,9 @@
  * vLLM serves a model the same way (its `--generation-config auto`), and a model such as Qwen3 or
  * the built-in one is published to be sampled at its own temperature, not at 1.
  */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import type { SamplingDefaults } from '../gateway/gateway-context.js';
 import { readGenerationConfig } from '../model/model-folder.js';
-import { builtinModelDirectory } from './create-inference-engine.js';
+import { modelFolderOf } from './create-inference-engine.js';
 
 export interface SamplingDefaultsConfiguration {
   model: string;
@@ -29,12 +27,6 @@ export interface ResolvedSamplingDefaults {
   defaults: SamplingDefaults;
   /** Where each default came from, for the start-up log. */
   sources: Record<'temperature' | 'topP' | 'topK', 'flag' | 'generation_config.json' | 'default'>;
-}
-
-/** The model's folder when `--model` names one on disk (the built-in model, or a path holding config.json). */
-function modelFolderOf(model: string): string | null {
-  const directory = model === 'builtin:tiny' ? builtinModelDirectory : path.resolve(model);
-  return existsSync(path.join(directory, 'config.json')) ? directory : null;
 }
 
 export async function resolveSamplingDefaults(configuration: SamplingDefaultsConfiguration): Promise<ResolvedSamplingDefaults> {
