@@ -87,6 +87,8 @@ describe('clawrl eval personalize', () => {
     expect(result.sessionsToSuccess).toBe(sessionsToSuccess(result.probe));
     expect(result.consecutiveCriterion).toBe(consecutiveCriterion(result.sessions));
     if (result.judge !== null) expect(result.judge.judge).toBe('rules');
+    // The experiment names no sampling: the server took the test folder's generation_config.json.
+    expect(result.sampling).toEqual({ temperature: 0.7, topP: 0.8, topK: 20 });
 
     // The files --out wrote.
     expect(JSON.parse(readFileSync(path.join(out, 'personalize-brief-grader-rl-seed5.json'), 'utf8'))).toEqual(result);

@@ -8,6 +8,7 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { ClawrlError } from '../../spec/clawrl-error.js';
+import { servedSamplingSchema, type ServedSampling } from './personalize-result.js';
 
 export interface ExperimentMessage {
   role: 'user' | 'assistant';
@@ -30,13 +31,6 @@ export interface CompletionResult {
   finishReason: string | null;
   policyVersion: number;
   turnId: string | null;
-}
-
-/** What the server sampled a turn with (the sampling a request that names none gets). */
-export interface ServedSampling {
-  temperature: number;
-  topP: number;
-  topK?: number;
 }
 
 export interface TurnJudgingSummary {
@@ -82,8 +76,15 @@ const statusSchema = z.object({
 const turnViewSchema = z.object({
   judgement: z.object({ judge: z.string(), judgeModel: z.string().nullable().optional() }).passthrough().nullable(),
   samples: z.array(z.object({ method: z.string() }).passthrough()),
-  sampling: z.object({ temperature: z.number(), topP: z.number(), topK: z.number().optional() }).passthrough().optional(),
+  sampling: servedSamplingSchema.optional(),
 });
+
+/** The turn view's sampling without its other fields; a top-k of 0 means none, as in `SamplingOptions`. */
+function servedSamplingOf(sampling: ServedSampling | undefined): ServedSampling | null {
+  if (sampling === undefined) return null;
+  const { topK, ...rest } = sampling;
+  return topK === undefined || topK <= 0 ? rest : { ...rest, topK };
+}
 
 /** The server's OpenAI-style refusal of a conversation that no longer fits the model's context. */
 export function isContextFullError(error: unknown): boolean {
@@ -175,14 +176,7 @@ export function createPersonalizeClient(options: PersonalizeClientOptions): Pers
       return {
         judge: judgement === null ? null : { judge: judgement.judge, judgeModel: judgement.judgeModel ?? null },
         sampleMethod: parsed.data.samples[0]?.method ?? null,
-        sampling:
-          parsed.data.sampling === undefined
-            ? null
-            : {
-                temperature: parsed.data.sampling.temperature,
-                topP: parsed.data.sampling.topP,
-                ...(parsed.data.sampling.topK === undefined || parsed.data.sampling.topK <= 0 ? {} : { topK: parsed.data.sampling.topK }),
-              },
+        sampling: servedSamplingOf(parsed.data.sampling),
       };
     },
   };

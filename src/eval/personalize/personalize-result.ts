@@ -52,6 +52,10 @@ export const personalizeProbeSchema = z.object({
   mixedVersions: z.boolean(),
 });
 
+/** What the server sampled a turn with (the sampling a request that names none gets). */
+export const servedSamplingSchema = z.object({ temperature: z.number(), topP: z.number(), topK: z.number().optional() });
+export type ServedSampling = z.infer<typeof servedSamplingSchema>;
+
 export const personalizeResultSchema = z.object({
   user: z.string().min(1),
   method: z.enum(personalizeMethods),
@@ -71,7 +75,7 @@ export const personalizeResultSchema = z.object({
    * defaults: the model's generation_config.json since 2026-12-04), when the admin view could tell.
    * Absent in results written before it was recorded, whose servers sampled at temperature 1, top_p 1.
    */
-  sampling: z.object({ temperature: z.number(), topP: z.number(), topK: z.number().optional() }).nullable().optional(),
+  sampling: servedSamplingSchema.nullable().optional(),
   /**
    * The `clawrl serve` flags of the server the command started (the experiment's defaults
    * included; keys go by environment, never here); null against a running server (`--url`).
