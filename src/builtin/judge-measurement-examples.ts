@@ -6,8 +6,14 @@
 import { parseStyleHint } from '../core/hint.js';
 import { createSeededRandom, deriveSeed } from '../core/seeded-random.js';
 import { styleDimensions, type StyleChoice } from '../core/style.js';
-import { builtinUsers, type BuiltinUserName } from '../core/user-preference.js';
-import { generateJudgeExample, type JudgeExample } from './corpus/judge-task.js';
+import { incoherenceComplaints } from '../core/reply-coherence.js';
+import { builtinUsers, userTaskValues, type BuiltinUserName } from '../core/user-preference.js';
+import type { ChatMessage } from '../spec/chat.js';
+import { breakReply, replyBreakages, type ReplyBreakage } from './corpus/broken-replies.js';
+import { generateJudgeExample, type JudgeExample, type JudgeExampleInput } from './corpus/judge-task.js';
+import { writeReply } from './corpus/reply-writer.js';
+import { buildTutorTask } from './corpus/tutor-tasks.js';
+import { drawStyle } from '../core/style.js';
 import { simulatedUserJudgeExample, type SimulatedUserJudgeExample } from './corpus/simulated-user-judge-examples.js';
 
 /** A held-out verdict example: a complaint, thanks or neutral follow-up. */
@@ -33,6 +39,29 @@ export function builtinUserExamples(
   const random = createSeededRandom(deriveSeed(seed, 'users', name, index));
   const verdict = simulatedUserJudgeExample(random, builtinUsers[name], 'verdict', index % 2 === 0, Math.floor(index / 2));
   return { verdict, hint: simulatedUserJudgeExample(random, builtinUsers[name], 'hint', true, index) };
+}
+
+/**
+ * A broken reply to a held-out task (each breakage in turn) and the personalization experiment's
+ * own complaint about it (core/reply-coherence.ts, worded apart from the corpus): the verdict the
+ * judge owes is −1.
+ */
+export function brokenReplyExample(seed: number | string, index: number): { input: JudgeExampleInput; breakage: ReplyBreakage } {
+  const random = createSeededRandom(deriveSeed(seed, 'broken', index));
+  const breakage = replyBreakages[index % replyBreakages.length] as ReplyBreakage;
+  const tutor = buildTutorTask(random.pick(userTaskValues), random, 'heldout');
+  const other = buildTutorTask(random.pick(userTaskValues), random, 'heldout');
+  const reply = breakReply(random, writeReply(tutor.content, drawStyle(random), random), writeReply(other.content, drawStyle(random), random), breakage);
+  const complaints = incoherenceComplaints[breakage];
+  const complaint = complaints[Math.floor(index / replyBreakages.length) % complaints.length] as string;
+  return {
+    input: {
+      context: [{ role: 'user', content: tutor.userMessage } satisfies ChatMessage],
+      response: { role: 'assistant', content: reply } satisfies ChatMessage,
+      nextState: [{ role: 'user', content: complaint } satisfies ChatMessage],
+    },
+    breakage,
+  };
 }
 
 /**

@@ -48,7 +48,7 @@ describe('measureDeployedJudge', () => {
     // Verdicts are asked without hints; complaints for hints with them; per user a verdict and a hint each.
     const perUser = examples / 5;
     expect(judge.inputs.filter((input) => input.wantHint)).toHaveLength(examples + 3 * perUser);
-    expect(judge.inputs).toHaveLength(2 * examples + 3 * 2 * perUser);
+    expect(judge.inputs).toHaveLength(2 * examples + 3 * 2 * perUser + perUser);
 
     expect(result.verdictAccuracy.count).toBe(examples);
     expect(result.verdictByKind['complaint']?.rate ?? 1).toBe(1);
@@ -68,5 +68,9 @@ describe('measureDeployedJudge', () => {
       expect(verdicts.complaints.rate).toBe(1);
       expect(verdicts.thanks.rate).toBe(0);
     }
+    // Broken replies, followed by the experiment's own complaints about them, are owed a -1.
+    expect(result.brokenReplyComplaints).toEqual({ rate: 1, count: perUser });
+    const brokenInputs = judge.inputs.slice(-perUser);
+    expect(brokenInputs.map((input) => input.nextState[0]?.content)).toContain('Your reply just stops halfway, I can not use half an answer.');
   });
 });

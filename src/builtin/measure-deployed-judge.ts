@@ -11,7 +11,7 @@
  */
 import { builtinUserNames, type BuiltinUserName } from '../core/user-preference.js';
 import type { Judge } from '../spec/judge.js';
-import { builtinUserExamples, heldoutComplaintExample, heldoutVerdictExample, readHint } from './judge-measurement-examples.js';
+import { brokenReplyExample, builtinUserExamples, heldoutComplaintExample, heldoutVerdictExample, readHint } from './judge-measurement-examples.js';
 import { counter, rateOf, tally, type Counter, type Rate } from './tally.js';
 
 export interface DeployedJudgeMeasurement {
@@ -26,6 +26,11 @@ export interface DeployedJudgeMeasurement {
   /** The built-in users' own words, as in the single-answer figures. */
   builtinUsersVerdictByUser: Record<BuiltinUserName, { complaints: Rate; thanks: Rate }>;
   builtinUsersHintByUser: Record<BuiltinUserName, { helpful: Rate; contrary: Rate }>;
+  /**
+   * The personalization experiment's complaints about broken replies (cut off, looping, off-task)
+   * read as −1; a fifth of `examples`. Absent from measurements before 2026-12-04.
+   */
+  brokenReplyComplaints?: Rate;
 }
 
 export interface MeasureDeployedJudgeOptions {
@@ -81,6 +86,13 @@ export async function measureDeployedJudge(options: MeasureDeployedJudgeOptions)
     log(`deployed judge on the built-in users: ${name} done`);
   }
 
+  const broken = counter();
+  for (let index = 0; index < examples / 5; index += 1) {
+    const example = brokenReplyExample(seed, index);
+    tally(broken, (await judge.judge({ ...example.input, wantHint: false }, signal)).score === -1);
+  }
+  log('deployed judge on broken replies: done');
+
   const mapRates = <K extends string, T extends Record<string, Counter>>(record: Record<K, T>): Record<K, { [F in keyof T]: Rate }> =>
     Object.fromEntries(
       Object.entries<T>(record).map(([key, tallies]) => [key, Object.fromEntries(Object.entries(tallies).map(([field, tally]) => [field, rateOf(tally)]))]),
@@ -93,5 +105,6 @@ export async function measureDeployedJudge(options: MeasureDeployedJudgeOptions)
     hintGiven: rateOf(given),
     builtinUsersVerdictByUser: mapRates(usersVerdict),
     builtinUsersHintByUser: mapRates(usersHint),
+    brokenReplyComplaints: rateOf(broken),
   };
 }

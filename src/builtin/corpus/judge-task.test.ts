@@ -44,14 +44,15 @@ describe('judge examples', () => {
       expect(example.messages[0]?.content).toBe(example.prompt === 'verdict' ? judgeSystemPrompt : hintSystemPrompt);
     }
     const kinds = new Set(train.map((example) => `${example.prompt}/${example.nextKind}`));
-    expect(kinds.size).toBe(6);
+    expect(kinds.size).toBe(8);
+    expect(new Set(heldout.map((example) => example.nextKind))).toEqual(new Set(['complaint', 'thanks', 'neutral']));
   });
 
   it('answer with the verdict the next message calls for', () => {
     for (const example of train) {
       const answer = example.messages[2]?.content ?? '';
       if (example.prompt === 'verdict') {
-        const expected = { complaint: -1, thanks: 1, neutral: 0 }[example.nextKind];
+        const expected = { complaint: -1, thanks: 1, neutral: 0, broken: -1 }[example.nextKind];
         expect(example.expectedScore).toBe(expected);
         expect(parseVote(answer)).toEqual({ score: expected });
         expect(example.hint).toBeNull();
@@ -94,7 +95,7 @@ describe('judge examples', () => {
   });
 
   it('follow some one-line training replies with a complaint asking for more, judged as a complaint', () => {
-    const oneLiners = train.filter((example) => countWords(fencedParts(example).reply) <= 5);
+    const oneLiners = train.filter((example) => example.nextKind !== 'broken' && countWords(fencedParts(example).reply) <= 5);
     expect(oneLiners.length).toBeGreaterThan(5);
     for (const example of oneLiners) {
       expect(example.nextKind).toBe('complaint');

@@ -6,7 +6,8 @@
  * reply then has a different value on each), thanks, or a neutral / unrelated follow-up. Verdicts
  * follow OpenClaw-RL: complaint −1, thanks +1, neutral 0. The hint prompt is answered `\boxed{1}`
  * plus the canonical style hint of the wanted values for complaints (`canonicalStyleHint`), and
- * `\boxed{-1}` otherwise.
+ * `\boxed{-1}` otherwise. In the training split a tenth of the next states complain about a broken
+ * reply instead (cut off, looping, off-task: broken-replies.ts), verdict −1 and no hint.
  */
 import type { ChatMessage } from '../../spec/chat.js';
 import type { JudgeInput } from '../../spec/judge.js';
@@ -16,13 +17,14 @@ import type { VoteScore } from '../../core/judge-votes.js';
 import type { SeededRandom } from '../../core/seeded-random.js';
 import { classifyStyle, drawStyle, styleDimensions, styleValues, type StyleChoice, type StyleDimension } from '../../core/style.js';
 import { userTaskValues } from '../../core/user-preference.js';
+import { breakReply, brokenReplyReadings, composeBrokenReplyComplaint, replyBreakages, type ReplyBreakage } from './broken-replies.js';
 import { composeComplaint, composeNeutral, composeThanks } from './composed-next-states.js';
 import { complaintPhrases, nextStatePhrases } from './next-state-phrases.js';
 import { writeReply } from './reply-writer.js';
 import { buildTutorTask } from './tutor-tasks.js';
 import type { CorpusSplit } from './word-problems.js';
 
-export type NextStateKind = 'complaint' | 'thanks' | 'neutral';
+export type NextStateKind = 'complaint' | 'thanks' | 'neutral' | 'broken';
 export type JudgePromptKind = 'verdict' | 'hint';
 
 export interface JudgeExample {
@@ -41,6 +43,8 @@ export interface JudgeExample {
   replyStyle: StyleChoice;
   /** The hint in the answer (hint prompts on complaints only). */
   hint: string | null;
+  /** How the reply is broken (`broken` next states only). */
+  breakage: ReplyBreakage | null;
 }
 
 /** A judged turn: the request context, the reply and what the user said next. */
@@ -77,7 +81,7 @@ const complaintVerdictEndings: readonly string[] = [
   'which the reply did not give.',
 ];
 
-const verdictAnswers: { readonly [K in Exclude<NextStateKind, 'complaint'>]: readonly string[] } = {
+const verdictAnswers: { readonly [K in Exclude<NextStateKind, 'complaint' | 'broken'>]: readonly string[] } = {
   thanks: [
     'The user is satisfied and moves on.',
     'The user thanks the assistant, so the reply worked.',
@@ -99,6 +103,8 @@ const noHintAnswers: readonly string[] = [
   'The next message carries no correction.',
 ];
 
+const noStyleHintAnswers: readonly string[] = ['The complaint names no style to change.', 'The user asks for no style, only a working reply.'];
+
 export const judgeContextSystemPrompts: readonly string[] = [
   'You are a helpful math tutor.',
   'You help students and teachers with arithmetic homework.',
@@ -107,7 +113,7 @@ export const judgeContextSystemPrompts: readonly string[] = [
 
 function scoreOf(kind: NextStateKind, prompt: JudgePromptKind): VoteScore {
   if (prompt === 'hint') return kind === 'complaint' ? 1 : -1;
-  return kind === 'complaint' ? -1 : kind === 'thanks' ? 1 : 0;
+  return kind === 'complaint' || kind === 'broken' ? -1 : kind === 'thanks' ? 1 : 0;
 }
 
 /**
@@ -143,8 +149,14 @@ function isOnlyLonger(wanted: Partial<StyleChoice>): boolean {
 
 export function generateJudgeExample(random: SeededRandom, options: JudgeExampleOptions): JudgeExample {
   const { split } = options;
+  // The held-out split keeps its three kinds, so the judge's held-out figures stay comparable.
   const nextKind =
-    options.nextKind ?? random.weighted<NextStateKind>([['complaint', 0.5], ['thanks', 0.3], ['neutral', 0.2]]);
+    options.nextKind ??
+    random.weighted<NextStateKind>(
+      split === 'train'
+        ? [['complaint', 0.45], ['thanks', 0.27], ['neutral', 0.18], ['broken', 0.1]]
+        : [['complaint', 0.5], ['thanks', 0.3], ['neutral', 0.2]],
+    );
   const prompt = options.prompt ?? (random.chance(0.5) ? 'verdict' : 'hint');
   const tutor = buildTutorTask(random.pick(userTaskValues), random, split);
   const phrases = nextStatePhrases(split);
@@ -152,7 +164,12 @@ export function generateJudgeExample(random: SeededRandom, options: JudgeExample
   const wanted: Partial<StyleChoice> = {};
   let nextText: string;
   let replyStyle: StyleChoice;
-  if (nextKind === 'complaint') {
+  let breakage: ReplyBreakage | null = null;
+  if (nextKind === 'broken') {
+    breakage = random.pick(replyBreakages);
+    replyStyle = drawStyle(random);
+    nextText = composeBrokenReplyComplaint(random, breakage);
+  } else if (nextKind === 'complaint') {
     const dimensions: StyleDimension[] = random.shuffle(styleDimensions).slice(0, random.chance(0.35) ? 2 : 1);
     for (const dimension of dimensions) {
       (wanted as Record<string, string>)[dimension] = random.pick(styleValues[dimension] as readonly string[]);
@@ -181,7 +198,11 @@ export function generateJudgeExample(random: SeededRandom, options: JudgeExample
   }
   context.push({ role: 'user', content: tutor.userMessage });
   const oneLine = split === 'train' && nextKind === 'complaint' && isOnlyLonger(wanted) && random.chance(oneLineReplyShare);
-  const replyText = oneLine ? oneLineReply(random, tutor.problem.answer) : writeReply(tutor.content, replyStyle, random);
+  let replyText = oneLine ? oneLineReply(random, tutor.problem.answer) : writeReply(tutor.content, replyStyle, random);
+  if (breakage !== null) {
+    const other = buildTutorTask(random.pick(userTaskValues), random, split);
+    replyText = breakReply(random, replyText, writeReply(other.content, drawStyle(random), random), breakage);
+  }
   // A one-liner has the style it reads as: plain, short, with a sentence answer and its own tone.
   if (oneLine) replyStyle = { ...classifyStyle(replyText), length: 'short' };
   const input = {
@@ -197,13 +218,15 @@ export function generateJudgeExample(random: SeededRandom, options: JudgeExample
     const reading =
       nextKind === 'complaint'
         ? `The user wants ${describeWanted(wanted)}, ${random.pick(complaintVerdictEndings)}`
-        : random.pick(verdictAnswers[nextKind]);
+        : nextKind === 'broken'
+          ? brokenReplyReadings[breakage as ReplyBreakage]
+          : random.pick(verdictAnswers[nextKind]);
     answer = `${reading} \\boxed{${expectedScore}}`;
   } else if (nextKind === 'complaint') {
     hint = canonicalStyleHint(wanted);
     answer = `The user wants ${describeWanted(wanted)}. \\boxed{1}\n${hintStartMarker}${hint}${hintEndMarker}`;
   } else {
-    answer = `${random.pick(noHintAnswers)} \\boxed{-1}`;
+    answer = `${random.pick(nextKind === 'broken' ? noStyleHintAnswers : noHintAnswers)} \\boxed{-1}`;
   }
   const promptMessages = prompt === 'verdict' ? buildJudgePrompt(input) : buildHintPrompt(input);
   return {
@@ -217,5 +240,6 @@ export function generateJudgeExample(random: SeededRandom, options: JudgeExample
     wanted,
     replyStyle,
     hint,
+    breakage,
   };
 }
