@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadChatRenderer } from '../model/create-chat-renderer.js';
 import { loadTransformerFromFolder } from '../model/transformer.js';
 import { initializeTensorBackend } from '../tensor/index.js';
+import { corpusFingerprint } from '../builtin/pretrain/run-pretraining.js';
 import { runPretrainTinyCommand } from './pretrain-tiny-command.js';
 
 // Worker threads run compiled JavaScript: the suite builds dist/ before the tests.
@@ -98,13 +99,19 @@ describe('runPretrainTinyCommand --tiny', () => {
     expect(() => runPretrainTinyCommand({ out: path.join(root, 'bad'), resume: false, tiny: true, steps: 0, workerUrl, log: quiet })).toThrow(/--steps/);
     expect(() => runPretrainTinyCommand({ out: path.join(root, 'bad'), resume: false, tiny: true, judgeShare: 1.5, workerUrl, log: quiet })).toThrow(/--judge-share/);
     expect(() => runPretrainTinyCommand({ out: path.join(root, 'bad'), resume: false, tiny: true, hintShare: -0.1, workerUrl, log: quiet })).toThrow(/--hint-share/);
+    expect(() => runPretrainTinyCommand({ out: path.join(root, 'bad'), resume: false, tiny: true, brokenReplyShare: 2, workerUrl, log: quiet })).toThrow(/--broken-reply-share/);
   });
 
-  it('records --judge-share and --hint-share in the recipe, so a resumed run keeps the mix', async () => {
+  it('records --judge-share, --hint-share and --broken-reply-share in the recipe, so a resumed run keeps the mix', async () => {
     const out = path.join(root, 'judge-heavy');
-    await runPretrainTinyCommand({ out, resume: false, tiny: true, steps: 2, judgeShare: 0.8, hintShare: 0.9, from: path.join(root, 'full'), workerUrl, log: quiet });
-    const state = JSON.parse(await readFile(path.join(out, 'checkpoint', 'state.json'), 'utf8')) as { recipe: { judgeShare?: number; hintShare?: number } };
+    await runPretrainTinyCommand({ out, resume: false, tiny: true, steps: 2, judgeShare: 0.8, hintShare: 0.9, brokenReplyShare: 0.1, from: path.join(root, 'full'), workerUrl, log: quiet });
+    const state = JSON.parse(await readFile(path.join(out, 'checkpoint', 'state.json'), 'utf8')) as { recipe: Parameters<typeof corpusFingerprint>[0] };
     expect(state.recipe.judgeShare).toBe(0.8);
     expect(state.recipe.hintShare).toBe(0.9);
+    // The share is part of the corpus: the same recipe without it names another corpus.
+    const { brokenReplyShare, ...withoutShare } = state.recipe;
+    expect(brokenReplyShare).toBe(0.1);
+    expect(corpusFingerprint(state.recipe)).toBe(state.recipe.corpusFingerprint);
+    expect(corpusFingerprint(withoutShare)).not.toBe(state.recipe.corpusFingerprint);
   });
 });

@@ -29,6 +29,7 @@ export interface PretrainTinyCommandOptions {
   layers?: number;
   /** Share of tutoring examples with a style hint, 0–1 (default: the corpus default, 0.5). */
   hintShare?: number;
+  brokenReplyShare?: number;
   /** Stop after this many minutes of training and write the folder anyway. */
   maxMinutes?: number;
   checkpointMinutes?: number;
@@ -78,7 +79,7 @@ export function runPretrainTinyCommand(options: PretrainTinyCommandOptions): Pro
   if (options.layers !== undefined && options.resume) {
     throw new ClawrlError('configuration_error', '--layers shapes a new run; a resumed run keeps its checkpoint\'s depth');
   }
-  for (const [name, value] of Object.entries({ 'judge-share': options.judgeShare, 'hint-share': options.hintShare })) {
+  for (const [name, value] of Object.entries({ 'judge-share': options.judgeShare, 'hint-share': options.hintShare, 'broken-reply-share': options.brokenReplyShare })) {
     if (value !== undefined && !(value >= 0 && value <= 1)) {
       throw new ClawrlError('configuration_error', `--${name} must be between 0 and 1, got ${value}`);
     }
@@ -93,6 +94,7 @@ export function runPretrainTinyCommand(options: PretrainTinyCommandOptions): Pro
     seed: options.seed ?? 1,
     ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
     ...(options.hintShare === undefined ? {} : { hintShare: options.hintShare }),
+    ...(options.brokenReplyShare === undefined ? {} : { brokenReplyShare: options.brokenReplyShare }),
     steps: options.steps ?? recipe.steps,
     batchSize: options.batchSize ?? recipe.batchSize,
     peakLearningRate: options.learningRate ?? recipe.learningRate,

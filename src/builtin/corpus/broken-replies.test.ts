@@ -45,7 +45,7 @@ describe('broken replies', () => {
       if (prompt === 'verdict') expect(parseVote(answer)).toEqual({ score: -1 });
       else expect(parseHintResponse(answer).accepted).toBe(false);
     }
-    const heldout = Array.from({ length: 400 }, () => generateJudgeExample(random, { split: 'heldout' }).nextKind);
+    const heldout = Array.from({ length: 400 }, () => generateJudgeExample(random, { split: 'heldout', brokenReplyShare: 0.5 }).nextKind);
     expect(heldout).not.toContain('broken');
   });
 });

@@ -70,6 +70,8 @@ export interface GenerateExampleOptions {
   hintProbability?: number;
   /** Share of examples that start with a system message (default 0.25). */
   systemProbability?: number;
+  /** Share of judge examples on broken replies, training split only (default 0; judge-task.ts). */
+  brokenReplyShare?: number;
 }
 
 export const tutorSystemPrompts: readonly string[] = [
@@ -129,6 +131,7 @@ export function generateExample(random: SeededRandom, options: GenerateExampleOp
     return generateJudgeExample(random, {
       split: options.split,
       ...(options.systemProbability === undefined ? {} : { systemProbability: options.systemProbability }),
+      ...(options.brokenReplyShare === undefined ? {} : { brokenReplyShare: options.brokenReplyShare }),
     });
   }
   return generateStyleExample(random, task, options);

@@ -44,8 +44,11 @@ describe('judge examples', () => {
       expect(example.messages[0]?.content).toBe(example.prompt === 'verdict' ? judgeSystemPrompt : hintSystemPrompt);
     }
     const kinds = new Set(train.map((example) => `${example.prompt}/${example.nextKind}`));
-    expect(kinds.size).toBe(8);
-    expect(new Set(heldout.map((example) => example.nextKind))).toEqual(new Set(['complaint', 'thanks', 'neutral']));
+    expect(kinds.size).toBe(6);
+    const withBroken = generateCorpus({ seed: 7, count: 300, split: 'train', taskWeights: { solve: 0, grade: 0, comment: 0, judge: 1 }, brokenReplyShare: 0.2 });
+    const brokenShare = withBroken.filter((example) => example.task === 'judge' && example.nextKind === 'broken').length / withBroken.length;
+    expect(brokenShare).toBeGreaterThan(0.1);
+    expect(brokenShare).toBeLessThan(0.3);
   });
 
   it('answer with the verdict the next message calls for', () => {

@@ -6,8 +6,9 @@
  * reply then has a different value on each), thanks, or a neutral / unrelated follow-up. Verdicts
  * follow OpenClaw-RL: complaint −1, thanks +1, neutral 0. The hint prompt is answered `\boxed{1}`
  * plus the canonical style hint of the wanted values for complaints (`canonicalStyleHint`), and
- * `\boxed{-1}` otherwise. In the training split a tenth of the next states complain about a broken
- * reply instead (cut off, looping, off-task: broken-replies.ts), verdict −1 and no hint.
+ * `\boxed{-1}` otherwise. With `brokenReplyShare` (training split only, off by default) that share
+ * of the next states complain about a broken reply instead (cut off, looping, off-task:
+ * broken-replies.ts), verdict −1 and no hint.
  */
 import type { ChatMessage } from '../../spec/chat.js';
 import type { JudgeInput } from '../../spec/judge.js';
@@ -55,6 +56,8 @@ export interface JudgeExampleOptions {
   prompt?: JudgePromptKind;
   nextKind?: NextStateKind;
   systemProbability?: number;
+  /** Share of training-split next states that complain about a broken reply (default 0). */
+  brokenReplyShare?: number;
 }
 
 /**
@@ -149,13 +152,14 @@ function isOnlyLonger(wanted: Partial<StyleChoice>): boolean {
 
 export function generateJudgeExample(random: SeededRandom, options: JudgeExampleOptions): JudgeExample {
   const { split } = options;
-  // The held-out split keeps its three kinds, so the judge's held-out figures stay comparable.
+  // The held-out split keeps its three kinds, so the judge's held-out figures stay comparable; at
+  // share 0 the draws are exactly those of the corpus before broken replies existed.
+  const brokenShare = split === 'train' ? (options.brokenReplyShare ?? 0) : 0;
+  const kinds: [NextStateKind, number][] = [['complaint', 0.5], ['thanks', 0.3], ['neutral', 0.2]];
   const nextKind =
     options.nextKind ??
     random.weighted<NextStateKind>(
-      split === 'train'
-        ? [['complaint', 0.45], ['thanks', 0.27], ['neutral', 0.18], ['broken', 0.1]]
-        : [['complaint', 0.5], ['thanks', 0.3], ['neutral', 0.2]],
+      brokenShare > 0 ? [...kinds.map(([kind, weight]): [NextStateKind, number] => [kind, weight * (1 - brokenShare)]), ['broken', brokenShare]] : kinds,
     );
   const prompt = options.prompt ?? (random.chance(0.5) ? 'verdict' : 'hint');
   const tutor = buildTutorTask(random.pick(userTaskValues), random, split);

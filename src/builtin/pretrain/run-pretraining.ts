@@ -53,6 +53,7 @@ export interface PretrainingOptions {
   growToLayers?: number;
   /** Share of tutoring examples with a style hint; the corpus default (0.5) when absent. */
   hintShare?: number;
+  brokenReplyShare?: number;
   /** Data-parallel worker threads (one per core). */
   workers: number;
   tokenizerExamples: number;
@@ -102,6 +103,7 @@ function exampleAt(recipe: CheckpointState['recipe'], index: number): ReturnType
     split: 'train',
     ...(recipe.judgeShare === undefined ? {} : { taskWeights: taskWeightsWithJudgeShare(recipe.judgeShare) }),
     ...(recipe.hintShare === undefined ? {} : { hintProbability: recipe.hintShare }),
+    ...(recipe.brokenReplyShare === undefined ? {} : { brokenReplyShare: recipe.brokenReplyShare }),
   });
 }
 
@@ -176,6 +178,7 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
         ...(options.from === undefined ? {} : { from: options.from }),
         ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
         ...(options.hintShare === undefined ? {} : { hintShare: options.hintShare }),
+        ...(options.brokenReplyShare === undefined ? {} : { brokenReplyShare: options.brokenReplyShare }),
       },
     };
     state.recipe.corpusFingerprint = corpusFingerprint(state.recipe);
