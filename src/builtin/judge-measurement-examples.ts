@@ -5,7 +5,7 @@
  */
 import { parseStyleHint } from '../core/hint.js';
 import { createSeededRandom, deriveSeed } from '../core/seeded-random.js';
-import { styleDimensions, type StyleChoice } from '../core/style.js';
+import { drawStyle, styleDimensions, type StyleChoice } from '../core/style.js';
 import { incoherenceComplaints } from '../core/reply-coherence.js';
 import { builtinUsers, userTaskValues, type BuiltinUserName } from '../core/user-preference.js';
 import type { ChatMessage } from '../spec/chat.js';
@@ -13,7 +13,6 @@ import { breakReply, replyBreakages, type ReplyBreakage } from './corpus/broken-
 import { generateJudgeExample, type JudgeExample, type JudgeExampleInput } from './corpus/judge-task.js';
 import { writeReply } from './corpus/reply-writer.js';
 import { buildTutorTask } from './corpus/tutor-tasks.js';
-import { drawStyle } from '../core/style.js';
 import { simulatedUserJudgeExample, type SimulatedUserJudgeExample } from './corpus/simulated-user-judge-examples.js';
 
 /** A held-out verdict example: a complaint, thanks or neutral follow-up. */
