@@ -10,6 +10,7 @@
  * replies in words of their own (core/reply-coherence.ts), which a test keeps apart from these.
  */
 import type { SeededRandom } from '../../core/seeded-random.js';
+import { sentence } from './composed-next-states.js';
 
 export const replyBreakages = ['cut-off', 'repetition', 'off-task'] as const;
 export type ReplyBreakage = (typeof replyBreakages)[number];
@@ -42,12 +43,6 @@ const requests: { readonly [B in ReplyBreakage]: readonly string[] } = {
   repetition: ['write normal sentences', 'answer properly this time', 'give me a real answer', 'say it in plain words', 'start again and make sense'],
   'off-task': ['answer my actual question', 'read my message again', 'look at the problem I sent', 'stick to what I asked', 'deal with my problem'],
 };
-
-function sentence(text: string): string {
-  const trimmed = text.trim();
-  const capitalized = trimmed[0]!.toUpperCase() + trimmed.slice(1);
-  return /[.!?]$/.test(capitalized) ? capitalized : `${capitalized}.`;
-}
 
 /** A user's complaint about a broken reply: an opener, what is broken and, often, what to do. */
 export function composeBrokenReplyComplaint(random: SeededRandom, breakage: ReplyBreakage): string {

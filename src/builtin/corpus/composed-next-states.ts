@@ -272,7 +272,8 @@ const neutralRemarks: readonly string[] = [
   'I will be back in ten minutes.', 'who won the match?', 'my internet keeps dropping.', 'how long is the holiday?',
 ];
 
-function sentence(text: string): string {
+/** The text as a sentence: capitalized, ending in a full stop unless it ends in one already. */
+export function sentence(text: string): string {
   const trimmed = text.trim();
   if (trimmed === '') return '';
   const capitalized = trimmed[0]!.toUpperCase() + trimmed.slice(1);
