@@ -10,7 +10,7 @@
  * replies in words of their own (core/reply-coherence.ts), which a test keeps apart from these.
  */
 import type { SeededRandom } from '../../core/seeded-random.js';
-import { sentence } from './composed-next-states.js';
+import { sentence, withOpener } from './composed-next-states.js';
 
 export const replyBreakages = ['cut-off', 'repetition', 'off-task'] as const;
 export type ReplyBreakage = (typeof replyBreakages)[number];
@@ -51,9 +51,7 @@ export function composeBrokenReplyComplaint(random: SeededRandom, breakage: Repl
   const shape = random.weighted<'problem' | 'both' | 'problem-so-request'>([['problem', 0.35], ['both', 0.4], ['problem-so-request', 0.25]]);
   const body =
     shape === 'problem' ? sentence(problem) : shape === 'both' ? `${sentence(problem)} ${sentence(`please ${request}`)}` : sentence(`${problem}, so ${request}`);
-  const opener = random.pick(openers);
-  if (opener === '') return body;
-  return opener.endsWith(',') || opener === 'Sorry, but' ? `${opener} ${body[0]!.toLowerCase()}${body.slice(1)}` : `${opener} ${body}`;
+  return withOpener(random.pick(openers), body);
 }
 
 /** What the judge reads before its box, one wording per breakage. */

@@ -320,11 +320,17 @@ export function composeComplaint(random: SeededRandom, wanted: Partial<StyleChoi
   const dimensions = (Object.keys(wanted) as StyleDimension[]).filter((dimension) => wanted[dimension] !== undefined);
   const opener = random.chance(0.2) ? random.pick(stakes) : random.pick(complaintOpeners);
   const clauses = random.shuffle(dimensions).map((dimension) => complaintClause(random, dimension, wanted[dimension] as string));
-  let body = clauses.join(' ');
-  if (opener.endsWith(',') || opener.endsWith(':') || opener === 'Sorry, but' || opener === 'Almost, but') {
-    if (!/^I\b/.test(body)) body = body[0]!.toLowerCase() + body.slice(1);
-  }
-  return `${opener} ${body}`.trim().replaceAll('{answer}', String(answer));
+  return withOpener(opener, clauses.join(' ')).replaceAll('{answer}', String(answer));
+}
+
+/**
+ * A complaint's opener before its body: an opener that runs on ("Actually,", "Sorry, but") takes
+ * the body in lower case, except "I".
+ */
+export function withOpener(opener: string, body: string): string {
+  const runsOn = opener.endsWith(',') || opener.endsWith(':') || opener === 'Sorry, but' || opener === 'Almost, but';
+  const joined = runsOn && !/^I\b/.test(body) ? body[0]!.toLowerCase() + body.slice(1) : body;
+  return `${opener} ${joined}`.trim();
 }
 
 /** Thanks, naming now and then a style value the reply has (`replyStyle`). */
