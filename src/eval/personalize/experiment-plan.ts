@@ -5,8 +5,8 @@
  * share a message, so the probe measures what the policy learned, not what it saw.
  */
 import { createSeededRandom, deriveSeed, type SeededRandom } from '../../core/seeded-random.js';
-import { incoherenceComplaints, replyIncoherence, type ReplyIncoherence } from '../../core/reply-coherence.js';
-import { complaintsFor, type SimulatedUser } from '../../core/user-preference.js';
+import { incoherenceComplaints, replyIncoherence, type ReplyIncoherence } from '../../builtin/reply-coherence.js';
+import { complaintsFor, type SimulatedUser } from '../../builtin/user-preference.js';
 import { firstMessages } from '../../builtin/corpus/corpus-generator.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 

@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { incoherenceComplaints } from '../../core/reply-coherence.js';
-import { builtinUsers } from '../../core/user-preference.js';
+import { incoherenceComplaints } from '../../builtin/reply-coherence.js';
+import { builtinUsers } from '../../builtin/user-preference.js';
 import type { CompletionRequest, CompletionResult, PersonalizeClient } from './personalize-client.js';
 import { personalizeResultSchema } from './personalize-result.js';
 import { runPersonalizeExperiment, type PersonalizeProgress } from './run-personalize-experiment.js';

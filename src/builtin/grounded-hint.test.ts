@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { styleHintPhrasings } from './hint.js';
+import { styleHintPhrasings } from './style-hint.js';
 import { groundedHint, mentionsDimension } from './grounded-hint.js';
 import { incoherenceComplaints } from './reply-coherence.js';
 import { builtinUsers } from './user-preference.js';

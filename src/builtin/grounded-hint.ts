@@ -15,7 +15,7 @@
  * "full" for length): a wrong cue only lets a hint through that the judge wrote anyway, while a
  * missing one drops a right hint and leaves that turn to the reward alone.
  */
-import { parseStyleHint } from './hint.js';
+import { parseStyleHint } from './style-hint.js';
 import { styleDimensions, type StyleDimension } from './style.js';
 
 /** A case-insensitive pattern matching any of `words` (regex fragments) as whole words. */
