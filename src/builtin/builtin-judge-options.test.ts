@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { buildHintPrompt, buildJudgePrompt, hintSystemPrompt, type JudgePromptInput } from '../core/judge-prompts.js';
+import { createSeededRandom } from '../core/seeded-random.js';
 import type { ChatMessage } from '../spec/chat.js';
 import type { JudgeInput } from '../spec/judge.js';
 import { createPrmJudge } from '../judge/create-prm-judge.js';
@@ -37,6 +39,26 @@ const recorded = JSON.parse(readFileSync(new URL('./__fixtures__/builtin-judge-p
   hint: ChatMessage[];
 }[];
 
+/** Turns of every shape the built-in judge meets: system prompts or none, many short or few long messages, tool calls, several next-state messages, fence look-alikes. */
+function variedTurns(count: number): JudgePromptInput[] {
+  const random = createSeededRandom('builtin-judge-prompts');
+  const words = ['apples', 'Mia', '**bold**', '1. step', '\\boxed{17}', 'héllo', '<<<end>>>', '>>>>', 'the', 'answer', '\n', '{"x":1}', 'Answer: 5', 'wonderful', 'é', 'x'];
+  const text = (most: number) => Array.from({ length: random.integer(0, most) }, () => random.pick(words)).join(' ');
+  const message = (role: ChatMessage['role'], most: number): ChatMessage => {
+    const result: ChatMessage = { role, content: text(most) };
+    if (role === 'assistant' && random.chance(0.3)) result.toolCalls = [{ id: 'c1', name: 'read_file', arguments: '{"path":"a.txt"}' }];
+    if (role === 'tool') result.toolCallId = 'c1';
+    return result;
+  };
+  return Array.from({ length: count }, () => {
+    const context: ChatMessage[] = random.chance(0.5) ? [message('system', random.pick([10, 40, 200]))] : [];
+    const lengths = random.pick([8, 30, 120, 600]);
+    for (let index = random.integer(0, 10); index > 0; index -= 1) context.push(message(random.pick(['user', 'assistant', 'tool'] as const), lengths));
+    const nextState = Array.from({ length: random.integer(0, 3) }, () => message(random.pick(['user', 'tool'] as const), random.pick([10, 60, 300])));
+    return { context, response: message('assistant', random.pick([20, 80, 400])), nextState };
+  });
+}
+
 describe('the built-in model\'s judge', () => {
   it('renders its prompts byte for byte as the built-in model was trained to read them', async () => {
     expect(recorded).toHaveLength(40);
@@ -51,6 +73,12 @@ describe('the built-in model\'s judge', () => {
       await judge.judge({ context: [...context], response, nextState: [...nextState], wantHint: true }, new AbortController().signal);
     }
     expect(model.requests.map((request) => request.messages)).toEqual(recorded.slice(0, 10).flatMap((example) => [example.verdict, example.hint]));
+    // 3,000 more turns, by digest: the digest of their prompts as rendered at commit 848cc2f.
+    const digest = createHash('sha256');
+    for (const turn of variedTurns(3_000)) {
+      digest.update(JSON.stringify([buildJudgePrompt(turn, builtinJudgePromptBudget), buildHintPrompt(turn, builtinJudgePromptBudget)]));
+    }
+    expect(digest.digest('hex')).toBe('29e602971243a7fe9a364b7bf723bfd376b1f6d126420796c5ce1f768471b61e');
   });
 
   it('keeps no candidate that asks only for what the reply already does', async () => {

@@ -15,7 +15,7 @@
  * Pure: the token counter is given (the judge model's tokenizer, or `estimateTokens`).
  */
 import type { ChatMessage } from '../spec/chat.js';
-import { buildHintPrompt, buildJudgePrompt, messageText, type JudgePromptBudget, type JudgePromptInput } from './judge-prompts.js';
+import { buildHintPrompt, buildJudgePrompt, messageText, minimumMessageLength, type JudgePromptBudget, type JudgePromptInput } from './judge-prompts.js';
 
 export interface JudgeContextWindow {
   /** The judge model's context window: prompt and answer together, in tokens. */
@@ -102,9 +102,14 @@ function needsOf(input: JudgePromptInput, countTokens: (text: string) => number)
 
 /** The budget for `room` tokens of fenced text. */
 function budgetOf(needs: PartNeeds, room: number, countTokens: (text: string) => number): JudgePromptBudget {
-  const shared = shareRoom(room, { context: needs.system + needs.otherContext, response: needs.response, nextState: needs.nextState });
+  const contextNeed = needs.system + needs.otherContext;
+  const shared = shareRoom(room, { context: contextNeed, response: needs.response, nextState: needs.nextState });
   const systemHead = Math.min(needs.system, Math.max(Math.floor(shared.context * systemHeadShare), shared.context - needs.otherContext));
-  return { ...shared, systemHead, measure: countTokens };
+  // A context that fits whole gets a margin of `minimumMessageLength`, which rendering never uses:
+  // without it the oldest short messages would meet the rule that leaves a message out once fewer
+  // than that many units are left.
+  const context = shared.context >= contextNeed ? contextNeed + minimumMessageLength : shared.context;
+  return { ...shared, context, systemHead, measure: countTokens };
 }
 
 /**

@@ -48,8 +48,8 @@ export interface JudgePromptInput {
 }
 
 const omissionMarker = ' [...] ';
-/** A context message is left out rather than cut below this many units. */
-const minimumMessageLength = 40;
+/** An older context message is left out once fewer than this many units are left. */
+export const minimumMessageLength = 40;
 const characters = (text: string): number => text.length;
 
 const sharedRules =

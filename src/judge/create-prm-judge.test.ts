@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createScriptedInferenceEngine } from '../gateway/testing/scripted-inference-engine.js';
+import { estimateTokens } from '../core/judge-prompt-budget.js';
 import { hintSystemPrompt, judgeSystemPrompt } from '../core/judge-prompts.js';
+import type { ChatMessage } from '../spec/chat.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { JudgeInput } from '../spec/judge.js';
 import { createPolicyJudgeModel } from './create-policy-judge-model.js';
@@ -105,6 +107,36 @@ describe('createPrmJudge', () => {
     expect(seen[0]).toEqual({ response: '\\boxed{8}', nextState: 'That is wrong, redo it.' });
     // The votes keep what the judge wrote.
     expect(filtered.votes.filter((vote) => vote.kind === 'hint').map((vote) => vote.hint)).toEqual(unfiltered.hintCandidates);
+  });
+
+  it("shares its prompt out of the judge model's context window: a 40 kB agent turn reaches a 32k judge whole", async () => {
+    const toolOutputs = Array.from({ length: 8 }, (_, index) => `OUTPUT-${index} ${'{"line": "a row of tool output"}\n'.repeat(150)}`);
+    const context: ChatMessage[] = [
+      { role: 'system', content: `You are a coding agent. ${'Tool descriptions. '.repeat(200)}` },
+      { role: 'user', content: 'Fix the failing test.' },
+      ...toolOutputs.map((content, index): ChatMessage => ({ role: 'tool', content, toolCallId: `c${index}` })),
+    ];
+    expect(JSON.stringify(context).length).toBeGreaterThan(40_000);
+    const turn = { ...input, context };
+    const whole = queuedModel(['\\boxed{-1}']);
+    await judgeWith(whole, { votes: 1 }).judge(turn, new AbortController().signal);
+    const prompt = whole.requests[0]?.messages[1]?.content ?? '';
+    for (const message of context) expect(prompt).toContain(message.content);
+    const windows: number[] = [];
+    const small = queuedModel(['\\boxed{-1}']);
+    const smallJudge = judgeWith(small, {
+      votes: 1,
+      contextWindow: async () => {
+        windows.push(4_096);
+        return { tokens: 4_096, countTokens: estimateTokens };
+      },
+    });
+    await smallJudge.judge(turn, new AbortController().signal);
+    await smallJudge.judge(turn, new AbortController().signal);
+    expect(windows).toEqual([4_096]);
+    const cut = small.requests[0]?.messages.reduce((sum, message) => sum + estimateTokens(message.content), 0) ?? Infinity;
+    expect(cut).toBeLessThanOrEqual(4_096 - 512);
+    expect(small.requests[0]?.messages[1]?.content).toContain('OUTPUT-7');
   });
 
   it('throws when a vote fails, so the turn is retried rather than judged on fewer votes', async () => {
