@@ -34,7 +34,7 @@ describe('loadSimulatedUser', () => {
   });
 
   it('reads the shipped student whose rules name what they see, the built-in student apart from its complaints', () => {
-    const file = path.join(import.meta.dirname, '../../../docs/personalization-ablations/student-rule-complaints/student-rule-complaints.json');
+    const file = path.join(import.meta.dirname, '__fixtures__/student-rule-complaints.json');
     const user = loadSimulatedUser(file);
     const { student } = builtinUsers;
     expect({ ...user.preference, rules: user.preference.rules.map(({ complaints: _, ...rule }) => rule) }).toEqual(student.preference);
