@@ -19,7 +19,7 @@ describe('groundedHint', () => {
     expect(groundedHint(sentence, nobodyBoxes as string)).toBe(sentence);
     expect(groundedHint(`${plain} ${sentence}`, normalKid as string)).toBe(`${plain} ${sentence}`);
     expect(groundedHint(`${plain} ${warm}`, normalKid as string)).toBe(plain);
-    // What the judge wrote for "Way too formatted, …" in the session-25 runs.
+    // Hints the built-in judge writes for "Way too formatted, …".
     expect(groundedHint(long, wayTooFormatted as string)).toBeNull();
     expect(groundedHint(short, wayTooFormatted as string)).toBeNull();
     expect(groundedHint(plain, wayTooFormatted as string)).toBe(plain);

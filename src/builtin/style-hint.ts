@@ -90,8 +90,8 @@ export function phrasingsOf<D extends StyleDimension>(dimension: D, value: Style
  * The one fixed wording of a hint asking for the given values: the first phrasing of each value,
  * in dimension order. The built-in judge writes its hints this way, so the hint is a lookup of
  * the reading it has just stated ("The user wants …") rather than a second, independent guess
- * among a dozen wordings; the tiny model often stated the right reading and then hinted another
- * dimension. Empty choices give an empty string.
+ * among a dozen wordings, which a model this small gets wrong more often than the reading.
+ * Empty choices give an empty string.
  */
 export function canonicalStyleHint(choices: Partial<StyleChoice>): string {
   return styleDimensions
@@ -225,10 +225,10 @@ export function parseStyleHint(hintText: string): Partial<StyleChoice> {
 
 /**
  * Whether a judge's hint asks the reply to change. A hint that asks only for style values the
- * reply already has cannot be the correction its user asked for: the built-in judge read the
- * student's "Nobody boxes their answer" under a boxed answer as "Put the final answer in
- * \\boxed{}.", and distilling that hint taught the policy to box. A hint that names no style value
- * this reader knows is taken as asking for a change.
+ * reply already has cannot be the correction its user asked for: the built-in judge can read
+ * "Nobody boxes their answer" under a boxed answer as "Put the final answer in \\boxed{}.", and
+ * distilling that hint teaches the policy to box. A hint that names no style value this reader
+ * knows is taken as asking for a change.
  */
 export function hintAsksForChange(hint: string, reply: string): boolean {
   const asked = parseStyleHint(hint);

@@ -182,7 +182,7 @@ describe('runPersonalizeExperiment', () => {
         if (event.kind === 'session' && event.session.index === 2) active = 1;
       },
     });
-    // Activated after session 2 reported; the check after session 3 finds it.
+    // Activated once the second session reported; the probe after the third finds it.
     expect(result.probe.map((entry) => [entry.afterSession, entry.policyVersion])).toEqual([
       [0, 0],
       [3, 1],
