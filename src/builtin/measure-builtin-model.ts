@@ -15,6 +15,7 @@
 import { performance } from 'node:perf_hooks';
 import { createSeededRandom, deriveSamplingSeed, deriveSeed } from '../core/seeded-random.js';
 import { createPrmJudge } from '../judge/create-prm-judge.js';
+import { builtinJudgeOptions } from './builtin-judge-options.js';
 import { parseHintResponse, parseVote } from '../core/judge-votes.js';
 import { classifyStyle, styleDimensions, styleValues, type StyleDimension } from './style.js';
 import { builtinUserNames, userTaskValues, type BuiltinUserName } from './user-preference.js';
@@ -270,7 +271,12 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
 
     const deployedJudge = options.deployedJudge
       ? await measureDeployedJudge({
-          judge: createPrmJudge({ judgeId: 'policy', modelName: options.modelDirectory, model: transformerJudgeModel(transformer, renderer) }),
+          judge: createPrmJudge({
+            judgeId: 'policy',
+            modelName: options.modelDirectory,
+            model: transformerJudgeModel(transformer, renderer),
+            ...builtinJudgeOptions({ grounding: false }),
+          }),
           examples: options.judgeExamples,
           seed: options.seed,
           log,
