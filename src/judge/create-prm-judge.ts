@@ -73,19 +73,20 @@ export function createPrmJudge(options: PrmJudgeOptions): Judge {
   const temperature = options.temperature ?? 0.6;
   const maxTokens = options.maxTokens ?? 512;
   const clock = options.clock ?? (() => performance.now());
-  const askWindow = options.contextWindow ?? (async () => ({ tokens: defaultJudgeContextTokens, countTokens: estimateTokens }));
-  let window: Promise<JudgeContextWindow> | null = null;
-  async function budgetFor(input: JudgeInput, signal: AbortSignal): Promise<JudgePromptBudget> {
-    if (options.fixedBudget !== undefined) return options.fixedBudget;
-    // Asked once; a failed ask is asked again at the next judgement.
-    window ??= askWindow(signal).catch((error: unknown) => {
-      window = null;
-      throw asJudgeFailure(error);
-    });
-    return judgePromptBudgetFor(input, await window, maxTokens);
-  }
   if (!Number.isInteger(votes) || votes < 1 || !Number.isInteger(hintVotes) || hintVotes < 1) {
     throw new ClawrlError('configuration_error', `the judge needs at least one vote, got ${votes} votes and ${hintVotes} hint votes`);
+  }
+  const askWindow = options.contextWindow ?? (async () => ({ tokens: defaultJudgeContextTokens, countTokens: estimateTokens }));
+  let contextWindow: Promise<JudgeContextWindow> | null = null;
+
+  async function budgetFor(input: JudgeInput, signal: AbortSignal): Promise<JudgePromptBudget> {
+    if (options.fixedBudget !== undefined) return options.fixedBudget;
+    // Asked once; a failed ask fails this judgement (the worker retries it) and is asked again next time.
+    contextWindow ??= askWindow(signal).catch((error: unknown) => {
+      contextWindow = null;
+      throw asJudgeFailure(error);
+    });
+    return judgePromptBudgetFor(input, await contextWindow, maxTokens);
   }
 
   async function ask(messages: JudgeModelMessages, n: number, signal: AbortSignal): Promise<string[]> {
