@@ -119,7 +119,16 @@ function budgetOf(needs: PartNeeds, room: number, countTokens: (text: string) =>
  * take it over, the room shrinks by the excess and the budget is shared again.
  */
 export function judgePromptBudgetFor(input: JudgePromptInput, window: JudgeContextWindow, outputTokens: number): JudgePromptBudget {
-  const { countTokens } = window;
+  // Every render counts every message again; one turn's texts are counted once.
+  const counted = new Map<string, number>();
+  const countTokens = (text: string): number => {
+    let tokens = counted.get(text);
+    if (tokens === undefined) {
+      tokens = window.countTokens(text);
+      counted.set(text, tokens);
+    }
+    return tokens;
+  };
   const limit = window.tokens - outputTokens;
   // The instructions and fences alone: every message present and empty.
   const unlimited = { context: Infinity, systemHead: Infinity, response: Infinity, nextState: Infinity };
