@@ -98,6 +98,23 @@ describe('architecture', () => {
     expect(offenders.map(relative)).toEqual([]);
   });
 
+  it("keeps the built-in model's styles, style hints, simulated users and reply check out of core", () => {
+    // They live in src/builtin; core holds only what every service needs.
+    const experiment = ['style', 'style-hint', 'user-preference', 'reply-coherence', 'grounded-hint'];
+    const coreFiles = sourceFiles.filter((file) => layerOf(file) === 'core');
+    expect(coreFiles.filter((file) => experiment.includes(path.basename(file).replace(/(\.test)?\.ts$/, ''))).map(relative)).toEqual([]);
+    const names = experiment.flatMap((name) => {
+      const text = readFileSync(path.join(sourceRoot, 'builtin', `${name}.ts`), 'utf8');
+      return [...text.matchAll(/^export (?:const|function|type|interface) (\w+)/gm)].map((match) => match[1] as string);
+    });
+    expect(names).toEqual(expect.arrayContaining(['styleDimensions', 'warmPhrases', 'parseStyleHint', 'builtinUsers', 'replyIncoherence']));
+    const mentions = coreFiles.flatMap((file) => {
+      const text = readFileSync(file, 'utf8');
+      return names.filter((name) => new RegExp(`\\b${name}\\b`).test(text)).map((name) => `${relative(file)} mentions ${name}`);
+    });
+    expect(mentions).toEqual([]);
+  });
+
   it('keeps core free of I/O', () => {
     const ioModules = /from ['"](node:)?(fs|fs\/promises|net|http|https|child_process|worker_threads|dgram)['"]/;
     const offenders = productionFiles.filter((file) => layerOf(file) === 'core' && ioModules.test(readFileSync(file, 'utf8')));

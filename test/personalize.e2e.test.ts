@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseSimulatedUser, type SimulatedUser } from '../src/core/user-preference.js';
+import { parseSimulatedUser, type SimulatedUser } from '../src/builtin/user-preference.js';
 import type { TurnRecord } from '../src/spec/records.js';
 import { answeringText, userComplaints } from '../src/eval/personalize/experiment-plan.js';
 import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';

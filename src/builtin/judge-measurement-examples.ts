@@ -3,11 +3,11 @@
  * the server runs, `measure-deployed-judge.ts`), drawn from the same seeds so their figures read
  * side by side, and how a hint is read against what the user wants.
  */
-import { parseStyleHint } from '../core/hint.js';
+import { parseStyleHint } from './style-hint.js';
 import { createSeededRandom, deriveSeed } from '../core/seeded-random.js';
-import { drawStyle, styleDimensions, type StyleChoice } from '../core/style.js';
-import { incoherenceComplaints } from '../core/reply-coherence.js';
-import { builtinUsers, userTaskValues, type BuiltinUserName } from '../core/user-preference.js';
+import { drawStyle, styleDimensions, type StyleChoice } from './style.js';
+import { incoherenceComplaints } from './reply-coherence.js';
+import { builtinUsers, userTaskValues, type BuiltinUserName } from './user-preference.js';
 import type { ChatMessage } from '../spec/chat.js';
 import { breakReply, replyBreakages, type ReplyBreakage } from './corpus/broken-replies.js';
 import { generateJudgeExample, type JudgeExample, type JudgeExampleInput } from './corpus/judge-task.js';

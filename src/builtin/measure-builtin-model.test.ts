@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { styleDimensions } from '../core/style.js';
+import { styleDimensions } from './style.js';
 import { runPretrainTinyCommand } from '../cli/pretrain-tiny-command.js';
 import { initializeTensorBackend } from '../tensor/index.js';
 import { defaultMeasureOptions, measureBuiltinModel, statedAnswer } from './measure-builtin-model.js';

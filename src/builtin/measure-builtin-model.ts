@@ -15,9 +15,10 @@
 import { performance } from 'node:perf_hooks';
 import { createSeededRandom, deriveSamplingSeed, deriveSeed } from '../core/seeded-random.js';
 import { createPrmJudge } from '../judge/create-prm-judge.js';
+import { builtinJudgeOptions } from './builtin-judge-options.js';
 import { parseHintResponse, parseVote } from '../core/judge-votes.js';
-import { classifyStyle, styleDimensions, styleValues, type StyleDimension } from '../core/style.js';
-import { builtinUserNames, userTaskValues, type BuiltinUserName } from '../core/user-preference.js';
+import { classifyStyle, styleDimensions, styleValues, type StyleDimension } from './style.js';
+import { builtinUserNames, userTaskValues, type BuiltinUserName } from './user-preference.js';
 import { loadChatRenderer } from '../model/create-chat-renderer.js';
 import { loadTransformerFromFolder } from '../model/transformer.js';
 import type { ChatMessage } from '../spec/chat.js';
@@ -270,7 +271,12 @@ export async function measureBuiltinModel(options: MeasureBuiltinModelOptions): 
 
     const deployedJudge = options.deployedJudge
       ? await measureDeployedJudge({
-          judge: createPrmJudge({ judgeId: 'policy', modelName: options.modelDirectory, model: transformerJudgeModel(transformer, renderer) }),
+          judge: createPrmJudge({
+            judgeId: 'policy',
+            modelName: options.modelDirectory,
+            model: transformerJudgeModel(transformer, renderer),
+            ...builtinJudgeOptions({ grounding: false }),
+          }),
           examples: options.judgeExamples,
           seed: options.seed,
           log,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalStyleHint } from '../core/hint.js';
+import { canonicalStyleHint } from './style-hint.js';
 import { createSeededRandom, deriveSeed } from '../core/seeded-random.js';
 import type { Judge, JudgeInput, JudgeResult } from '../spec/judge.js';
 import { generateJudgeExample } from './corpus/judge-task.js';

@@ -9,7 +9,7 @@
  *
  * The examples are those of the single-answer figures (same seeds), so the two read side by side.
  */
-import { builtinUserNames, type BuiltinUserName } from '../core/user-preference.js';
+import { builtinUserNames, type BuiltinUserName } from './user-preference.js';
 import type { Judge } from '../spec/judge.js';
 import { brokenReplyExample, builtinUserExamples, heldoutComplaintExample, heldoutVerdictExample, readHint } from './judge-measurement-examples.js';
 import { counter, rateOf, tally, type Counter, type Rate } from './tally.js';

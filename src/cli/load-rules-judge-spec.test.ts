@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { builtinUsers } from '../core/user-preference.js';
+import { builtinUsers } from '../builtin/user-preference.js';
 import { createRulesJudge, defaultRulesJudgeSpec } from '../judge/create-rules-judge.js';
 import { loadRulesJudgeSpec } from './load-rules-judge-spec.js';
 

@@ -5,8 +5,9 @@
  * the preference, for ablations that separate what the judge reads from what training does with it.
  */
 import { readFileSync } from 'node:fs';
+import { rulesJudgeSpecForUser } from '../builtin/user-preference.js';
 import { loadSimulatedUser } from '../eval/personalize/load-simulated-user.js';
-import { defaultRulesJudgeSpec, rulesJudgeSpecForUser, rulesJudgeSpecSchema, type RulesJudgeSpec } from '../judge/create-rules-judge.js';
+import { defaultRulesJudgeSpec, rulesJudgeSpecSchema, type RulesJudgeSpec } from '../judge/create-rules-judge.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 
 const userPrefix = 'user:';

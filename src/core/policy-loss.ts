@@ -22,7 +22,7 @@
  * policy's log-probs of the same tokens. It is 0 while the policy is the base, and its gradient,
  * −α·Σ_k q_k·∇ℓ_k, pulls back only where the policy has moved. Unlike kl_t, which sees the one
  * sampled token, it compares whole distributions, so a few samples cannot move the many positions
- * no reward is about (measured: docs/personalization.md, "Session 24").
+ * no reward is about.
  *
  * The weight w corrects for the sampler and the trainer being different engines or versions (a
  * sample may be up to `maxStaleness` versions old); truncating it at C bounds the variance a

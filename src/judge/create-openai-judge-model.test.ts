@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgePromptVersion } from '../core/judge-prompts.js';
 import { startFakeVllmServer, type FakeVllmServer } from '../engines/testing/fake-vllm-server.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import { chatCompletionsUrlOf, createOpenAIJudgeModel } from './create-openai-judge-model.js';
+import { chatCompletionsUrlOf, createOpenAIJudgeModel, openAIJudgeContextWindow } from './create-openai-judge-model.js';
 import { createPrmJudge } from './create-prm-judge.js';
 
 async function failureOf(promise: Promise<unknown>): Promise<ClawrlError> {
@@ -86,6 +86,18 @@ describe('the openai judge backend against a vLLM-shaped server', () => {
     expect(await failureOf(unknownModel(request, new AbortController().signal))).toMatchObject({ code: 'upstream_error', retryable: false });
     expect(await model(request, new AbortController().signal)).toEqual(['You said: hi']);
     expect(await model({ ...request, n: 3 }, new AbortController().signal)).toEqual(['You said: hi', 'You said: hi', 'You said: hi']);
+  });
+
+  it("takes the judge model's context window from /v1/models, else the default", async () => {
+    const signal = new AbortController().signal;
+    expect((await openAIJudgeContextWindow({ baseUrl: server.url, model: 'judge-model' })(signal)).tokens).toBe(16_384);
+    expect((await openAIJudgeContextWindow({ baseUrl: `${server.url}/v1`, model: 'judge-model' })(signal)).tokens).toBe(16_384);
+    // A model the endpoint does not list (or an endpoint that reports no length) gets the default.
+    expect((await openAIJudgeContextWindow({ baseUrl: server.url, model: 'other-model' })(signal)).tokens).toBe(32_768);
+    expect((await openAIJudgeContextWindow({ baseUrl: server.url, model: 'other-model', defaultTokens: 8_192 })(signal)).tokens).toBe(8_192);
+    // An endpoint that cannot be reached is asked again later rather than guessed for good.
+    const unreachable = await failureOf(openAIJudgeContextWindow({ baseUrl: 'http://127.0.0.1:1', model: 'judge-model' })(signal));
+    expect(unreachable).toMatchObject({ code: 'upstream_error', retryable: true });
   });
 
   it('throws a retryable error when the endpoint is unreachable', async () => {

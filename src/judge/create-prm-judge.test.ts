@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { createScriptedInferenceEngine } from '../gateway/testing/scripted-inference-engine.js';
+import { estimateTokens } from '../core/judge-prompt-budget.js';
 import { hintSystemPrompt, judgeSystemPrompt } from '../core/judge-prompts.js';
+import type { ChatMessage } from '../spec/chat.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { JudgeInput } from '../spec/judge.js';
 import { createPolicyJudgeModel } from './create-policy-judge-model.js';
-import { createPrmJudge } from './create-prm-judge.js';
+import { createPrmJudge, type HintFilterTurn, type JudgeHintFilter, type PrmJudgeOptions } from './create-prm-judge.js';
 import { judgeModelOfSingleAnswers, type JudgeModel, type JudgeModelRequest } from './judge-model.js';
 
 const input: JudgeInput = {
@@ -27,7 +29,7 @@ function queuedModel(verdicts: string[], hints: string[] = []): JudgeModel & { r
   );
 }
 
-const judgeWith = (model: JudgeModel, options: { votes?: number; groundHints?: boolean } = {}) =>
+const judgeWith = (model: JudgeModel, options: Partial<PrmJudgeOptions> = {}) =>
   createPrmJudge({ judgeId: 'openai', modelName: 'm', model, ...options, clock: () => 0 });
 
 describe('createPrmJudge', () => {
@@ -85,55 +87,56 @@ describe('createPrmJudge', () => {
     expect(unclear.hint).toBe('Explain the grading in detail.');
   });
 
-  it('keeps no candidate that asks only for what the reply already does', async () => {
-    const model = queuedModel(
-      ['\\boxed{-1}', '\\boxed{-1}', '\\boxed{-1}'],
-      [
-        '\\boxed{1} [HINT_START]Put the final answer in \\boxed{}.[HINT_END]',
-        "\\boxed{1} [HINT_START]Please don't use bold text or numbered lists.[HINT_END]",
-        '\\boxed{1} [HINT_START]Put the final answer in \\boxed{}.[HINT_END]',
-      ],
-    );
-    const response = { role: 'assistant' as const, content: '**Step 1:** 3 + 4 = 7.\n\n\\boxed{7}' };
-    const nextState = [{ role: 'user' as const, content: 'Nobody writes homework with bold steps and a boxed answer, redo it.' }];
-    const result = await judgeWith(model).judge({ ...input, response, nextState, wantHint: true }, new AbortController().signal);
-    expect(result.hintCandidates).toEqual(["Please don't use bold text or numbered lists."]);
-    expect(result.hint).toBe("Please don't use bold text or numbered lists.");
-    expect(result.votes.filter((vote) => vote.kind === 'hint').map((vote) => vote.hint)).toEqual([
-      'Put the final answer in \\boxed{}.',
-      "Please don't use bold text or numbered lists.",
-      'Put the final answer in \\boxed{}.',
-    ]);
+  it('keeps every accepted hint without a filter, and what the filter keeps with one', async () => {
+    const answers = [
+      '\\boxed{1} [HINT_START]Put the final answer in \\boxed{}.[HINT_END]',
+      '\\boxed{1} [HINT_START]Check the sum: 3 + 4 is 7, not 8.[HINT_END]',
+      '\\boxed{1} [HINT_START]Keep it short. Name the tool first.[HINT_END]',
+    ];
+    const turn = { ...input, response: { role: 'assistant' as const, content: '\\boxed{8}' }, wantHint: true };
+    const unfiltered = await judgeWith(queuedModel(Array(3).fill('\\boxed{-1}'), [...answers])).judge(turn, new AbortController().signal);
+    expect(unfiltered.hintCandidates).toEqual(['Put the final answer in \\boxed{}.', 'Check the sum: 3 + 4 is 7, not 8.', 'Keep it short. Name the tool first.']);
+    const seen: HintFilterTurn[] = [];
+    const hintFilter: JudgeHintFilter = (hint, filtered) => {
+      seen.push(filtered);
+      if (hint.includes('boxed')) return null;
+      return hint.replace('Keep it short. ', '');
+    };
+    const filtered = await judgeWith(queuedModel(Array(3).fill('\\boxed{-1}'), [...answers]), { hintFilter }).judge(turn, new AbortController().signal);
+    expect(filtered.hintCandidates).toEqual(['Check the sum: 3 + 4 is 7, not 8.', 'Name the tool first.']);
+    expect(seen[0]).toEqual({ response: '\\boxed{8}', nextState: 'That is wrong, redo it.' });
+    // The votes keep what the judge wrote.
+    expect(filtered.votes.filter((vote) => vote.kind === 'hint').map((vote) => vote.hint)).toEqual(unfiltered.hintCandidates);
   });
 
-  it('with groundHints, keeps of each candidate only the sentences about a style the next state talks about', async () => {
-    const model = queuedModel(
-      ['\\boxed{-1}', '\\boxed{-1}', '\\boxed{-1}'],
-      [
-        '\\boxed{1} [HINT_START]Write at least 100 words.[HINT_END]',
-        "\\boxed{1} [HINT_START]Please don't use bold text or numbered lists. Be warm and encouraging.[HINT_END]",
-        '\\boxed{1} [HINT_START]Keep it short.[HINT_END]',
-      ],
-    );
-    const response = { role: 'assistant' as const, content: 'Tom has **7** apples, since 3 + 4 = 7.' };
-    const nextState = [{ role: 'user' as const, content: 'Way too formatted, it has to look like my own homework.' }];
-    const result = await judgeWith(model, { groundHints: true }).judge({ ...input, response, nextState, wantHint: true }, new AbortController().signal);
-    expect(result.hintCandidates).toEqual(["Please don't use bold text or numbered lists."]);
-    expect(result.hint).toBe("Please don't use bold text or numbered lists.");
-    // The votes keep what the judge wrote.
-    expect(result.votes.filter((vote) => vote.kind === 'hint').map((vote) => vote.hint)).toEqual([
-      'Write at least 100 words.',
-      "Please don't use bold text or numbered lists. Be warm and encouraging.",
-      'Keep it short.',
-    ]);
-    const thanks = [{ role: 'user' as const, content: "Nice, my teacher won't suspect a thing." }];
-    const misread = queuedModel(['\\boxed{-1}', '\\boxed{-1}', '\\boxed{1}'], Array(3).fill('\\boxed{1} [HINT_START]Keep the tone neutral and matter-of-fact.[HINT_END]'));
-    const onThanks = await judgeWith(misread, { groundHints: true }).judge({ ...input, response, nextState: thanks, wantHint: true }, new AbortController().signal);
-    expect([onThanks.score, onThanks.hint, onThanks.hintCandidates]).toEqual([-1, null, []]);
-    // Off by default: the same answers keep the invented hint.
-    const ungrounded = queuedModel(['\\boxed{-1}', '\\boxed{-1}', '\\boxed{1}'], Array(3).fill('\\boxed{1} [HINT_START]Write at least 100 words.[HINT_END]'));
-    const byDefault = await judgeWith(ungrounded).judge({ ...input, response, nextState: thanks, wantHint: true }, new AbortController().signal);
-    expect(byDefault.hint).toBe('Write at least 100 words.');
+  it("shares its prompt out of the judge model's context window: a 40 kB agent turn reaches a 32k judge whole", async () => {
+    const toolOutputs = Array.from({ length: 8 }, (_, index) => `OUTPUT-${index} ${'{"line": "a row of tool output"}\n'.repeat(150)}`);
+    const context: ChatMessage[] = [
+      { role: 'system', content: `You are a coding agent. ${'Tool descriptions. '.repeat(200)}` },
+      { role: 'user', content: 'Fix the failing test.' },
+      ...toolOutputs.map((content, index): ChatMessage => ({ role: 'tool', content, toolCallId: `c${index}` })),
+    ];
+    expect(JSON.stringify(context).length).toBeGreaterThan(40_000);
+    const turn = { ...input, context };
+    const whole = queuedModel(['\\boxed{-1}']);
+    await judgeWith(whole, { votes: 1 }).judge(turn, new AbortController().signal);
+    const prompt = whole.requests[0]?.messages[1]?.content ?? '';
+    for (const message of context) expect(prompt).toContain(message.content);
+    const windows: number[] = [];
+    const small = queuedModel(['\\boxed{-1}']);
+    const smallJudge = judgeWith(small, {
+      votes: 1,
+      contextWindow: async () => {
+        windows.push(4_096);
+        return { tokens: 4_096, countTokens: estimateTokens };
+      },
+    });
+    await smallJudge.judge(turn, new AbortController().signal);
+    await smallJudge.judge(turn, new AbortController().signal);
+    expect(windows).toEqual([4_096]);
+    const cut = small.requests[0]?.messages.reduce((sum, message) => sum + estimateTokens(message.content), 0) ?? Infinity;
+    expect(cut).toBeLessThanOrEqual(4_096 - 512);
+    expect(small.requests[0]?.messages[1]?.content).toContain('OUTPUT-7');
   });
 
   it('throws when a vote fails, so the turn is retried rather than judged on fewer votes', async () => {

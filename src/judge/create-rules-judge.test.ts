@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { builtinUsers } from '../core/user-preference.js';
 import type { JudgeInput } from '../spec/judge.js';
-import { createRulesJudge, defaultRulesJudgeSpec, rulesJudgeSpecForUser, rulesJudgeSpecSchema } from './create-rules-judge.js';
+import { createRulesJudge, defaultRulesJudgeSpec, rulesJudgeSpecSchema, type RulesJudgeSpec } from './create-rules-judge.js';
+import { ruleHolds, textRuleSchema } from './text-rule.js';
 
 function inputOf(response: string, next: string, wantHint = true): JudgeInput {
   return {
@@ -14,13 +14,25 @@ function inputOf(response: string, next: string, wantHint = true): JudgeInput {
 
 const signal = new AbortController().signal;
 
+const noBoldHint = "Please don't use bold text.";
+/** A preference read off the response: +1 without bold text, −1 with a hint otherwise. */
+function noBoldSpec(name = 'no-bold'): RulesJudgeSpec {
+  return {
+    name,
+    rules: [
+      { when: [{ on: 'response', rule: { type: 'regex', pattern: '\\*\\*[^*\\n]+\\*\\*', expect: false } }], score: 1 },
+      { when: [], score: -1, hint: noBoldHint },
+    ],
+  };
+}
+
 describe('createRulesJudge', () => {
-  it('scores a simulated user preference on the response, with the user hint when it is broken', async () => {
-    const judge = createRulesJudge(rulesJudgeSpecForUser(builtinUsers.student), () => 0);
+  it('scores a preference on the response, with its hint when it is broken', async () => {
+    const judge = createRulesJudge(noBoldSpec(), () => 0);
     const plain = await judge.judge(inputOf('Two plus three makes five.', 'whatever'), signal);
     expect(plain).toMatchObject({ score: 1, hint: null, hintCandidates: [] });
     const bold = await judge.judge(inputOf('The answer is **5**.', 'whatever'), signal);
-    expect(bold).toMatchObject({ score: -1, hint: builtinUsers.student.hint, hintCandidates: [builtinUsers.student.hint] });
+    expect(bold).toMatchObject({ score: -1, hint: noBoldHint, hintCandidates: [noBoldHint] });
     expect(bold.votes.map((vote) => [vote.kind, vote.score])).toEqual([
       ['verdict', -1],
       ['hint', 1],
@@ -28,7 +40,7 @@ describe('createRulesJudge', () => {
     const withoutHints = await judge.judge(inputOf('The answer is **5**.', 'whatever', false), signal);
     expect(withoutHints).toMatchObject({ score: -1, hint: null });
     expect(withoutHints.votes).toHaveLength(1);
-    expect(judge.judgeModel).toBe('rules:user-student');
+    expect(judge.judgeModel).toBe('rules:no-bold');
   });
 
   it('reads corrections before thanks in the next state with the default rules, and 0 when nothing matches', async () => {
@@ -39,11 +51,18 @@ describe('createRulesJudge', () => {
   });
 
   it('versions its rules: different rules give a different prompt version', () => {
-    const first = createRulesJudge(rulesJudgeSpecForUser(builtinUsers.student));
-    const second = createRulesJudge(rulesJudgeSpecForUser(builtinUsers.teacher));
+    const first = createRulesJudge(noBoldSpec());
+    const second = createRulesJudge({ ...noBoldSpec(), rules: [{ when: [{ on: 'response', rule: { type: 'minWords', value: 100 } }], score: 1 }] });
     expect(first.promptVersion).toMatch(/^rules-[0-9a-f]{12}$/);
     expect(first.promptVersion).not.toBe(second.promptVersion);
-    expect(createRulesJudge(rulesJudgeSpecForUser(builtinUsers.student)).promptVersion).toBe(first.promptVersion);
+    expect(createRulesJudge(noBoldSpec()).promptVersion).toBe(first.promptVersion);
+  });
+
+  it('reads word counts and case-insensitive regexes', () => {
+    expect(ruleHolds({ type: 'maxWords', value: 3 }, ' one two\nthree ')).toBe(true);
+    expect(ruleHolds({ type: 'minWords', value: 4 }, 'one two three')).toBe(false);
+    expect(ruleHolds({ type: 'regex', pattern: 'well done', flags: 'i', expect: true }, 'Well Done!')).toBe(true);
+    expect(textRuleSchema.safeParse({ type: 'regex', pattern: '(', expect: true }).success).toBe(false);
   });
 
   it('rejects specs with short hints or no rules', () => {

@@ -1,19 +1,18 @@
 /**
  * The `rules` judge: declarative predicates over the response and the next state, for tests,
- * demos and the simulated users. The predicates are the preference rules of
- * `src/core/user-preference.ts` (regex, maxWords, minWords), each applied to the response text
- * or the next state's text. Rules are tried in order; the first whose conditions all hold gives
+ * demos and the simulated users. The predicates are the text rules of `text-rule.ts` (regex,
+ * maxWords, minWords), each applied to the response text or the next state's text. Rules are tried in order; the first whose conditions all hold gives
  * the score (and its hint, when hints are wanted). No match scores 0.
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { minimumHintChars } from '../core/judge-votes.js';
-import { preferenceRuleSchema, ruleHolds, type SimulatedUser } from '../core/user-preference.js';
+import { ruleHolds, textRuleSchema } from './text-rule.js';
 import type { ChatMessage } from '../spec/chat.js';
 import type { Judge, JudgeInput, JudgeResult } from '../spec/judge.js';
 import type { JudgeVote } from '../spec/records.js';
 
-const conditionSchema = z.object({ on: z.enum(['response', 'nextState']), rule: preferenceRuleSchema });
+const conditionSchema = z.object({ on: z.enum(['response', 'nextState']), rule: textRuleSchema });
 
 const ruleSchema = z.object({
   /** Every condition must hold; an empty list always holds (a catch-all). */
@@ -32,17 +31,6 @@ export type RulesJudgeSpec = z.infer<typeof rulesJudgeSpecSchema>;
 function messageText(message: ChatMessage): string {
   const calls = (message.toolCalls ?? []).map((call) => `${call.name} ${call.arguments}`);
   return [message.content, ...calls].filter((part) => part !== '').join('\n');
-}
-
-/** +1 for a reply the user's preference accepts, −1 with the user's hint otherwise. */
-export function rulesJudgeSpecForUser(user: SimulatedUser): RulesJudgeSpec {
-  return {
-    name: `user-${user.name}`,
-    rules: [
-      { when: user.preference.rules.map((rule) => ({ on: 'response' as const, rule })), score: 1 },
-      { when: [], score: -1, hint: user.hint },
-    ],
-  };
 }
 
 /** Reads the next state like the PRM's instructions: corrections and failures, then thanks. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseHintResponse, parseVote } from '../../core/judge-votes.js';
-import { incoherenceComplaints, replyIncoherence } from '../../core/reply-coherence.js';
+import { incoherenceComplaints, replyIncoherence } from '../reply-coherence.js';
 import { createSeededRandom } from '../../core/seeded-random.js';
 import { breakReply, composeBrokenReplyComplaint, replyBreakages } from './broken-replies.js';
 import { generateJudgeExample } from './judge-task.js';

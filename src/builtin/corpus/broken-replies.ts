@@ -1,13 +1,13 @@
 /**
  * Judge examples for replies that are broken before any style is asked about: cut off, stuck
  * repeating a word, or about something else than the message. A policy under training produces
- * them, and users say so ("you stopped mid-sentence"). The built-in judge had never met such a
- * complaint and read "That has nothing to do with what I asked you." after a two-word "Well done!"
- * as thanks (+1), so RL trained the broken reply up (docs/personalization.md, session 28). Verdict
- * −1; no style hint, since the complaint names no style to change.
+ * them, and users say so ("you stopped mid-sentence"). A judge that never met such a complaint
+ * reads "That has nothing to do with what I asked you." after a two-word "Well done!" as thanks
+ * (+1), and RL then trains the broken reply up. Verdict −1; no style hint, since the complaint
+ * names no style to change.
  *
  * Training split only: the personalization experiment's simulated users complain about broken
- * replies in words of their own (core/reply-coherence.ts), which a test keeps apart from these.
+ * replies in words of their own (`../reply-coherence.ts`), which a test keeps apart from these.
  */
 import type { SeededRandom } from '../../core/seeded-random.js';
 import { sentence, withOpener } from './composed-next-states.js';

@@ -9,7 +9,7 @@
  * composition reproduces one of them.
  */
 import type { SeededRandom } from '../../core/seeded-random.js';
-import type { StyleChoice, StyleDimension } from '../../core/style.js';
+import type { StyleChoice, StyleDimension } from '../style.js';
 
 type PartsByValue = { readonly [D in StyleDimension]: { readonly [V in StyleChoice[D]]: readonly string[] } };
 

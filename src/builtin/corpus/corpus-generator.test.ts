@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseStyleHint, splitHint } from '../../core/hint.js';
+import { splitHint } from '../../core/hint.js';
+import { parseStyleHint } from '../style-hint.js';
 import { createSeededRandom } from '../../core/seeded-random.js';
-import { classifyStyle, countWords, styleDimensions, styleValues } from '../../core/style.js';
-import { builtinUsers, satisfiesPreference, userTaskValues } from '../../core/user-preference.js';
+import { classifyStyle, countWords, styleDimensions, styleValues } from '../style.js';
+import { builtinUsers, satisfiesPreference, userTaskValues } from '../user-preference.js';
 import {
   firstMessages,
   generateCorpus,

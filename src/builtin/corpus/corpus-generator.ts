@@ -14,10 +14,11 @@
  * worded next states for the judge (see next-state-phrases.ts).
  */
 import type { ChatMessage } from '../../spec/chat.js';
-import { appendHint, canonicalStyleHint, styleHintText } from '../../core/hint.js';
+import { appendHint } from '../../core/hint.js';
+import { canonicalStyleHint, styleHintText } from '../style-hint.js';
 import { createSeededRandom, deriveSeed, type SeededRandom } from '../../core/seeded-random.js';
-import { drawStyle, styleDimensions, styleValues, type StyleChoice } from '../../core/style.js';
-import type { UserTask } from '../../core/user-preference.js';
+import { drawStyle, styleDimensions, styleValues, type StyleChoice } from '../style.js';
+import type { UserTask } from '../user-preference.js';
 import { generateJudgeExample, type JudgeExample } from './judge-task.js';
 import { writeReply } from './reply-writer.js';
 import { buildTutorTask } from './tutor-tasks.js';

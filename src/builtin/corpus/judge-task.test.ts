@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalStyleHint, parseStyleHint } from '../../core/hint.js';
+import { canonicalStyleHint, parseStyleHint } from '../style-hint.js';
 import { hintSystemPrompt, judgeSystemPrompt } from '../../core/judge-prompts.js';
 import { parseHintResponse, parseVote } from '../../core/judge-votes.js';
 import { createSeededRandom } from '../../core/seeded-random.js';
-import { classifyStyle, countWords, styleDimensions, styleValues, type StyleDimension } from '../../core/style.js';
-import { allComplaints, builtinUserNames, builtinUsers } from '../../core/user-preference.js';
+import { classifyStyle, countWords, styleDimensions, styleValues, type StyleDimension } from '../style.js';
+import { allComplaints, builtinUserNames, builtinUsers } from '../user-preference.js';
 import { generateCorpus } from './corpus-generator.js';
 import { describeWanted, generateJudgeExample, type JudgeExample } from './judge-task.js';
 import { composeComplaint, composedNextStateParts, composeNeutral, composeThanks } from './composed-next-states.js';

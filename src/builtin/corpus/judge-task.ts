@@ -12,12 +12,13 @@
  */
 import type { ChatMessage } from '../../spec/chat.js';
 import type { JudgeInput } from '../../spec/judge.js';
-import { canonicalStyleHint } from '../../core/hint.js';
+import { canonicalStyleHint } from '../style-hint.js';
 import { buildHintPrompt, buildJudgePrompt, hintEndMarker, hintStartMarker } from '../../core/judge-prompts.js';
+import { builtinJudgePromptBudget } from '../builtin-judge-options.js';
 import type { VoteScore } from '../../core/judge-votes.js';
 import type { SeededRandom } from '../../core/seeded-random.js';
-import { classifyStyle, drawStyle, styleDimensions, styleValues, type StyleChoice, type StyleDimension } from '../../core/style.js';
-import { userTaskValues } from '../../core/user-preference.js';
+import { classifyStyle, drawStyle, styleDimensions, styleValues, type StyleChoice, type StyleDimension } from '../style.js';
+import { userTaskValues } from '../user-preference.js';
 import { breakReply, brokenReplyReadings, composeBrokenReplyComplaint, replyBreakages, type ReplyBreakage } from './broken-replies.js';
 import { composeComplaint, composeNeutral, composeThanks } from './composed-next-states.js';
 import { complaintPhrases, nextStatePhrases } from './next-state-phrases.js';
@@ -232,7 +233,7 @@ export function generateJudgeExample(random: SeededRandom, options: JudgeExample
   } else {
     answer = `${random.pick(nextKind === 'broken' ? noStyleHintAnswers : noHintAnswers)} \\boxed{-1}`;
   }
-  const promptMessages = prompt === 'verdict' ? buildJudgePrompt(input) : buildHintPrompt(input);
+  const promptMessages = prompt === 'verdict' ? buildJudgePrompt(input, builtinJudgePromptBudget) : buildHintPrompt(input, builtinJudgePromptBudget);
   return {
     task: 'judge',
     split,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { mentionsDimension } from '../../core/grounded-hint.js';
+import { mentionsDimension } from '../grounded-hint.js';
 import { createSeededRandom } from '../../core/seeded-random.js';
-import { styleDimensions, styleValues, type StyleDimension } from '../../core/style.js';
+import { styleDimensions, styleValues, type StyleDimension } from '../style.js';
 import { composeComplaint, composeThanks } from './composed-next-states.js';
 import { nextStatePhrases } from './next-state-phrases.js';
 

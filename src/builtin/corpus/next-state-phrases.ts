@@ -8,7 +8,7 @@
  * turns into a hint; the built-in users' own complaints (core/user-preference.ts) are in neither
  * list.
  */
-import type { StyleChoice, StyleDimension } from '../../core/style.js';
+import type { StyleChoice, StyleDimension } from '../style.js';
 import type { CorpusSplit } from './word-problems.js';
 
 type ComplaintPhrases = { readonly [D in StyleDimension]: { readonly [V in StyleChoice[D]]: readonly string[] } };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createSeededRandom } from '../../core/seeded-random.js';
-import { classifyStyle, countWords, type StyleChoice } from '../../core/style.js';
+import { classifyStyle, countWords, type StyleChoice } from '../style.js';
 import { generalRemarks, writeReply, type ReplyContent } from './reply-writer.js';
 
 const verbose: ReplyContent = {

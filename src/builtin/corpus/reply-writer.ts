@@ -9,7 +9,7 @@
  * - the answer is an `Answer: N` line, a `\boxed{N}` sentence, or a plain sentence.
  */
 import type { SeededRandom } from '../../core/seeded-random.js';
-import { countWords, longWordLimit, shortWordLimit, type StyleChoice } from '../../core/style.js';
+import { countWords, longWordLimit, shortWordLimit, type StyleChoice } from '../style.js';
 import type { Mark, MarkedSentence } from './word-problems.js';
 
 export interface ReplyContent {

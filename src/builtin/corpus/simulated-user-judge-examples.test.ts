@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createSeededRandom } from '../../core/seeded-random.js';
-import { builtinUserNames, builtinUsers, satisfiesPreference } from '../../core/user-preference.js';
+import { builtinUserNames, builtinUsers, satisfiesPreference } from '../user-preference.js';
 import { simulatedUserJudgeExample } from './simulated-user-judge-examples.js';
 
 const fenced = (prompt: string, label: string): string =>

@@ -4,12 +4,13 @@
  * complaints, or one that keeps it answered with one of its thanks. These words are in neither
  * corpus split, so they measure the judge as the personalization experiment meets it.
  */
-import { parseStyleHint } from '../../core/hint.js';
+import { parseStyleHint } from '../style-hint.js';
 import { buildHintPrompt, buildJudgePrompt } from '../../core/judge-prompts.js';
+import { builtinJudgePromptBudget } from '../builtin-judge-options.js';
 import type { VoteScore } from '../../core/judge-votes.js';
 import type { SeededRandom } from '../../core/seeded-random.js';
-import { drawStyle, type StyleChoice } from '../../core/style.js';
-import { complaintsFor, satisfiesPreference, type SimulatedUser } from '../../core/user-preference.js';
+import { drawStyle, type StyleChoice } from '../style.js';
+import { complaintsFor, satisfiesPreference, type SimulatedUser } from '../user-preference.js';
 import type { ChatMessage } from '../../spec/chat.js';
 import type { JudgeExampleInput, JudgePromptKind } from './judge-task.js';
 import { writeReply } from './reply-writer.js';
@@ -51,7 +52,7 @@ export function simulatedUserJudgeExample(
   };
   const expectedScore: VoteScore = prompt === 'hint' ? (complaint ? 1 : -1) : complaint ? -1 : 1;
   return {
-    messages: prompt === 'verdict' ? buildJudgePrompt(input) : buildHintPrompt(input),
+    messages: prompt === 'verdict' ? buildJudgePrompt(input, builtinJudgePromptBudget) : buildHintPrompt(input, builtinJudgePromptBudget),
     input,
     prompt,
     complaint,

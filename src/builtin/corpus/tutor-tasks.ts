@@ -4,7 +4,7 @@
  * Each yields the user's message and the content a reply is written from, in any style.
  */
 import type { SeededRandom } from '../../core/seeded-random.js';
-import type { UserTask } from '../../core/user-preference.js';
+import type { UserTask } from '../user-preference.js';
 import type { ReplyContent } from './reply-writer.js';
 import {
   describeWork,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { builtinUsers, satisfiesPreference } from '../../core/user-preference.js';
+import { builtinUsers, satisfiesPreference } from '../../builtin/user-preference.js';
 import { createSeededRandom } from '../../core/seeded-random.js';
-import { incoherenceComplaints } from '../../core/reply-coherence.js';
+import { incoherenceComplaints } from '../../builtin/reply-coherence.js';
 import { answeringText, createExperimentPlan, probeSatisfied, userReply } from './experiment-plan.js';
 
 describe('createExperimentPlan', () => {

@@ -5,8 +5,8 @@
  * share a message, so the probe measures what the policy learned, not what it saw.
  */
 import { createSeededRandom, deriveSeed, type SeededRandom } from '../../core/seeded-random.js';
-import { incoherenceComplaints, replyIncoherence, type ReplyIncoherence } from '../../core/reply-coherence.js';
-import { complaintsFor, type SimulatedUser } from '../../core/user-preference.js';
+import { incoherenceComplaints, replyIncoherence, type ReplyIncoherence } from '../../builtin/reply-coherence.js';
+import { complaintsFor, type SimulatedUser } from '../../builtin/user-preference.js';
 import { firstMessages } from '../../builtin/corpus/corpus-generator.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 
@@ -93,7 +93,7 @@ export interface UserFacingResponse {
  * What a response in a conversation answers: every user message so far, the task first. Not the last
  * one alone: a reply to "Way too formatted, it has to look like my own homework." that solves the task
  * again shares its numbers and names with the task, not a word with the complaint; judged against the
- * complaint alone, every such follow-up was called off the question (session 23, docs/personalization.md).
+ * complaint alone, every such follow-up would be called off the question.
  */
 export function answeringText(messages: readonly { role: string; content: unknown }[]): string {
   return messages.flatMap((message) => (message.role === 'user' && typeof message.content === 'string' ? [message.content] : [])).join('\n');

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { builtinUsers, complaintsFor, satisfiesPreference } from '../../core/user-preference.js';
+import { builtinUsers, complaintsFor, satisfiesPreference } from '../../builtin/user-preference.js';
 import { loadSimulatedUser } from './load-simulated-user.js';
 
 const folders: string[] = [];

@@ -4,7 +4,7 @@
  * names the file and every problem in it.
  */
 import { readFileSync } from 'node:fs';
-import { builtinUserNames, builtinUsers, parseSimulatedUser, type BuiltinUserName, type SimulatedUser } from '../../core/user-preference.js';
+import { builtinUserNames, builtinUsers, parseSimulatedUser, type BuiltinUserName, type SimulatedUser } from '../../builtin/user-preference.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 
 function isBuiltinUserName(reference: string): reference is BuiltinUserName {

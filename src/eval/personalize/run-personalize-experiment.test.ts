@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { incoherenceComplaints } from '../../core/reply-coherence.js';
-import { builtinUsers } from '../../core/user-preference.js';
+import { incoherenceComplaints } from '../../builtin/reply-coherence.js';
+import { builtinUsers } from '../../builtin/user-preference.js';
 import type { CompletionRequest, CompletionResult, PersonalizeClient } from './personalize-client.js';
 import { personalizeResultSchema } from './personalize-result.js';
 import { runPersonalizeExperiment, type PersonalizeProgress } from './run-personalize-experiment.js';
@@ -182,7 +182,7 @@ describe('runPersonalizeExperiment', () => {
         if (event.kind === 'session' && event.session.index === 2) active = 1;
       },
     });
-    // Activated after session 2 reported; the check after session 3 finds it.
+    // Activated once the second session reported; the probe after the third finds it.
     expect(result.probe.map((entry) => [entry.afterSession, entry.policyVersion])).toEqual([
       [0, 0],
       [3, 1],

@@ -17,7 +17,7 @@
  * version (training publishes asynchronously) is repeated for the newest version.
  */
 import { deriveSamplingSeed } from '../../core/seeded-random.js';
-import type { SimulatedUser } from '../../core/user-preference.js';
+import type { SimulatedUser } from '../../builtin/user-preference.js';
 import { answeringText, createExperimentPlan, probeSatisfied, userReply, type PlannedSession } from './experiment-plan.js';
 import { isContextFullError, type CompletionResult, type ExperimentMessage, type PersonalizeClient, type TurnJudgingSummary } from './personalize-client.js';
 import {

@@ -1,50 +1,23 @@
 /**
  * Simulated users for the personalization experiment (`clawrl eval personalize --user`): the
  * file format of the design brief §3 as a zod schema, the pure check of a reply against a
- * preference, and the three built-in users of the OpenClaw-RL paper (student, ta, teacher).
- *
- * Extension of the brief's format: a regex rule may carry `flags` (any of `i`, `m`, `s`, `u`),
- * because JavaScript has no inline flags and the teacher's phrases must match case-insensitively.
+ * preference, and the three built-in users of the OpenClaw-RL paper (student, ta, teacher). A
+ * preference's rules are the rules of `--judge rules` (`src/judge/text-rule.ts`).
  */
 import { z } from 'zod';
-import { boldPattern, boxedPattern, countWords, numberedLinePattern, warmPhrases } from './style.js';
-
-function regexProblem(pattern: string, flags: string): string | null {
-  try {
-    new RegExp(pattern, flags);
-    return null;
-  } catch (error) {
-    return error instanceof Error ? error.message : String(error);
-  }
-}
+import type { RulesJudgeSpec } from '../judge/create-rules-judge.js';
+import { regexRuleSchema, ruleHolds, wordCountRuleSchema } from '../judge/text-rule.js';
+import { boldPattern, boxedPattern, numberedLinePattern, warmPhrases } from './style.js';
 
 /**
  * What the user says when this rule is broken (an extension of the brief's format): a user names
  * what it sees, so a reply whose only fault is its box draws a complaint about the box, not one
  * about the bold text it does not have. Rules without it fall back to the user's `complaints`.
  */
-const ruleComplaintsSchema = z.array(z.string().min(1)).min(1).optional();
+const ruleComplaints = { complaints: z.array(z.string().min(1)).min(1).optional() };
 
-const regexRuleSchema = z
-  .object({
-    type: z.literal('regex'),
-    pattern: z.string().min(1),
-    flags: z.string().regex(/^[imsu]*$/, 'flags may only contain i, m, s, u').optional(),
-    expect: z.boolean(),
-    complaints: ruleComplaintsSchema,
-  })
-  .superRefine((rule, context) => {
-    const problem = regexProblem(rule.pattern, rule.flags ?? '');
-    if (problem !== null) context.addIssue({ code: 'custom', path: ['pattern'], message: `invalid regex: ${problem}` });
-  });
-
-const wordCountRuleSchema = z.object({
-  type: z.enum(['maxWords', 'minWords']),
-  value: z.number().int().nonnegative(),
-  complaints: ruleComplaintsSchema,
-});
-
-export const preferenceRuleSchema = z.union([regexRuleSchema, wordCountRuleSchema]);
+/** A rule of `--judge rules` (`src/judge/text-rule.ts`) with the complaints the user makes when it is broken. */
+export const preferenceRuleSchema = z.union([regexRuleSchema.safeExtend(ruleComplaints), wordCountRuleSchema.extend(ruleComplaints)]);
 
 export const preferenceSchema = z.object({
   description: z.string().min(1),
@@ -77,17 +50,6 @@ export function parseSimulatedUser(input: unknown): SimulatedUserParseResult {
     ok: false,
     issues: parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
   };
-}
-
-export function ruleHolds(rule: PreferenceRule, text: string): boolean {
-  switch (rule.type) {
-    case 'regex':
-      return new RegExp(rule.pattern, rule.flags ?? '').test(text) === rule.expect;
-    case 'maxWords':
-      return countWords(text) <= rule.value;
-    case 'minWords':
-      return countWords(text) >= rule.value;
-  }
 }
 
 /**
@@ -179,3 +141,14 @@ export const builtinUsers: { readonly [N in BuiltinUserName]: SimulatedUser } = 
     hint: 'Be warm and encouraging.',
   },
 };
+
+/** `--judge rules user:<name>`: +1 for a reply the user's preference accepts, −1 with the user's hint otherwise. */
+export function rulesJudgeSpecForUser(user: SimulatedUser): RulesJudgeSpec {
+  return {
+    name: `user-${user.name}`,
+    rules: [
+      { when: user.preference.rules.map((rule) => ({ on: 'response' as const, rule })), score: 1 },
+      { when: [], score: -1, hint: user.hint },
+    ],
+  };
+}

@@ -1,21 +1,18 @@
 /**
  * A hindsight hint has to be about something the next state talks about. The judge is asked to
  * extract the hint from what the user said; a small judge that cannot read a message still writes
- * a fluent style hint for it. Measured on the built-in judge in the student's runs (session 25):
- * of 55 hints it chose, 35 named only dimensions the user never mentioned — "Write at least 100 words." for
- * "Way too formatted, …", "Keep the tone neutral …" for the thanks "Nice, my teacher won't
- * suspect a thing.", a tone or length hint for "That has nothing to do with what I asked you." —
- * and distilling "Keep it short." toward replies so short they stopped answering took one run to
- * 0.16. With `--judge-hint-grounding` each sentence of a hint that names a style dimension is kept
- * only when the next state uses a word of that dimension (`dimensionCues`); sentences that name no
- * dimension this reader knows (any other judge's free-form hints) are kept as they are. It is off
- * by default: some invented hints happen to be what a user wants (docs/judging.md).
+ * a fluent style hint for it: "Write at least 100 words." for "Way too formatted, …", "Keep the
+ * tone neutral …" for the thanks "Nice, my teacher won't suspect a thing.", and distilling such a
+ * hint teaches a style nobody asked for. With `--judge-hint-grounding` the built-in judge keeps each
+ * sentence of a hint that names a style dimension only when the next state uses a word of that
+ * dimension (`dimensionCues`); sentences that name no dimension this reader knows are kept as they
+ * are. It is off by default: some invented hints happen to be what a user wants (docs/judging.md).
  *
  * The cues are deliberately loose (any word a user might use about the dimension, "more" and
  * "full" for length): a wrong cue only lets a hint through that the judge wrote anyway, while a
  * missing one drops a right hint and leaves that turn to the reward alone.
  */
-import { parseStyleHint } from './hint.js';
+import { parseStyleHint } from './style-hint.js';
 import { styleDimensions, type StyleDimension } from './style.js';
 
 /** A case-insensitive pattern matching any of `words` (regex fragments) as whole words. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseStyleHint } from './hint.js';
+import { createRulesJudge } from '../judge/create-rules-judge.js';
+import { parseStyleHint } from './style-hint.js';
 import {
   allComplaints,
   brokenRules,
@@ -7,6 +8,7 @@ import {
   complaintsFor,
   builtinUsers,
   parseSimulatedUser,
+  rulesJudgeSpecForUser,
   satisfiesPreference,
   type Preference,
 } from './user-preference.js';
@@ -142,5 +144,21 @@ describe('builtin users', () => {
         expect(complaint).not.toContain(user.hint);
       }
     }
+  });
+});
+
+describe('rulesJudgeSpecForUser', () => {
+  it('judges a reply +1 when it keeps the preference and -1 with the user hint when not', async () => {
+    const judge = createRulesJudge(rulesJudgeSpecForUser(builtinUsers.student), () => 0);
+    const turn = (response: string) => ({
+      context: [{ role: 'user' as const, content: 'Solve 2+3.' }],
+      response: { role: 'assistant' as const, content: response },
+      nextState: [{ role: 'user' as const, content: 'whatever' }],
+      wantHint: true,
+    });
+    const signal = new AbortController().signal;
+    expect(await judge.judge(turn('Two plus three makes five.'), signal)).toMatchObject({ score: 1, hint: null });
+    expect(await judge.judge(turn('The answer is **5**.'), signal)).toMatchObject({ score: -1, hint: builtinUsers.student.hint });
+    expect(judge.judgeModel).toBe('rules:user-student');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSeededRandom } from './seeded-random.js';
+import { createSeededRandom } from '../core/seeded-random.js';
 import {
   classifyAnswerFormat,
   classifyFormatting,

@@ -3,8 +3,7 @@
  * its preference. A person shown a reply cut off at the token limit, a run of commas or a reply
  * about nothing in their message complains about that, not about the bold text. Without this check
  * a policy that has collapsed into repeating one token "satisfies" the student (no bold, no lists)
- * and one that repeats "wonderful effort" satisfies the teacher: measured on the built-in model at
- * `--learning-rate 2e-3` (docs/personalization.md).
+ * and one that repeats "wonderful effort" satisfies the teacher.
  */
 
 export type ReplyIncoherence = 'cut-off' | 'repetition' | 'off-task';

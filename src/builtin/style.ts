@@ -11,7 +11,11 @@
  * - answer format: `boxed` when it contains `\boxed{...}`; else `line` when some line is exactly
  *   `Answer: N` (bold markers tolerated); else `sentence` (the number is stated in prose).
  */
-import type { SeededRandom } from './seeded-random.js';
+import type { SeededRandom } from '../core/seeded-random.js';
+import { countWords } from '../judge/text-rule.js';
+
+/** Words as the word-count rules of `--judge rules` count them, so `short` and `maxWords` agree. */
+export { countWords };
 
 export const formattingValues = ['bold', 'numbered', 'plain'] as const;
 export const lengthValues = ['short', 'long'] as const;
@@ -79,11 +83,6 @@ export const numberedLinePattern = /^[ \t]*\d+[.)][ \t]+\S/m;
 export const boxedPattern = /\\boxed\{[^{}\n]*\}/;
 export const answerLinePattern =
   /^[ \t]*(?:\*\*)?Answer:(?:\*\*)?[ \t]*(?:\*\*)?[-+]?\$?\d[\d,]*(?:\.\d+)?(?:\*\*)?\.?[ \t]*$/im;
-
-export function countWords(text: string): number {
-  const trimmed = text.trim();
-  return trimmed === '' ? 0 : trimmed.split(/\s+/).length;
-}
 
 export function classifyFormatting(text: string): Formatting {
   if (boldPattern.test(text)) return 'bold';

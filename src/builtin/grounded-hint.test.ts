@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { styleHintPhrasings } from './hint.js';
+import { styleHintPhrasings } from './style-hint.js';
 import { groundedHint, mentionsDimension } from './grounded-hint.js';
 import { incoherenceComplaints } from './reply-coherence.js';
 import { builtinUsers } from './user-preference.js';
@@ -19,7 +19,7 @@ describe('groundedHint', () => {
     expect(groundedHint(sentence, nobodyBoxes as string)).toBe(sentence);
     expect(groundedHint(`${plain} ${sentence}`, normalKid as string)).toBe(`${plain} ${sentence}`);
     expect(groundedHint(`${plain} ${warm}`, normalKid as string)).toBe(plain);
-    // What the judge wrote for "Way too formatted, …" in the session-25 runs.
+    // Hints the built-in judge writes for "Way too formatted, …".
     expect(groundedHint(long, wayTooFormatted as string)).toBeNull();
     expect(groundedHint(short, wayTooFormatted as string)).toBeNull();
     expect(groundedHint(plain, wayTooFormatted as string)).toBe(plain);
