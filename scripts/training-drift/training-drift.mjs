@@ -7,7 +7,7 @@
 // the first replies of 24 held-out messages and prints the usable-and-in-style rate, the in-style rate
 // and the unusable share with reasons. A run of 10 steps takes 5–10 minutes on 2 cores, against
 // 10–30 minutes for one run of `clawrl eval personalize`, and it repeats exactly (seeded).
-// Figures: docs/personalization.md, "Session 23". Run after `npm run build`:
+// Figures: docs/results.md. Run after `npm run build`:
 //
 //   node scripts/training-drift/training-drift.mjs --user teacher --learning-rate 1e-3 --steps 8
 //
