@@ -1,37 +1,30 @@
 /**
- * CPU time another process has used, user and system, in milliseconds: what the benchmark
- * divides by the turns a target served. CPU time, unlike latency, barely moves when other
- * processes compete for the machine's cores. Read from `/proc/<pid>/stat`, so Linux only;
- * elsewhere the figures are null.
+ * CPU time another process has used, in milliseconds: what the benchmark divides by the turns a
+ * target served. CPU time, unlike latency or throughput, barely moves when other processes compete
+ * for the machine's cores. Read from Linux's `/proc`, in nanoseconds, summed over the process's
+ * threads (V8's garbage-collection helpers and the judge thread included; a thread that ended
+ * between two reads is not counted); elsewhere the figures are null.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
-let ticksPerSecond: number | undefined;
-
-function clockTicksPerSecond(): number {
-  if (ticksPerSecond === undefined) {
-    try {
-      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    } catch {
-      ticksPerSecond = 100;
-    }
-  }
-  return ticksPerSecond;
-}
-
-/** User plus system CPU of fields 14 and 15 of a `/proc/<pid>/stat` line, in clock ticks. */
-export function cpuTicksOfStat(stat: string): number {
-  // The command name (field 2) is in parentheses and may hold spaces; fields after it split plainly.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(fields[11]) + Number(fields[12]);
+/** The run time (first field, nanoseconds) of a `/proc/<pid>/task/<tid>/schedstat` line. */
+export function runNanosecondsOfSchedstat(schedstat: string): number {
+  return Number(schedstat.split(' ', 1)[0]);
 }
 
 /** The process's CPU time so far, or null where `/proc` is not there to read. */
 export function processCpuMs(pid: number | undefined): number | null {
   if (pid === undefined) return null;
   try {
-    return (cpuTicksOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8')) * 1000) / clockTicksPerSecond();
+    let nanoseconds = 0;
+    for (const thread of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        nanoseconds += runNanosecondsOfSchedstat(readFileSync(`/proc/${pid}/task/${thread}/schedstat`, 'utf8'));
+      } catch {
+        // The thread ended after the listing.
+      }
+    }
+    return nanoseconds / 1e6;
   } catch {
     return null;
   }
