@@ -6,7 +6,15 @@ import path from 'node:path';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { runTrainingBenchCommand } from './bench-training-command.js';
 import { runEngineBench, type EngineBenchResult } from '../eval/bench/engine-bench.js';
-import { defaultGatewayBenchOptions, runGatewayBench, type GatewayBenchJudgeLoad, type GatewayBenchResult } from '../eval/bench/gateway-bench.js';
+import {
+  defaultGatewayBenchOptions,
+  defaultRealisticPacing,
+  runGatewayBench,
+  type GatewayBenchJudgeLoad,
+  type GatewayBenchResult,
+  type ScenarioResult,
+} from '../eval/bench/gateway-bench.js';
+import type { UpstreamPacing } from '../eval/bench/bench-upstream.js';
 import {
   defaultStoreBenchWorkload,
   quickStoreBenchWorkload,
@@ -19,29 +27,45 @@ import { dropPostgresSchema } from '../stores/postgres/drop-postgres-schema.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
 import { parsePostgresStoreUrl } from './open-record-store.js';
 
+const scenarioHeader = 'shape  stream  conc  direct p50/p99 ms  pass-through p50/p99 ms  rps   cpu ms  gateway p50/p99 ms  rps   cpu ms  ratio';
+
+function scenarioLine(scenario: ScenarioResult): string {
+  return [
+    scenario.shape.padEnd(6),
+    String(scenario.stream).padEnd(7),
+    String(scenario.concurrency).padEnd(5),
+    `${scenario.direct.p50Ms}/${scenario.direct.p99Ms}`.padEnd(18),
+    `${scenario.passThrough.p50Ms}/${scenario.passThrough.p99Ms}`.padEnd(24),
+    String(scenario.passThrough.requestsPerSecond).padEnd(6),
+    String(scenario.passThrough.cpuMsPerRequest ?? '-').padEnd(7),
+    `${scenario.gateway.p50Ms}/${scenario.gateway.p99Ms}`.padEnd(19),
+    String(scenario.gateway.requestsPerSecond).padEnd(6),
+    String(scenario.gateway.cpuMsPerRequest ?? '-').padEnd(7),
+    String(scenario.throughputRatioVsPassthrough),
+  ].join(' ');
+}
+
 export function formatGatewayBench(result: GatewayBenchResult): string {
   const lines = [
     `judge load: ${result.judgeLoad}`,
-    `added latency vs direct (agent-shaped, streaming, concurrency 1): p50 ${result.addedLatencyMs.p50} ms, p99 ${result.addedLatencyMs.p99} ms (goal ≤ ${result.goal.addedLatencyP50Ms} ms p50)`,
-    `throughput vs bare pass-through proxy (agent-shaped, concurrency ≥ 32, worst case): ${result.throughputRatioVsPassthrough}× (goal ≥ ${result.goal.throughputRatio}×)`,
-    '',
-    'shape  stream  conc  direct p50/p99 ms  pass-through p50/p99 ms  rps   gateway p50/p99 ms  rps   ratio',
+    'instant upstream (the stress case):',
+    `  added latency vs direct (agent-shaped, streaming, concurrency 1): p50 ${result.addedLatencyMs.p50} ms, p99 ${result.addedLatencyMs.p99} ms (goal ≤ ${result.goal.addedLatencyP50Ms} ms p50)`,
+    `  throughput vs bare pass-through proxy (agent-shaped, concurrency ≥ 32, worst case): ${result.throughputRatioVsPassthrough}× (goal ≥ ${result.goal.throughputRatio}×)`,
+    `  gateway CPU per agent-shaped turn (concurrency ≥ 32, worst case): ${result.gatewayCpuMsPerAgentTurn ?? '-'} ms`,
   ];
-  for (const scenario of result.scenarios) {
+  const realistic = result.realisticUpstream;
+  if (realistic !== null) {
+    const { upstream, tokensPerSecondPerStream: perStream } = realistic;
     lines.push(
-      [
-        scenario.shape.padEnd(6),
-        String(scenario.stream).padEnd(7),
-        String(scenario.concurrency).padEnd(5),
-        `${scenario.direct.p50Ms}/${scenario.direct.p99Ms}`.padEnd(18),
-        `${scenario.passThrough.p50Ms}/${scenario.passThrough.p99Ms}`.padEnd(24),
-        String(scenario.passThrough.requestsPerSecond).padEnd(6),
-        `${scenario.gateway.p50Ms}/${scenario.gateway.p99Ms}`.padEnd(19),
-        String(scenario.gateway.requestsPerSecond).padEnd(6),
-        String(scenario.throughputRatioVsPassthrough),
-      ].join(' '),
+      `realistic upstream (first token after ${upstream.timeToFirstTokenMs} ms, then ${upstream.timePerOutputTokenMs} ms a token, ${upstream.replyTokens} tokens a reply):`,
+      `  added time to first token vs direct (agent-shaped, concurrency 1): gateway p50 ${realistic.addedTimeToFirstTokenMs.p50} ms, p99 ${realistic.addedTimeToFirstTokenMs.p99} ms; ` +
+        `pass-through p50 ${realistic.passThroughAddedTimeToFirstTokenMs.p50} ms, p99 ${realistic.passThroughAddedTimeToFirstTokenMs.p99} ms`,
+      `  tokens/s per stream (agent-shaped, concurrency ${perStream.concurrency}): direct ${perStream.direct ?? '-'}, pass-through ${perStream.passThrough ?? '-'}, gateway ${perStream.gateway ?? '-'}`,
+      `  CPU per agent-shaped turn (concurrency ${perStream.concurrency}): gateway ${realistic.gatewayCpuMsPerAgentTurn ?? '-'} ms, pass-through ${realistic.passThroughCpuMsPerAgentTurn ?? '-'} ms`,
     );
   }
+  lines.push('', 'instant upstream', scenarioHeader, ...result.scenarios.map(scenarioLine));
+  if (realistic !== null) lines.push('', 'realistic upstream', scenarioHeader, ...realistic.scenarios.map(scenarioLine));
   return lines.join('\n');
 }
 
@@ -133,6 +157,24 @@ function cliScriptOf(file: string): string {
   return resolved;
 }
 
+/** A non-negative number of milliseconds (or a positive count) given to a `--upstream-*` flag. */
+function numberOf(text: string | undefined, fallback: number, flag: string, param: string, integer = false): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0 || (integer && (!Number.isInteger(value) || value < 1))) {
+    throw new ClawrlError('configuration_error', `${flag} must be a ${integer ? 'positive integer' : 'non-negative number of milliseconds'}, got '${text}'.`, { param });
+  }
+  return value;
+}
+
+export function upstreamPacingOf(options: { upstreamTtftMs?: string; upstreamTpotMs?: string; upstreamReplyTokens?: string }): UpstreamPacing {
+  return {
+    timeToFirstTokenMs: numberOf(options.upstreamTtftMs, defaultRealisticPacing.timeToFirstTokenMs, '--upstream-ttft-ms', 'upstreamTtftMs'),
+    timePerOutputTokenMs: numberOf(options.upstreamTpotMs, defaultRealisticPacing.timePerOutputTokenMs, '--upstream-tpot-ms', 'upstreamTpotMs'),
+    replyTokens: numberOf(options.upstreamReplyTokens, defaultRealisticPacing.replyTokens, '--upstream-reply-tokens', 'upstreamReplyTokens', true),
+  };
+}
+
 function roundsOf(text: string | undefined): number {
   const rounds = Number(text ?? 2);
   if (!Number.isInteger(rounds) || rounds < 1) throw new ClawrlError('configuration_error', `--rounds must be a positive integer, got '${text}'.`, { param: 'rounds' });
@@ -141,7 +183,18 @@ function roundsOf(text: string | undefined): number {
 
 export async function runBenchCommand(
   target: string,
-  options: { json: boolean; quick: boolean; model?: string; trainParams?: string; judgeLoad?: string; rounds?: string; cliScript?: string },
+  options: {
+    json: boolean;
+    quick: boolean;
+    model?: string;
+    trainParams?: string;
+    judgeLoad?: string;
+    rounds?: string;
+    cliScript?: string;
+    upstreamTtftMs?: string;
+    upstreamTpotMs?: string;
+    upstreamReplyTokens?: string;
+  },
 ): Promise<void> {
   if (target === 'training') {
     await runTrainingBenchCommand(options);
@@ -173,8 +226,19 @@ export async function runBenchCommand(
     ...defaultGatewayBenchOptions,
     judgeLoad: judgeLoadOf(options.judgeLoad),
     rounds: roundsOf(options.rounds),
+    realisticPacing: upstreamPacingOf(options),
     ...(options.cliScript === undefined ? {} : { cliScript: cliScriptOf(options.cliScript) }),
-    ...(options.quick ? { concurrencies: [1, 4], requestsAt: () => 20, warmUpRequests: 0 } : {}),
+    ...(options.quick
+      ? {
+          concurrencies: [1, 4],
+          requestsAt: () => 20,
+          warmUpRequests: 0,
+          realisticScenarios: [
+            { shape: 'agent' as const, stream: true, concurrency: 1, requests: 4 },
+            { shape: 'agent' as const, stream: true, concurrency: 4, requests: 8 },
+          ],
+        }
+      : {}),
     onProgress: progress,
   });
   process.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatGatewayBench(result)}\n`);

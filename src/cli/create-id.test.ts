@@ -2,9 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createId } from './start-gateway-service.js';
 
 describe('createId', () => {
-  it('gives prefix, time and 16 random hex digits, never the same randomness twice across refills of its pool', () => {
+  it('gives prefix, time and 16 random hex digits, never the same randomness twice', () => {
     const before = Date.now();
-    // 1,500 ids draw 12,000 random bytes: the 4 KiB pool is refilled twice.
     const ids = Array.from({ length: 1500 }, () => createId('turn'));
     const after = Date.now();
     const randomParts = new Set<string>();

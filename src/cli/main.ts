@@ -206,7 +206,10 @@ program
   .option('--judge-load <load>', 'gateway: concurrent (serve as users run it) | drained (judge backlog drained before each scenario) | none (clawrl gateway alone) (default concurrent)')
   .option('--rounds <n>', 'gateway: alternating rounds per scenario; more measure longer and average more noise (default 2)')
   .option('--cli-script <file>', "gateway: benchmark another build's dist/cli/main.js under this build's harness (default this build)")
-  .action(async (target: string, options: { json?: boolean; quick?: boolean; model?: string; trainParams?: string; judgeLoad?: string; rounds?: string; cliScript?: string }) => {
+  .option('--upstream-ttft-ms <ms>', 'gateway: the realistic upstream\'s time to first token (default 50)')
+  .option('--upstream-tpot-ms <ms>', 'gateway: the realistic upstream\'s time per output token (default 25)')
+  .option('--upstream-reply-tokens <n>', 'gateway: tokens in each realistic reply (default 32)')
+  .action(async (target: string, options: { json?: boolean; quick?: boolean; model?: string; trainParams?: string; judgeLoad?: string; rounds?: string; cliScript?: string; upstreamTtftMs?: string; upstreamTpotMs?: string; upstreamReplyTokens?: string }) => {
     try {
       await runBenchCommand(target, {
         json: options.json === true,
@@ -214,6 +217,9 @@ program
         ...(options.judgeLoad === undefined ? {} : { judgeLoad: options.judgeLoad }),
         ...(options.rounds === undefined ? {} : { rounds: options.rounds }),
         ...(options.cliScript === undefined ? {} : { cliScript: options.cliScript }),
+        ...(options.upstreamTtftMs === undefined ? {} : { upstreamTtftMs: options.upstreamTtftMs }),
+        ...(options.upstreamTpotMs === undefined ? {} : { upstreamTpotMs: options.upstreamTpotMs }),
+        ...(options.upstreamReplyTokens === undefined ? {} : { upstreamReplyTokens: options.upstreamReplyTokens }),
         ...(options.model === undefined ? {} : { model: options.model }),
         ...(options.trainParams === undefined ? {} : { trainParams: options.trainParams }),
       });

@@ -4,7 +4,7 @@
  * requests (each records its turn before its response ends) and stops the reaper; the engine and
  * the store belong to the caller.
  */
-import { randomFillSync } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApiKeyAuthenticator, parseApiKeyEntry } from '../gateway/api-key-authenticator.js';
@@ -50,20 +50,9 @@ export interface RunningGateway {
 
 const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
 
-// Random bytes for ids, drawn 4 KiB at a time: one `randomBytes(8)` per id (two or three a
-// request) cost as much as the gateway's SQLite read of the previous turn. Each byte is used once.
-const idRandomness = Buffer.alloc(4096);
-let idRandomnessUsed = idRandomness.length;
-
 /** Sortable, unique, readable ids: prefix, time, randomness (8 random bytes, 16 hex digits). */
 export function createId(prefix: string): string {
-  if (idRandomnessUsed + 8 > idRandomness.length) {
-    randomFillSync(idRandomness);
-    idRandomnessUsed = 0;
-  }
-  const random = idRandomness.toString('hex', idRandomnessUsed, idRandomnessUsed + 8);
-  idRandomnessUsed += 8;
-  return `${prefix}_${Date.now().toString(36)}${random}`;
+  return `${prefix}_${Date.now().toString(36)}${randomBytes(8).toString('hex')}`;
 }
 
 export async function startGatewayService(configuration: GatewayConfiguration, dependencies: GatewayServiceDependencies): Promise<RunningGateway> {

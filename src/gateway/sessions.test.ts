@@ -37,24 +37,6 @@ describe('sessions and next states', () => {
     expect(lookUp).toHaveBeenCalledWith('named');
   });
 
-  it('lets the engine send its request (Node does in a nextTick) before the session bookkeeping', async () => {
-    const gateway = createTestGateway();
-    const order: string[] = [];
-    const generate = gateway.engine.generate.bind(gateway.engine);
-    gateway.engine.generate = (request, signal) => {
-      // As Node's HTTP agent writes a request to its keep-alive socket.
-      process.nextTick(() => order.push('engine request written'));
-      return generate(request, signal);
-    };
-    const upsert = gateway.store.upsertSession.bind(gateway.store);
-    gateway.store.upsertSession = (input) => {
-      order.push('session touched');
-      return upsert(input);
-    };
-    await turn(gateway, [{ role: 'user', content: 'hi' }], { 'x-session-id': 'ordered' });
-    expect(order).toEqual(['engine request written', 'session touched']);
-  });
-
   it('takes the session from the /s/{id}/v1 prefix', async () => {
     const gateway = createTestGateway();
     const first = await turn(gateway, [{ role: 'user', content: 'hi' }], {}, '/s/from-path/v1/chat/completions');

@@ -30,7 +30,7 @@ export interface EventPayloads {
   'turn-scored': { turnId: string; score: number };
   /** A training sample is ready, built from turns served by `policyVersion`. */
   'sample-available': { sampleId: string; policyVersion: PolicyVersion };
-  /** The trainer published a new policy version; its artifact is in the `ArtifactStore`. */
+  /** The trainer published a new policy version; its artifact is in the record store. */
   'policy-published': { version: PolicyVersion };
 }
 

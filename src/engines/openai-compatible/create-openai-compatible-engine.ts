@@ -81,8 +81,10 @@ class OpenAICompatibleEngine implements InferenceEngine {
   private readonly policies: PolicyRegistry;
   private readonly closing = new AbortController();
   /** Agents resend the same long system prompt with every request: escape it once. */
+  // Without it the gateway's CPU per agent-shaped streaming turn was 8% higher (bench gateway, 2026-12-06).
   private readonly jsonStrings = createJsonStringMemo();
   /** Each turn's prompt ids extend the previous turn's: parse only what is new. */
+  // Without it the gateway's CPU per agent-shaped turn was 8-10% higher (bench gateway, 2026-12-06).
   private readonly promptIds = createPromptIdsParser();
 
   constructor(private readonly options: OpenAICompatibleEngineOptions) {

@@ -6,7 +6,7 @@ import { runBenchCommand } from '../../cli/bench-command.js';
 const built = path.join(import.meta.dirname, '..', '..', '..', 'dist', 'eval', 'bench', 'gateway-bench.js');
 
 describe('runGatewayBench', () => {
-  it('measures every target in as many alternating rounds as asked, without errors', async () => {
+  it('measures every target in as many alternating rounds as asked, against the instant and the paced upstream, without errors', async () => {
     const { defaultGatewayBenchOptions, runGatewayBench } = (await import(built)) as typeof import('./gateway-bench.js');
     const result = await runGatewayBench({
       ...defaultGatewayBenchOptions,
@@ -17,12 +17,21 @@ describe('runGatewayBench', () => {
       requestsAt: () => 6,
       warmUpRequests: 0,
       rounds: 3,
+      realisticPacing: { timeToFirstTokenMs: 5, timePerOutputTokenMs: 1, replyTokens: 3 },
+      realisticScenarios: [{ shape: 'small', stream: true, concurrency: 1, requests: 2 }],
       // As `--cli-script` passes another build's entry; here this build's, named explicitly.
       cliScript: path.join(import.meta.dirname, '..', '..', '..', 'dist', 'cli', 'main.js'),
     });
     const [scenario] = result.scenarios;
     for (const target of [scenario?.direct, scenario?.passThrough, scenario?.gateway]) {
       expect(target).toMatchObject({ requests: 9, errors: 0 });
+    }
+    const [paced] = result.realisticUpstream?.scenarios ?? [];
+    for (const target of [paced?.direct, paced?.passThrough, paced?.gateway]) {
+      expect(target).toMatchObject({ requests: 3, errors: 0 });
+      // Each stream's first token came after the upstream's time to first token, and its three tokens were timed.
+      expect(target?.timeToFirstTokenMs?.p50).toBeGreaterThanOrEqual(5);
+      expect(target?.tokensPerSecondPerStream).toBeGreaterThan(0);
     }
   });
 

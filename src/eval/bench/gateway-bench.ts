@@ -1,6 +1,8 @@
 /**
  * `clawrl bench gateway`: what the gateway adds over calling the engine directly, and its
- * throughput against a bare pass-through proxy, measured in one run on the same fast upstream.
+ * throughput and CPU time against a bare pass-through proxy, measured in one run on the same
+ * upstream: first answering instantly (the stress case: nothing but the proxies' own work), then
+ * paced like a served model (what a user feels: added time to first token, tokens/s per stream).
  * Upstream, proxy and gateway each run in their own process; targets alternate within every
  * scenario so machine noise hits them alike.
  *
@@ -16,7 +18,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RequestShape } from './agent-request-shapes.js';
+import { setUpstreamPacing, type UpstreamPacing } from './bench-upstream.js';
 import { percentile, runLoad, type LoadResult } from './load-generator.js';
+import { processCpuMs } from './process-cpu-time.js';
 import { spawnReadyProcess } from './spawn-ready-process.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 
@@ -27,6 +31,12 @@ export interface TargetFigures {
   p99Ms: number;
   requestsPerSecond: number;
   errors: number;
+  /** The target process's CPU time over its rounds, per request (null off Linux). */
+  cpuMsPerRequest: number | null;
+  /** Streaming only: from sending a request to its first content. */
+  timeToFirstTokenMs: { p50: number; p99: number } | null;
+  /** Streaming only: the median stream's tokens per second after its first. */
+  tokensPerSecondPerStream: number | null;
 }
 
 export type GatewayBenchJudgeLoad = 'concurrent' | 'drained' | 'none';
@@ -44,14 +54,41 @@ export interface ScenarioResult {
   judgeBacklogAtStart: number | null;
 }
 
+/** What a user of a served model feels: the same targets, the upstream paced like an engine. */
+export interface RealisticUpstreamResult {
+  upstream: UpstreamPacing;
+  /** Gateway minus direct time to first token, agent-shaped streaming at concurrency 1. */
+  addedTimeToFirstTokenMs: { p50: number; p99: number };
+  /** The same for the bare pass-through proxy, the floor of any proxy. */
+  passThroughAddedTimeToFirstTokenMs: { p50: number; p99: number };
+  /** Median stream's tokens/s, agent-shaped streaming at the highest concurrency measured. */
+  tokensPerSecondPerStream: { direct: number | null; passThrough: number | null; gateway: number | null; concurrency: number };
+  /** Gateway process CPU per agent-shaped streaming turn, at the highest concurrency measured (null off Linux). */
+  gatewayCpuMsPerAgentTurn: number | null;
+  passThroughCpuMsPerAgentTurn: number | null;
+  scenarios: ScenarioResult[];
+}
+
 export interface GatewayBenchResult {
   judgeLoad: GatewayBenchJudgeLoad;
-  /** Gateway minus direct, agent-shaped streaming requests at concurrency 1 (the OpenClaw case). */
+  /** Instant upstream: gateway minus direct, agent-shaped streaming requests at concurrency 1 (the OpenClaw case). */
   addedLatencyMs: { p50: number; p99: number };
-  /** Gateway over pass-through requests/s, the lowest over the agent-shaped scenarios at concurrency ≥ 32. */
+  /** Instant upstream: gateway over pass-through requests/s, the lowest over the agent-shaped scenarios at concurrency ≥ 32. */
   throughputRatioVsPassthrough: number;
+  /** Instant upstream: gateway process CPU per agent-shaped turn, the highest over the agent-shaped scenarios at concurrency ≥ 32. */
+  gatewayCpuMsPerAgentTurn: number | null;
   scenarios: ScenarioResult[];
+  /** Null when no realistic scenario was asked for. */
+  realisticUpstream: RealisticUpstreamResult | null;
   goal: { addedLatencyP50Ms: number; throughputRatio: number };
+}
+
+export interface RealisticScenario {
+  shape: RequestShape;
+  stream: boolean;
+  concurrency: number;
+  /** Requests per target over two rounds (as `requestsAt`: each round serves half). */
+  requests: number;
 }
 
 export interface GatewayBenchOptions {
@@ -62,6 +99,10 @@ export interface GatewayBenchOptions {
   requestsAt: (concurrency: number) => number;
   /** Agent-shaped requests each target serves before the first scenario, not measured; default 0. */
   warmUpRequests?: number;
+  /** Pacing of the realistic upstream; default `defaultRealisticPacing`. */
+  realisticPacing?: UpstreamPacing;
+  /** Scenarios measured after the instant ones against the paced upstream; none: no realistic figures. */
+  realisticScenarios?: RealisticScenario[];
   /** The `clawrl` entry script to benchmark; default this build's, another to compare builds under one harness. */
   cliScript?: string;
   /** Default `concurrent` (see the file comment). */
@@ -76,6 +117,15 @@ export interface GatewayBenchOptions {
   onProgress?: (message: string) => void;
 }
 
+/**
+ * A ~4B model served on one data-centre GPU (vLLM, Qwen3-4B class, bf16): with prefix caching an
+ * agent's growing conversation reuses most of its 11k-token prompt, so the first token comes after
+ * tens of milliseconds (50); decoding with a few dozen streams batched takes 20–30 ms a token (25,
+ * 40 tokens/s per stream). 32 tokens a reply keeps a run short; a reply's length changes only how
+ * long a stream lasts, not what the gateway adds to each token.
+ */
+export const defaultRealisticPacing: UpstreamPacing = { timeToFirstTokenMs: 50, timePerOutputTokenMs: 25, replyTokens: 32 };
+
 export const defaultGatewayBenchOptions: GatewayBenchOptions = {
   concurrencies: [1, 32, 128],
   shapes: ['agent', 'small'],
@@ -85,15 +135,27 @@ export const defaultGatewayBenchOptions: GatewayBenchOptions = {
   // few hundred requests cost about twice its steady state, while the direct upstream has little
   // to warm up.
   warmUpRequests: 400,
+  realisticPacing: defaultRealisticPacing,
+  // Concurrency 1 is one agent waiting for its turn; 32 is a small team's agents sharing one engine.
+  realisticScenarios: [
+    { shape: 'agent', stream: true, concurrency: 1, requests: 40 },
+    { shape: 'agent', stream: true, concurrency: 32, requests: 192 },
+  ],
 };
 
-function figures(result: LoadResult): TargetFigures {
+function figures(result: LoadResult, cpuMs: number | null, stream: boolean): TargetFigures {
+  const perStream = percentile(result.tokensPerSecondPerStream, 0.5);
   return {
     requests: result.requests,
     p50Ms: round(percentile(result.latenciesMs, 0.5)),
     p99Ms: round(percentile(result.latenciesMs, 0.99)),
     requestsPerSecond: round((result.requests / result.durationMs) * 1000),
     errors: result.errors,
+    cpuMsPerRequest: cpuMs === null || result.requests === 0 ? null : round(cpuMs / result.requests),
+    timeToFirstTokenMs: stream
+      ? { p50: round(percentile(result.timesToFirstTokenMs, 0.5)), p99: round(percentile(result.timesToFirstTokenMs, 0.99)) }
+      : null,
+    tokensPerSecondPerStream: stream && Number.isFinite(perStream) ? round(perStream) : null,
   };
 }
 
@@ -119,6 +181,95 @@ async function waitForJudgeDrain(gatewayUrl: string, timeoutMs: number, onProgre
   return backlog;
 }
 
+type TargetName = 'direct' | 'passThrough' | 'gateway';
+const targetNames: readonly TargetName[] = ['direct', 'passThrough', 'gateway'];
+
+interface Target {
+  url: string;
+  pid: number | undefined;
+}
+
+/** One scenario: alternating rounds per target, so a burst of noise does not land on one target only. */
+async function measureScenario(
+  targets: Record<TargetName, Target>,
+  scenario: { shape: RequestShape; stream: boolean; concurrency: number; requests: number },
+  rounds: number,
+  runName: () => string,
+): Promise<Record<TargetName, TargetFigures>> {
+  const results: Record<TargetName, LoadResult[]> = { direct: [], passThrough: [], gateway: [] };
+  const cpuMs: Record<TargetName, number | null> = { direct: 0, passThrough: 0, gateway: 0 };
+  for (let round = 0; round < rounds; round += 1) {
+    for (const name of targetNames) {
+      const before = processCpuMs(targets[name].pid);
+      results[name].push(
+        await runLoad({ baseUrl: targets[name].url, ...scenario, requests: Math.ceil(scenario.requests / 2), runName: runName() }),
+      );
+      const after = processCpuMs(targets[name].pid);
+      const spent = cpuMs[name];
+      cpuMs[name] = before === null || after === null || spent === null ? null : spent + after - before;
+    }
+  }
+  const merged = (name: TargetName): LoadResult => ({
+    requests: results[name].reduce((sum, result) => sum + result.requests, 0),
+    errors: results[name].reduce((sum, result) => sum + result.errors, 0),
+    latenciesMs: results[name].flatMap((result) => result.latenciesMs),
+    timesToFirstTokenMs: results[name].flatMap((result) => result.timesToFirstTokenMs),
+    tokensPerSecondPerStream: results[name].flatMap((result) => result.tokensPerSecondPerStream),
+    durationMs: results[name].reduce((sum, result) => sum + result.durationMs, 0),
+  });
+  return {
+    direct: figures(merged('direct'), cpuMs.direct, scenario.stream),
+    passThrough: figures(merged('passThrough'), cpuMs.passThrough, scenario.stream),
+    gateway: figures(merged('gateway'), cpuMs.gateway, scenario.stream),
+  };
+}
+
+function scenarioResult(
+  scenario: { shape: RequestShape; stream: boolean; concurrency: number },
+  measured: Record<TargetName, TargetFigures>,
+  judgeBacklogAtStart: number | null,
+): ScenarioResult {
+  const { direct, passThrough, gateway } = measured;
+  return {
+    shape: scenario.shape,
+    stream: scenario.stream,
+    concurrency: scenario.concurrency,
+    direct,
+    passThrough,
+    gateway,
+    addedLatencyMs: { p50: round(gateway.p50Ms - direct.p50Ms), p99: round(gateway.p99Ms - direct.p99Ms) },
+    throughputRatioVsPassthrough: round(gateway.requestsPerSecond / passThrough.requestsPerSecond),
+    judgeBacklogAtStart,
+  };
+}
+
+const addedTimeToFirstToken = (target: TargetFigures, direct: TargetFigures) => ({
+  p50: round((target.timeToFirstTokenMs?.p50 ?? Number.NaN) - (direct.timeToFirstTokenMs?.p50 ?? Number.NaN)),
+  p99: round((target.timeToFirstTokenMs?.p99 ?? Number.NaN) - (direct.timeToFirstTokenMs?.p99 ?? Number.NaN)),
+});
+
+/** The realistic figures' headlines, from the scenarios measured against the paced upstream. */
+export function summarizeRealistic(upstream: UpstreamPacing, scenarios: ScenarioResult[]): RealisticUpstreamResult {
+  const agentStreams = scenarios.filter((scenario) => scenario.shape === 'agent' && scenario.stream);
+  const single = agentStreams.find((scenario) => scenario.concurrency === 1);
+  const busiest = agentStreams.reduce<ScenarioResult | undefined>((best, scenario) => (best === undefined || scenario.concurrency > best.concurrency ? scenario : best), undefined);
+  const notMeasured = { p50: Number.NaN, p99: Number.NaN };
+  return {
+    upstream,
+    addedTimeToFirstTokenMs: single === undefined ? notMeasured : addedTimeToFirstToken(single.gateway, single.direct),
+    passThroughAddedTimeToFirstTokenMs: single === undefined ? notMeasured : addedTimeToFirstToken(single.passThrough, single.direct),
+    tokensPerSecondPerStream: {
+      direct: busiest?.direct.tokensPerSecondPerStream ?? null,
+      passThrough: busiest?.passThrough.tokensPerSecondPerStream ?? null,
+      gateway: busiest?.gateway.tokensPerSecondPerStream ?? null,
+      concurrency: busiest?.concurrency ?? 0,
+    },
+    gatewayCpuMsPerAgentTurn: busiest?.gateway.cpuMsPerRequest ?? null,
+    passThroughCpuMsPerAgentTurn: busiest?.passThrough.cpuMsPerRequest ?? null,
+    scenarios,
+  };
+}
+
 export async function runGatewayBench(options: GatewayBenchOptions = defaultGatewayBenchOptions): Promise<GatewayBenchResult> {
   const here = path.dirname(fileURLToPath(import.meta.url));
   const peerScript = path.join(here, 'run-bench-peer.js');
@@ -136,67 +287,65 @@ export async function runGatewayBench(options: GatewayBenchOptions = defaultGate
       '--data', data, '--concurrency-per-key', '4096', '--session-idle-timeout', '3600',
     ]);
     processes.push(gateway);
-    const targets = { direct: upstream.url, passThrough: proxy.url, gateway: gateway.url };
-    const scenarios: ScenarioResult[] = [];
+    const targets: Record<TargetName, Target> = {
+      direct: { url: upstream.url, pid: upstream.child.pid },
+      passThrough: { url: proxy.url, pid: proxy.child.pid },
+      gateway: { url: gateway.url, pid: gateway.child.pid },
+    };
+    const rounds = options.rounds ?? 2;
     let run = 0;
+    const runName = () => `r${(run += 1)}`;
+    const backlogNow = async (): Promise<number | null> =>
+      judgeLoad === 'none'
+        ? null
+        : judgeLoad === 'drained'
+          ? await waitForJudgeDrain(gateway.url, options.drainTimeoutMs ?? 600_000, options.onProgress)
+          : await judgeBacklog(gateway.url);
     if ((options.warmUpRequests ?? 0) > 0) {
       options.onProgress?.(`warming up: ${options.warmUpRequests} agent-shaped requests per target`);
-      for (const name of ['direct', 'passThrough', 'gateway'] as const) {
-        await runLoad({ baseUrl: targets[name], shape: 'agent', stream: true, concurrency: 4, requests: options.warmUpRequests ?? 0, runName: `warm-up-${name}` });
+      for (const name of targetNames) {
+        await runLoad({ baseUrl: targets[name].url, shape: 'agent', stream: true, concurrency: 4, requests: options.warmUpRequests ?? 0, runName: `warm-up-${name}` });
       }
     }
+    const scenarios: ScenarioResult[] = [];
     for (const shape of options.shapes) {
       for (const stream of options.streams) {
         for (const concurrency of options.concurrencies) {
           const requests = options.requestsAt(concurrency);
-          const judgeBacklogAtStart =
-            judgeLoad === 'none'
-              ? null
-              : judgeLoad === 'drained'
-                ? await waitForJudgeDrain(gateway.url, options.drainTimeoutMs ?? 600_000, options.onProgress)
-                : await judgeBacklog(gateway.url);
-          options.onProgress?.(`${shape} ${stream ? 'stream' : 'non-stream'} concurrency ${concurrency}: ${requests} requests per target`);
-          const results: Record<keyof typeof targets, LoadResult[]> = { direct: [], passThrough: [], gateway: [] };
-          // Alternating rounds per target, so a burst of noise does not land on one target only.
-          for (let round = 0; round < (options.rounds ?? 2); round += 1) {
-            for (const name of ['direct', 'passThrough', 'gateway'] as const) {
-              run += 1;
-              results[name].push(
-                await runLoad({ baseUrl: targets[name], shape, stream, concurrency, requests: Math.ceil(requests / 2), runName: `r${run}` }),
-              );
-            }
-          }
-          const merged = (name: keyof typeof targets): LoadResult => ({
-            requests: results[name].reduce((sum, result) => sum + result.requests, 0),
-            errors: results[name].reduce((sum, result) => sum + result.errors, 0),
-            latenciesMs: results[name].flatMap((result) => result.latenciesMs),
-            durationMs: results[name].reduce((sum, result) => sum + result.durationMs, 0),
-          });
-          const direct = figures(merged('direct'));
-          const passThrough = figures(merged('passThrough'));
-          const gatewayFigures = figures(merged('gateway'));
-          scenarios.push({
-            shape,
-            stream,
-            concurrency,
-            direct,
-            passThrough,
-            gateway: gatewayFigures,
-            addedLatencyMs: { p50: round(gatewayFigures.p50Ms - direct.p50Ms), p99: round(gatewayFigures.p99Ms - direct.p99Ms) },
-            throughputRatioVsPassthrough: round(gatewayFigures.requestsPerSecond / passThrough.requestsPerSecond),
-            judgeBacklogAtStart,
-          });
+          const judgeBacklogAtStart = await backlogNow();
+          options.onProgress?.(`instant upstream, ${shape} ${stream ? 'stream' : 'non-stream'} concurrency ${concurrency}: ${requests} requests per target`);
+          const measured = await measureScenario(targets, { shape, stream, concurrency, requests }, rounds, runName);
+          scenarios.push(scenarioResult({ shape, stream, concurrency }, measured, judgeBacklogAtStart));
         }
       }
+    }
+    let realisticUpstream: RealisticUpstreamResult | null = null;
+    const realisticScenarios = options.realisticScenarios ?? [];
+    if (realisticScenarios.length > 0) {
+      const pacing = options.realisticPacing ?? defaultRealisticPacing;
+      await setUpstreamPacing(upstream.url, pacing);
+      const measuredRealistic: ScenarioResult[] = [];
+      for (const scenario of realisticScenarios) {
+        const judgeBacklogAtStart = await backlogNow();
+        options.onProgress?.(
+          `realistic upstream (first token ${pacing.timeToFirstTokenMs} ms, ${pacing.timePerOutputTokenMs} ms a token), ${scenario.shape} ` +
+            `${scenario.stream ? 'stream' : 'non-stream'} concurrency ${scenario.concurrency}: ${scenario.requests} requests per target`,
+        );
+        measuredRealistic.push(scenarioResult(scenario, await measureScenario(targets, scenario, rounds, runName), judgeBacklogAtStart));
+      }
+      realisticUpstream = summarizeRealistic(pacing, measuredRealistic);
     }
     const headline =
       scenarios.find((scenario) => scenario.shape === 'agent' && scenario.stream && scenario.concurrency === 1) ?? scenarios[0];
     const loaded = scenarios.filter((scenario) => scenario.concurrency >= 32 && scenario.shape === 'agent');
+    const loadedCpu = loaded.map((scenario) => scenario.gateway.cpuMsPerRequest).filter((value): value is number => value !== null);
     return {
       judgeLoad,
       addedLatencyMs: headline?.addedLatencyMs ?? { p50: Number.NaN, p99: Number.NaN },
       throughputRatioVsPassthrough: loaded.length > 0 ? Math.min(...loaded.map((scenario) => scenario.throughputRatioVsPassthrough)) : Number.NaN,
+      gatewayCpuMsPerAgentTurn: loadedCpu.length > 0 ? Math.max(...loadedCpu) : null,
       scenarios,
+      realisticUpstream,
       goal: { addedLatencyP50Ms: 1, throughputRatio: 0.8 },
     };
   } finally {
