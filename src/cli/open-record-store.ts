@@ -1,5 +1,5 @@
 /** Opens the record store named by `--store`: SQLite under `--data`, or Postgres at `--store-url`. */
-import { mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createPostgresRecordStore, defaultPostgresSchema } from '../stores/postgres/create-postgres-record-store.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
@@ -33,6 +33,25 @@ export function parsePostgresStoreUrl(storeUrl: string): { connectionString: str
   return { connectionString: url.toString(), schema };
 }
 
+/** Creates `--data` if it is missing; a path that cannot hold the store is named in one line. */
+function prepareDataFolder(data: string): void {
+  try {
+    mkdirSync(data, { recursive: true });
+    accessSync(data, constants.R_OK | constants.W_OK | constants.X_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const reason =
+      code === 'EEXIST' ? 'a file is in the way, not a folder'
+      : code === 'ENOTDIR' ? 'part of that path is a file, not a folder'
+      : code === 'EACCES' || code === 'EPERM' ? 'this user may not read and write there'
+      : (error as Error).message;
+    throw new ClawrlError('configuration_error', `--data ${data} cannot hold the record store: ${reason}. Pass a folder this user can write (--data, CLAWRL_DATA).`, {
+      param: 'data',
+      cause: error,
+    });
+  }
+}
+
 /**
  * `recordsTurns`: the store the gateway records turns through on its HTTP thread; SQLite then
  * checkpoints its WAL from a worker thread instead of inside those commits.
@@ -48,7 +67,7 @@ export async function openRecordStore(configuration: StoreConfiguration, options
     }
     return createPostgresRecordStore(parsePostgresStoreUrl(configuration.storeUrl));
   }
-  mkdirSync(configuration.data, { recursive: true });
+  prepareDataFolder(configuration.data);
   const recordsTurns = options.recordsTurns === true;
   return createSqliteRecordStore({ path: path.join(configuration.data, 'clawrl.db'), checkpointInBackground: recordsTurns, neverWait: recordsTurns });
 }
