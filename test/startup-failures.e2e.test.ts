@@ -5,7 +5,7 @@
  * problem, with no stack trace.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,6 +71,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const socket of sockets) socket.destroy();
   await Promise.all([silent, occupied].map((server) => new Promise((resolve) => server.close(resolve))));
+  rmSync(data, { recursive: true, force: true });
 });
 
 function serve(name: string, ...argumentsList: string[]): Promise<CliResult> {

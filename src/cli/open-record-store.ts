@@ -1,10 +1,13 @@
 /** Opens the record store named by `--store`: SQLite under `--data`, or Postgres at `--store-url`. */
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createPostgresRecordStore, defaultPostgresSchema } from '../stores/postgres/create-postgres-record-store.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { RecordStore } from '../spec/record-store.js';
+
+/** The SQLite store's file inside `--data`. */
+const sqliteFileName = 'clawrl.db';
 
 export interface StoreConfiguration {
   data: string;
@@ -52,11 +55,21 @@ function prepareDataFolder(data: string): void {
   }
 }
 
+export interface OpenRecordStoreOptions {
+  /** The store the gateway records turns through (see below). */
+  recordsTurns?: boolean;
+  /**
+   * Refuse a `--data` folder without a store rather than create one: for commands that only read
+   * what a server recorded, where a mistyped folder would otherwise read as an empty store.
+   */
+  existing?: boolean;
+}
+
 /**
  * `recordsTurns`: the store the gateway records turns through on its HTTP thread; SQLite then
  * checkpoints its WAL from a worker thread instead of inside those commits.
  */
-export async function openRecordStore(configuration: StoreConfiguration, options: { recordsTurns?: boolean } = {}): Promise<RecordStore> {
+export async function openRecordStore(configuration: StoreConfiguration, options: OpenRecordStoreOptions = {}): Promise<RecordStore> {
   if (configuration.store === 'postgres') {
     if (configuration.storeUrl === undefined || configuration.storeUrl === '') {
       throw new ClawrlError(
@@ -67,7 +80,15 @@ export async function openRecordStore(configuration: StoreConfiguration, options
     }
     return createPostgresRecordStore(parsePostgresStoreUrl(configuration.storeUrl));
   }
+  const file = path.join(configuration.data, sqliteFileName);
+  if (options.existing === true && !existsSync(file)) {
+    throw new ClawrlError(
+      'configuration_error',
+      `--data ${configuration.data} holds no clawrl store (no ${sqliteFileName} there). Pass the --data folder the server records into (CLAWRL_DATA; the server's default is ./.clawrl).`,
+      { param: 'data' },
+    );
+  }
   prepareDataFolder(configuration.data);
   const recordsTurns = options.recordsTurns === true;
-  return createSqliteRecordStore({ path: path.join(configuration.data, 'clawrl.db'), checkpointInBackground: recordsTurns, neverWait: recordsTurns });
+  return createSqliteRecordStore({ path: file, checkpointInBackground: recordsTurns, neverWait: recordsTurns });
 }
