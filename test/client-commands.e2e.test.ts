@@ -1,7 +1,7 @@
 /**
  * The client commands on the real CLI: `status` and `policy` find the server where the server's
  * own `CLAWRL_HOST`/`CLAWRL_PORT` put it (a URL given as `--url` or `CLAWRL_URL` wins), and
- * `samples export` refuses a `--data` folder that holds no store. The server here is a stand-in
+ * `samples export` and `rejudge` refuse a `--data` folder that holds no store. The server here is a stand-in
  * that answers the admin routes and records which were asked, so each case costs one CLI start.
  */
 import { spawn } from 'node:child_process';
@@ -103,7 +103,7 @@ describe.concurrent('client commands find the server as the server does', () => 
     expect(result.stderr).toMatch(new RegExp(`^clawrl: Cannot reach clawrl at http://127\\.0\\.0\\.1:${port} \\(ECONNREFUSED\\)\\..*--url or CLAWRL_URL`));
   });
 
-  it('samples export refuses a --data folder that holds no store, and creates none', async () => {
+  it('samples export and rejudge refuse a --data folder that holds no store, and create none', async () => {
     const directory = mkdtempSync(path.join(tmpdir(), 'clawrl-export-e2e-'));
     const data = path.join(directory, 'wrong-folder');
     const out = path.join(directory, 'samples.jsonl');
@@ -113,6 +113,10 @@ describe.concurrent('client commands find the server as the server does', () => 
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(existsSync(data)).toBe(false);
     expect(existsSync(out)).toBe(false);
+    const rejudge = await runClawrl(['rejudge', '--data', data, '--judge', 'rules']);
+    expect(rejudge.status).toBe(2);
+    expect(rejudge.stderr).toMatch(/^clawrl: --data \S+ holds no clawrl store/);
+    expect(existsSync(data)).toBe(false);
     rmSync(directory, { recursive: true, force: true });
   });
 });
