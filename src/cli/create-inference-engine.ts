@@ -10,6 +10,7 @@ import { createOpenAICompatibleEngine } from '../engines/openai-compatible/creat
 import { loadChatRenderer } from '../model/create-chat-renderer.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
+import { missingModelFolderMessage } from './missing-model-folder-message.js';
 
 export interface EngineConfiguration {
   engine: 'local' | 'openai' | 'vllm' | 'sglang' | 'llamacpp';
@@ -51,7 +52,7 @@ export function localModelDirectoryOf(model: string): string {
   if (model.startsWith('builtin:')) {
     throw new ClawrlError('configuration_error', `Unknown built-in model '${model}'; the built-in model is builtin:tiny.`, { param: 'model' });
   }
-  throw new ClawrlError('configuration_error', `--model ${model} is not a Hugging Face model folder (no config.json there).`, { param: 'model' });
+  throw new ClawrlError('configuration_error', missingModelFolderMessage(model), { param: 'model' });
 }
 
 export async function createInferenceEngine(configuration: EngineConfiguration): Promise<InferenceEngine> {

@@ -10,6 +10,7 @@ import type { Logger } from '../spec/logger.js';
 import { createPolicyServing } from '../trainer/policy-serving.js';
 import { createEventPublishingStore } from './create-event-publishing-store.js';
 import { createInferenceEngine, type EngineConfiguration } from './create-inference-engine.js';
+import { checkEngineConfiguration } from './check-engine-configuration.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
 import { consumerNameOf, openEventBus, type BusConfiguration } from './open-event-bus.js';
 import { openRecordStore, type StoreConfiguration } from './open-record-store.js';
@@ -23,6 +24,7 @@ export interface GatewayCommandConfiguration extends EngineConfiguration, StoreC
 }
 
 export async function startGatewayProcess(configuration: GatewayCommandConfiguration, logger: Logger): Promise<{ url: string; close(): Promise<void> }> {
+  checkEngineConfiguration(configuration);
   const parts = createShutdownStack(logger);
   try {
     const store = parts.add(await openRecordStore(configuration, { recordsTurns: true }), (opened) => opened.close());

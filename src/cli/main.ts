@@ -23,6 +23,7 @@ import { runBenchCommand } from './bench-command.js';
 import { runPretrainTinyCommand } from './pretrain-tiny-command.js';
 import { runRejudgeCommand, type RejudgeConfiguration } from './rejudge-command.js';
 import { runSamplesExportCommand } from './samples-export-command.js';
+import { resolveServerUrl } from './resolve-server-url.js';
 import { activatePolicy, formatPolicies, listPolicies } from './policy-command.js';
 import { defaultMaxWaitMinutes, defaultPersonalizeSessions, formatPersonalizeResult, personalizeHelp, personalizeKeys, runPersonalizeCommand, type PersonalizeCommandOptions } from './eval-command.js';
 
@@ -79,6 +80,15 @@ function configurationOf<Key extends OptionKey>(command: Command, keys: readonly
   const configFile = (flags.config as string | undefined) ?? process.env.CLAWRL_CONFIG;
   return resolveConfiguration(keys, { flags, file: readConfigFile(configFile), environment: process.env });
 }
+
+/** The running server the client commands talk to (`resolve-server-url.ts`). */
+function serverUrlOf(command: Command): string {
+  const flags = typedFlags(command, ['config', 'url']);
+  return resolveServerUrl({ flagUrl: flags.url as string | undefined, file: readConfigFile((flags.config as string | undefined) ?? process.env.CLAWRL_CONFIG), environment: process.env });
+}
+const serverUrlHelp: Partial<Record<OptionKey, string>> = {
+  url: 'URL of a running clawrl server (default: http://<CLAWRL_HOST>:<CLAWRL_PORT> or the config file\'s host and port, as the server reads them; else http://127.0.0.1:8400)',
+};
 
 function fail(error: unknown): never {
   const message = ClawrlError.isInstance(error) ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
@@ -145,11 +155,11 @@ addOptions(program.command('trainer').description('distributed mode: the trainer
 );
 
 const statusKeys = ['config', 'url', 'adminKey', 'json'] as const satisfies readonly OptionKey[];
-addOptions(program.command('status').description('counts and current policy version of a running server'), statusKeys).action(
+addOptions(program.command('status').description('counts and current policy version of a running server'), statusKeys, serverUrlHelp).action(
   async (_options: unknown, command: Command) => {
     try {
       const configuration = configurationOf(command, statusKeys);
-      const status = await fetchStatus(configuration.url as string, configuration.adminKey as string | undefined);
+      const status = await fetchStatus(serverUrlOf(command), configuration.adminKey as string | undefined);
       process.stdout.write(`${configuration.json === true ? JSON.stringify(status, null, 2) : formatStatus(status)}\n`);
     } catch (error) {
       fail(error);
@@ -305,22 +315,22 @@ addOptions(
 
 const policyKeys = ['config', 'url', 'adminKey', 'json'] as const satisfies readonly OptionKey[];
 const policy = program.command('policy').description('policy versions of a running server');
-addOptions(policy.command('list').description('list versions, the base first; * marks the one served'), policyKeys).action(
+addOptions(policy.command('list').description('list versions, the base first; * marks the one served'), policyKeys, serverUrlHelp).action(
   async (_options: unknown, command: Command) => {
     try {
       const configuration = configurationOf(command, policyKeys);
-      const policies = await listPolicies(configuration.url as string, configuration.adminKey as string | undefined);
+      const policies = await listPolicies(serverUrlOf(command), configuration.adminKey as string | undefined);
       process.stdout.write(`${configuration.json === true ? JSON.stringify(policies, null, 2) : formatPolicies(policies)}\n`);
     } catch (error) {
       fail(error);
     }
   },
 );
-addOptions(policy.command('activate').description('serve this version from now on (roll back or forward)').argument('<version>'), policyKeys).action(
+addOptions(policy.command('activate').description('serve this version from now on (roll back or forward)').argument('<version>'), policyKeys, serverUrlHelp).action(
   async (version: string, _options: unknown, command: Command) => {
     try {
       const configuration = configurationOf(command, policyKeys);
-      const result = await activatePolicy(configuration.url as string, configuration.adminKey as string | undefined, version);
+      const result = await activatePolicy(serverUrlOf(command), configuration.adminKey as string | undefined, version);
       process.stdout.write(configuration.json === true ? `${JSON.stringify(result)}\n` : `serving policy version ${version}\n`);
     } catch (error) {
       fail(error);

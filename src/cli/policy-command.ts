@@ -1,24 +1,9 @@
 /** `clawrl policy list | activate <version>`: policy versions of a running server; roll serving back or forward. */
 import { ClawrlError } from '../spec/clawrl-error.js';
+import { callServerAdmin } from './call-server-admin.js';
 
-async function adminCall(url: string, adminKey: string | undefined, route: string, method: 'GET' | 'POST'): Promise<Record<string, unknown>> {
-  let response: Response;
-  try {
-    response = await fetch(new URL(route, url), {
-      method,
-      headers: adminKey === undefined ? {} : { authorization: `Bearer ${adminKey}` },
-      signal: AbortSignal.timeout(60_000),
-    });
-  } catch (error) {
-    throw new ClawrlError('upstream_error', `Cannot reach clawrl at ${url}: ${(error as Error).message}. Is it running (clawrl serve)?`, { cause: error });
-  }
-  const body = (await response.json().catch(() => null)) as Record<string, unknown> | null;
-  if (!response.ok || body === null) {
-    const message = (body?.error as { message?: string } | undefined)?.message ?? `HTTP ${response.status}`;
-    throw new ClawrlError(response.status === 404 ? 'not_found' : 'upstream_error', `clawrl at ${url} answered: ${message}`);
-  }
-  return body;
-}
+// Activating a version may load its weights first.
+const policyCallTimeoutMs = 60_000;
 
 export interface PolicyListEntry {
   version: number;
@@ -32,12 +17,12 @@ export interface PolicyListEntry {
 }
 
 export async function listPolicies(url: string, adminKey: string | undefined): Promise<PolicyListEntry[]> {
-  return (await adminCall(url, adminKey, '/admin/policies', 'GET')).data as PolicyListEntry[];
+  return (await callServerAdmin({ url, adminKey, route: '/admin/policies', method: 'GET', timeoutMs: policyCallTimeoutMs })).data as PolicyListEntry[];
 }
 
 export async function activatePolicy(url: string, adminKey: string | undefined, version: string): Promise<Record<string, unknown>> {
   if (!/^\d+$/.test(version)) throw new ClawrlError('configuration_error', `A policy version is a non-negative integer, got '${version}'.`);
-  return adminCall(url, adminKey, `/admin/policies/${version}/activate`, 'POST');
+  return callServerAdmin({ url, adminKey, route: `/admin/policies/${version}/activate`, method: 'POST', timeoutMs: policyCallTimeoutMs });
 }
 
 export function formatPolicies(policies: PolicyListEntry[]): string {

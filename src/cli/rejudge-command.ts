@@ -33,7 +33,8 @@ export function parseSince(text: string | undefined): number | undefined {
 export async function runRejudgeCommand(configuration: RejudgeConfiguration, logger: Logger): Promise<RejudgeTurnsResult> {
   const since = parseSince(configuration.since);
   const engine: InferenceEngine | undefined = configuration.judge === 'policy' ? await createInferenceEngine(configuration) : undefined;
-  const store = await openRecordStore(configuration);
+  // Re-judging reads what a server recorded: a --data folder without a store is a mistake, not an empty store.
+  const store = await openRecordStore(configuration, { existing: true });
   try {
     const judge = createJudge(configuration, engine);
     logger.info('re-judging stored turns', { judge: judge.judgeId, judgeModel: judge.judgeModel, promptVersion: judge.promptVersion });

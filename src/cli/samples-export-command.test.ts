@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -77,5 +77,23 @@ describe('runSamplesExportCommand', () => {
     await expect(
       runSamplesExportCommand({ ...configuration, out: path.join(directory, 'missing', 'x.jsonl'), status: undefined, withTurns: false }),
     ).rejects.toMatchObject({ code: 'configuration_error' });
+  });
+
+  it('refuses a --data folder that holds no store, and creates nothing there', async () => {
+    const out = path.join(directory, 'samples.jsonl');
+    const missing = path.join(directory, 'not-the-data-folder');
+    await expect(runSamplesExportCommand({ data: missing, store: 'sqlite', storeUrl: undefined, out, status: undefined, withTurns: false })).rejects.toMatchObject({
+      code: 'configuration_error',
+      param: 'data',
+      message: expect.stringMatching(/^--data \S+ holds no clawrl store \(no clawrl\.db there\)/),
+    });
+    expect(existsSync(missing)).toBe(false);
+    const empty = path.join(directory, 'empty');
+    mkdirSync(empty);
+    await expect(runSamplesExportCommand({ data: empty, store: 'sqlite', storeUrl: undefined, out, status: undefined, withTurns: false })).rejects.toMatchObject({
+      param: 'data',
+    });
+    expect(existsSync(path.join(empty, 'clawrl.db'))).toBe(false);
+    expect(existsSync(out)).toBe(false);
   });
 });

@@ -57,7 +57,7 @@ async function turnTextsOf(store: RecordStore, turnIds: string[]): Promise<Map<s
 }
 
 export async function runSamplesExportCommand(configuration: SamplesExportConfiguration): Promise<number> {
-  const store = await openRecordStore(configuration);
+  const store = await openRecordStore(configuration, { existing: true });
   try {
     return await exportSamples(store, configuration.out, configuration.status, configuration.withTurns);
   } finally {

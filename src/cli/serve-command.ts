@@ -12,6 +12,7 @@ import type { Logger } from '../spec/logger.js';
 import { createPolicyServing } from '../trainer/policy-serving.js';
 import { createEventPublishingStore } from './create-event-publishing-store.js';
 import { createInferenceEngine, type EngineConfiguration } from './create-inference-engine.js';
+import { checkEngineConfiguration } from './check-engine-configuration.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
 import { consumerNameOf, openEventBus, type BusConfiguration } from './open-event-bus.js';
 import { openRecordStore, type StoreConfiguration } from './open-record-store.js';
@@ -38,6 +39,7 @@ export interface RunningServer {
 }
 
 export async function startServer(configuration: ServeConfiguration, logger: Logger): Promise<RunningServer> {
+  checkEngineConfiguration(configuration);
   const parts = createShutdownStack(logger);
   const now = () => Date.now();
   try {

@@ -16,6 +16,7 @@ import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
 import { servedModelNameOf } from './create-inference-engine.js';
+import { describeListenError } from './describe-listen-error.js';
 import { resolveSamplingDefaults } from './sampling-defaults.js';
 
 export interface GatewayConfiguration {
@@ -93,9 +94,10 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
   });
   const server: Server = createServer(createGatewayRequestListener(context));
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const refuse = (error: Error) => reject(describeListenError(error, host, configuration.port));
+    server.once('error', refuse);
     server.listen(configuration.port, host, () => {
-      server.off('error', reject);
+      server.off('error', refuse);
       resolve();
     });
   });

@@ -1,24 +1,8 @@
 /** `clawrl status`: counts and the current policy version of a running server. */
-import { ClawrlError } from '../spec/clawrl-error.js';
+import { callServerAdmin } from './call-server-admin.js';
 
 export async function fetchStatus(url: string, adminKey: string | undefined): Promise<Record<string, unknown>> {
-  let response: Response;
-  try {
-    response = await fetch(new URL('/admin/status', url), {
-      headers: adminKey === undefined ? {} : { authorization: `Bearer ${adminKey}` },
-      signal: AbortSignal.timeout(10_000),
-    });
-  } catch (error) {
-    throw new ClawrlError('upstream_error', `Cannot reach clawrl at ${url}: ${(error as Error).message}. Is it running (clawrl serve)?`, {
-      cause: error,
-    });
-  }
-  const body = (await response.json().catch(() => null)) as Record<string, unknown> | null;
-  if (!response.ok || body === null) {
-    const message = (body?.error as { message?: string } | undefined)?.message ?? `HTTP ${response.status}`;
-    throw new ClawrlError('upstream_error', `clawrl at ${url} answered: ${message}`);
-  }
-  return body;
+  return callServerAdmin({ url, adminKey, route: '/admin/status', method: 'GET', timeoutMs: 10_000 });
 }
 
 export function formatStatus(status: Record<string, unknown>): string {

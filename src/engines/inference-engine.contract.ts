@@ -138,6 +138,11 @@ export function runInferenceEngineContract(options: InferenceEngineContractOptio
       expect(engine.modelId).not.toBe('');
     });
 
+    it('is healthy once created, if it checks its health at all', async () => {
+      if (engine.checkHealth === undefined) return;
+      expect(await engine.checkHealth(AbortSignal.timeout(5_000))).toEqual({ ok: true });
+    });
+
     it('streams one start, per-choice events, one choice-end per choice and one end, consistent with the result', async () => {
       const events = await collectEvents(engine, contractRequest(user('Say hello to the world.'), { temperature: 0 }));
       expectWellOrdered(events, 1);

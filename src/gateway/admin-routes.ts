@@ -8,7 +8,8 @@ import type { GatewayContext } from './gateway-context.js';
 export interface TurnJudging {
   /** Oldest first; the latest is the current one. */
   judgements: JudgementRecord[];
-  feedback: FeedbackRecord | null;
+  /** Every feedback on the turn, oldest first; the latest is the one that counts for training. */
+  feedback: FeedbackRecord[];
   samples: SampleRecord[];
 }
 
@@ -34,7 +35,7 @@ function wireJudgement(judgement: JudgementRecord): Record<string, unknown> {
  */
 export function currentJudgement(judging: TurnJudging): Record<string, unknown> | null {
   const latest = judging.judgements.at(-1);
-  const feedback = judging.feedback;
+  const feedback = judging.feedback.at(-1) ?? null;
   if (feedback === null) return latest === undefined ? null : wireJudgement(latest);
   return {
     ...(latest === undefined ? { votes: [], judgeModel: null, promptVersion: null } : wireJudgement(latest)),
@@ -51,7 +52,7 @@ function wireSample(sample: SampleRecord): Record<string, unknown> {
   return rest;
 }
 
-export function wireTurn(turn: TurnRecord, judging: TurnJudging = { judgements: [], feedback: null, samples: [] }): Record<string, unknown> {
+export function wireTurn(turn: TurnRecord, judging: TurnJudging = { judgements: [], feedback: [], samples: [] }): Record<string, unknown> {
   return {
     id: turn.id,
     sessionId: turn.sessionId,
@@ -76,6 +77,8 @@ export function wireTurn(turn: TurnRecord, judging: TurnJudging = { judgements: 
     nextStateAt: turn.nextStateAt,
     judgement: currentJudgement(judging),
     judgements: judging.judgements.map(wireJudgement),
+    // Repeated feedback keeps every record: the newest (last, also in `judgement.feedback`) counts.
+    feedback: judging.feedback,
     samples: judging.samples.map(wireSample),
   };
 }
@@ -137,7 +140,7 @@ export function registerAdminRoutes<Environment extends Env>(app: Hono<Environme
     if (turn === null) throw new ClawrlError('not_found', `No turn with id '${c.req.param('id')}'.`);
     const [judgements, feedback, samples] = await Promise.all([
       context.store.listJudgements(turn.id),
-      context.store.getFeedback(turn.id),
+      context.store.listFeedback(turn.id),
       context.store.listSamples({ turnId: turn.id, limit: 1000 }),
     ]);
     return c.json(wireTurn(turn, { judgements, feedback, samples }));

@@ -9,6 +9,7 @@ import { registerAdminRoutes } from './admin-routes.js';
 import type { Principal } from './api-key-authenticator.js';
 import { asClawrlError, errorResponse } from './error-response.js';
 import { registerFeedbackRoute } from './feedback-route.js';
+import { registerHealthRoutes } from './health-routes.js';
 import type { GatewayContext } from './gateway-context.js';
 import { registerPolicyRoutes } from './policy-routes.js';
 
@@ -19,7 +20,7 @@ function routeLabel(path: string): string {
   if (path.endsWith('/models')) return 'models';
   if (path.endsWith('/feedback')) return 'feedback';
   if (path.startsWith('/admin/')) return 'admin';
-  if (path === '/healthz' || path === '/metrics') return path.slice(1);
+  if (path === '/healthz' || path === '/readyz' || path === '/metrics') return path.slice(1);
   return 'other';
 }
 
@@ -43,7 +44,7 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
     await next();
   };
 
-  app.get('/healthz', (c) => c.json({ status: 'ok', model: context.engine.modelId }));
+  registerHealthRoutes(app, context);
   app.get('/metrics', async () => {
     const counts = await context.store.counts();
     context.metrics.queueDepth.set({ queue: 'awaiting-next-state' }, Math.max(0, counts.turns.trainable - counts.linked));

@@ -22,4 +22,9 @@ export interface FeedbackResponse {
   hint: string | null;
   /** Whether the turn is queued to have its sample rebuilt (trainable main turns only). */
   queued: boolean;
+  /**
+   * Earlier feedback on the same turn, oldest first, that this one replaces for training (the
+   * newest counts); empty for a turn's first feedback. They stay in `GET /admin/turns/{id}`.
+   */
+  replaced_feedback_ids: number[];
 }

@@ -85,6 +85,7 @@ describe('POST /v1/feedback', () => {
       text: 'too curt',
       hint: null,
       queued: true,
+      replaced_feedback_ids: [],
     });
     const bySession = await postFeedback(gateway, { session_id: 'alpha', score: 0.5, hint: ' Greet the user by name. ' });
     expect(await bySession.json()).toMatchObject({ turn_id: second.turnId, score: 0.5, hint: 'Greet the user by name.' });
@@ -135,5 +136,36 @@ describe('POST /v1/feedback', () => {
     ]);
     const status = (await (await gateway.app.request('/admin/status')).json()) as Record<string, unknown>;
     expect(status).toMatchObject({ judged: 1, samples: { ready: 1, trained: 0, dropped: 1 }, judging: { pending: 0 } });
+  });
+
+  it('keeps repeated feedback on one turn: the newest counts for training, earlier ones stay visible and are named as replaced', async () => {
+    const gateway = createTestGateway();
+    const first = await chat(gateway, [{ role: 'user', content: 'hi' }], { 'x-session-id': 'gamma' });
+    const hinted = (await (await postFeedback(gateway, { turn_id: first.turnId, thumbs: 'down', hint: 'Answer in one sentence.' })).json()) as Record<string, unknown>;
+    expect(hinted).toMatchObject({ hint: 'Answer in one sentence.', replaced_feedback_ids: [] });
+    const up = (await (await postFeedback(gateway, { turn_id: first.turnId, thumbs: 'up' })).json()) as Record<string, unknown>;
+    expect(up).toMatchObject({ score: 1, replaced_feedback_ids: [hinted.id] });
+    const scored = (await (await postFeedback(gateway, { session_id: 'gamma', score: 0.5 })).json()) as Record<string, unknown>;
+    expect(scored).toMatchObject({ turn_id: first.turnId, replaced_feedback_ids: [hinted.id, up.id] });
+
+    let ids = 0;
+    const worker = createJudgeWorker({
+      store: gateway.store,
+      judge: createRulesJudge(defaultRulesJudgeSpec),
+      method: 'rl',
+      logger: silentLogger,
+      now: gateway.context.now,
+      createId: (prefix) => `${prefix}_${(ids += 1)}`,
+      workerId: 'test-worker',
+    });
+    await worker.drain();
+    const view = (await (await gateway.app.request(`/admin/turns/${first.turnId}`)).json()) as Record<string, unknown>;
+    expect(view.feedback).toEqual([
+      expect.objectContaining({ id: hinted.id, score: -1, hint: 'Answer in one sentence.' }),
+      expect.objectContaining({ id: up.id, score: 1, hint: null }),
+      expect.objectContaining({ id: scored.id, score: 0.5, hint: null }),
+    ]);
+    expect(view.judgement).toMatchObject({ judge: 'feedback', score: 0.5, feedback: { id: scored.id } });
+    expect(view.samples).toEqual([expect.objectContaining({ status: 'ready', score: 0.5, feedbackId: scored.id })]);
   });
 });

@@ -2,7 +2,9 @@
  * `POST /v1/feedback`: explicit feedback on a turn, `{turn_id | session_id, score (−1..1) |
  * thumbs ("up" | "down"), text?, hint?}`. `session_id` targets the session's latest main turn.
  * Feedback overrides the judge's score for that turn, and its hint (or its text, judged as what the
- * user said next) feeds OPD; recording it queues the turn so its sample is rebuilt. A tenant can
+ * user said next) feeds OPD; recording it queues the turn so its sample is rebuilt. Feedback on a
+ * turn that already has some is kept beside it: the newest counts for training, and the response
+ * names the earlier ones it replaces (`replaced_feedback_ids`). A tenant can
  * only reach its own turns: others are reported unknown (404), like turns that do not exist.
  */
 import type { Hono } from 'hono';
@@ -88,6 +90,8 @@ export function registerFeedbackRoute(app: Hono<{ Variables: { principal: Princi
       createdAt: context.now(),
     });
     if (recorded === null) throw new ClawrlError('not_found', `No turn with id '${turn.id}'.`, { param: 'turn_id' });
+    // Read after the write: ids increase, so whatever arrived concurrently sorts on its own side.
+    const earlier = (await context.store.listFeedback(turn.id)).filter((feedback) => feedback.id < recorded.id);
     const response: FeedbackResponse = {
       object: 'feedback',
       id: recorded.id,
@@ -97,6 +101,7 @@ export function registerFeedbackRoute(app: Hono<{ Variables: { principal: Princi
       text: recorded.text,
       hint: recorded.hint,
       queued: turn.type === 'main' && turn.trainable,
+      replaced_feedback_ids: earlier.map((feedback) => feedback.id),
     };
     return c.json(response);
   });

@@ -66,10 +66,13 @@ function parseJson(directory: string, file: string, text: string): unknown {
   }
 }
 
+/** Said with every missing file, so one message tells the whole set to fetch. */
+const expectedFiles = 'a Hugging Face model folder holds config.json, tokenizer.json, tokenizer_config.json and model.safetensors or its shards';
+
 async function readRequiredJson(directory: string, file: string): Promise<unknown> {
   const text = await readText(directory, file);
   if (text === null) {
-    throw new ClawrlError('configuration_error', `model folder ${directory}: missing ${file}`, { param: file });
+    throw new ClawrlError('configuration_error', `model folder ${directory}: missing ${file} (${expectedFiles})`, { param: file });
   }
   return parseJson(directory, file, text);
 }
@@ -115,7 +118,7 @@ async function findWeightFiles(directory: string, required: boolean): Promise<st
     throw new ClawrlError(
       'configuration_error',
       `model folder ${directory}: missing model.safetensors (or model.safetensors.index.json)` +
-        (legacy ? '; pytorch_model.bin is not supported, convert it to safetensors' : ''),
+        (legacy ? '; pytorch_model.bin is not supported, convert it to safetensors' : ` (${expectedFiles})`),
       { param: 'model.safetensors' },
     );
   }

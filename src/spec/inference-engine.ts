@@ -132,6 +132,9 @@ export interface PolicyArtifact {
   files: Record<string, Uint8Array>;
 }
 
+/** Whether an engine can serve now; an engine that cannot says why, in words for an operator. */
+export type EngineHealth = { ok: true } | { ok: false; reason: string };
+
 export interface InferenceEngine {
   /** Stable id of the implementation, e.g. `local`, `vllm`, `sglang`, `openai`. */
   readonly engineId: string;
@@ -156,6 +159,13 @@ export interface InferenceEngine {
    * version they started with. Throws `unsupported` without `capabilities.policyLoading`.
    */
   loadPolicy(artifact: PolicyArtifact): Promise<void>;
+
+  /**
+   * Whether the engine can serve now: a remote engine asks its server, which may have gone away
+   * since start-up. Answers, never throws; `signal` bounds how long it may take. Optional: an
+   * engine without it is taken as healthy while it is open.
+   */
+  checkHealth?(signal: AbortSignal): Promise<EngineHealth>;
 
   /** Releases workers and connections. Idempotent. */
   close(): Promise<void>;

@@ -192,8 +192,10 @@ export interface RecordStore {
    * rebuilt. Returns null, recording nothing, for an unknown turn.
    */
   recordFeedback(feedback: NewFeedback): Promise<FeedbackRecord | null>;
-  /** The turn's latest feedback. */
+  /** The turn's latest feedback: the one that counts for training. */
   getFeedback(turnId: string): Promise<FeedbackRecord | null>;
+  /** Every feedback on the turn, oldest first (the last is `getFeedback`'s); empty for an unknown turn. */
+  listFeedback(turnId: string): Promise<FeedbackRecord[]>;
 
   /**
    * Records a sample of a turn. The turn's earlier `ready` samples become `dropped` with reason

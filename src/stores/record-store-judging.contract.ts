@@ -177,6 +177,22 @@ export function runRecordStoreJudgingContract(currentStore: () => RecordStore): 
       expect(claimed).toMatchObject({ turn: { id: 'last', nextState: null }, feedback: latest });
     });
 
+    it('keeps every feedback on a turn, oldest first; the latest is the one a claim carries', async () => {
+      await store.recordTurn(turn('rated'));
+      await store.recordTurn(turn('other'));
+      expect(await store.listFeedback('rated')).toEqual([]);
+      expect(await store.listFeedback('missing')).toEqual([]);
+      const hinted = await store.recordFeedback({ turnId: 'rated', score: -1, text: null, hint: 'Answer in one sentence.', tenant: 't', createdAt: 10 });
+      await store.recordFeedback({ turnId: 'other', score: 1, text: null, hint: null, tenant: 't', createdAt: 15 });
+      const thumbsUp = await store.recordFeedback({ turnId: 'rated', score: 1, text: null, hint: null, tenant: 't', createdAt: 20 });
+      const scored = await store.recordFeedback({ turnId: 'rated', score: 0.5, text: 'better', hint: null, tenant: 't', createdAt: 30 });
+      expect(await store.listFeedback('rated')).toEqual([hinted, thumbsUp, scored]);
+      expect(await store.listFeedback('other')).toHaveLength(1);
+      expect(await store.getFeedback('rated')).toEqual(scored);
+      const claimed = (await claim('w1', 1_000)).find((entry) => entry.turn.id === 'rated');
+      expect(claimed).toMatchObject({ turn: { id: 'rated' }, feedback: scored });
+    });
+
     it('keeps one judgement per judge identity, the latest last', async () => {
       await store.recordTurn(turn('a'));
       const first = await store.recordJudgement(judgement('a'));

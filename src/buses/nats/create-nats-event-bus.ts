@@ -35,6 +35,8 @@ export interface NatsEventBusOptions {
   logger?: Logger;
   /** The connection name shown in NATS monitoring. Default `clawrl`. */
   connectionName?: string;
+  /** How long the first connect waits for the server's handshake. Default 5 s. */
+  connectTimeoutMs?: number;
 }
 
 /** How long one pull request waits on the server before it is renewed. */
@@ -50,7 +52,7 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
   const subjectPrefix = options.subjectPrefix ?? 'clawrl';
   const ackWaitMs = options.ackWaitMs ?? 30_000;
   const logger = options.logger ?? silentLogger;
-  const connection = await connectToNats(options.servers, options.connectionName ?? 'clawrl');
+  const connection = await connectToNats(options.servers, options.connectionName ?? 'clawrl', options.connectTimeoutMs ?? 5_000);
   let manager: JetStreamManager;
   try {
     manager = await jetstreamManager(connection);
@@ -134,10 +136,10 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
   };
 }
 
-async function connectToNats(servers: string | string[], name: string): Promise<NatsConnection> {
+async function connectToNats(servers: string | string[], name: string, timeoutMs: number): Promise<NatsConnection> {
   try {
     // A long-running service keeps reconnecting; only the first connect fails fast.
-    return await connect({ servers, name, maxReconnectAttempts: -1 });
+    return await connect({ servers, name, maxReconnectAttempts: -1, timeout: timeoutMs });
   } catch (error) {
     throw new ClawrlError('upstream_error', `cannot reach NATS at ${String(servers)}: ${messageOf(error)}`, { cause: error, retryable: true });
   }

@@ -40,6 +40,14 @@ describe('local engine', () => {
     }
   });
 
+  it('is healthy once loaded and until it is closed', async () => {
+    const engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl });
+    const signal = AbortSignal.timeout(2_000);
+    expect(await engine.checkHealth?.(signal)).toEqual({ ok: true });
+    await engine.close();
+    expect(await engine.checkHealth?.(signal)).toEqual({ ok: false, reason: 'the local engine is closed' });
+  });
+
   it('serves version 0 from the base weights beside trained full weights (the frozen judge asks for it)', async () => {
     const trained = createTinyModelFolder({ seed: 99 });
     const engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl });

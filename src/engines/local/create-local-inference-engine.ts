@@ -4,6 +4,7 @@
  */
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type {
+  EngineHealth,
   GenerateEvent,
   GenerateRequest,
   InferenceEngine,
@@ -37,7 +38,10 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
   const pending = new Map<number, Pending>();
   let nextRequestId = 1;
   let closed = false;
+  /** Why the worker stopped serving, once it has (it exited or failed); never cleared. */
+  let failure: string | undefined;
   const failAll = (error: ClawrlError) => {
+    failure ??= error.message;
     for (const entry of pending.values()) {
       if (entry.kind === 'generate') entry.queue.end(error);
       else entry.reject(error);
@@ -118,6 +122,12 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
         pending.set(requestId, { kind: 'load-policy', resolve, reject });
         send({ kind: 'load-policy', requestId, artifact });
       });
+    },
+
+    async checkHealth(): Promise<EngineHealth> {
+      if (closed) return { ok: false, reason: 'the local engine is closed' };
+      // Loaded and its worker running: it serves, however long the queue.
+      return failure === undefined ? { ok: true } : { ok: false, reason: failure };
     },
 
     async close() {

@@ -19,6 +19,7 @@ import type { ChatRenderer } from '../../spec/chat-renderer.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type {
   EngineCapabilities,
+  EngineHealth,
   GenerateEvent,
   GenerateRequest,
   InferenceEngine,
@@ -35,6 +36,7 @@ import { parseGenerateChunk, parseGenerateOutput, toWireGenerateRequest, toWireS
 import { SglangChoiceTranslator } from './sglang-stream-translator.js';
 import { createJsonStringMemo } from './json-string-memo.js';
 import { createPromptIdsParser, type PromptIdsParser } from './prompt-ids-parser.js';
+import { checkUpstreamHealth } from './check-upstream-health.js';
 import { createUpstreamClient, JsonBody, type UpstreamClient } from './upstream-client.js';
 import { parseScoreResponse, parseTokenizeResponse, toWireScoreRequest as toWireVllmScoreRequest } from './vllm-api.js';
 
@@ -212,6 +214,11 @@ class OpenAICompatibleEngine implements InferenceEngine {
 
   async loadPolicy(artifact: PolicyArtifact): Promise<void> {
     await this.policies.load(artifact);
+  }
+
+  async checkHealth(signal: AbortSignal): Promise<EngineHealth> {
+    if (this.closing.signal.aborted) return { ok: false, reason: `the ${this.engineId} engine is closed` };
+    return checkUpstreamHealth({ baseUrl: this.options.baseUrl, name: this.engineId, signal, ...(this.options.apiKey === undefined ? {} : { apiKey: this.options.apiKey }) });
   }
 
   async close(): Promise<void> {

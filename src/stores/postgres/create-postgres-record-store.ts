@@ -8,7 +8,7 @@
  */
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { RecordStore } from '../../spec/record-store.js';
-import { PostgresDatabase } from './postgres-database.js';
+import { checkPostgresAnswers, PostgresDatabase } from './postgres-database.js';
 import { applyPostgresMigrations } from './postgres-migrations.js';
 import { PostgresRecordStore } from './postgres-record-store.js';
 
@@ -19,10 +19,13 @@ export interface PostgresRecordStoreOptions {
   schema?: string;
   /** Connections in the pool; default 10. */
   poolSize?: number;
+  /** How long opening waits for the server to answer; default 5000. */
+  connectTimeoutMs?: number;
 }
 
 export const defaultPostgresSchema = 'clawrl';
 const defaultPoolSize = 10;
+const defaultConnectTimeoutMs = 5_000;
 
 /** Throws a `configuration_error` unless `schema` is a plain identifier, safe to splice into SQL unquoted. */
 export function checkPostgresSchemaName(schema: string): void {
@@ -63,6 +66,7 @@ export async function createPostgresRecordStore(options: PostgresRecordStoreOpti
   }
   const database = new PostgresDatabase({ connectionString: options.connectionString, schema, poolSize });
   try {
+    await checkPostgresAnswers(options.connectionString, options.connectTimeoutMs ?? defaultConnectTimeoutMs);
     await applyPostgresMigrations(database, schema);
     return new PostgresRecordStore(database);
   } catch (error) {

@@ -37,6 +37,23 @@ function isConnectionFailure(error: unknown): boolean {
   return error instanceof Error && /Connection terminated/i.test(error.message);
 }
 
+/**
+ * Connects once and hangs up, within `timeoutMs`. The pool has no timeout of its own for
+ * connecting (pg's applies to waiting for a free connection too, which under load is no failure),
+ * so a server that accepts the connection and never answers would hold the first query forever.
+ */
+export async function checkPostgresAnswers(connectionString: string, timeoutMs: number): Promise<void> {
+  const client = new pg.Client({ connectionString, connectionTimeoutMillis: timeoutMs, application_name: 'clawrl' });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(/timeout/i.test(message) ? `no answer within ${timeoutMs / 1000} s` : message, { cause: error });
+  }
+  await client.end().catch(() => undefined);
+}
+
 export class PostgresDatabase {
   readonly #pool: pg.Pool;
   #closed = false;

@@ -47,6 +47,12 @@ const selectLatestFeedback = `
   FROM feedback JOIN turns AS turn ON turn.ordinal = feedback.turn_ordinal
   WHERE turn.id = $1 ORDER BY feedback.id DESC LIMIT 1
 `;
+const selectFeedback = `
+  SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant,
+    feedback.created_at
+  FROM feedback JOIN turns AS turn ON turn.ordinal = feedback.turn_ordinal
+  WHERE turn.id = $1 ORDER BY feedback.id
+`;
 
 const turnOrdinalOf = '(SELECT ordinal FROM turns WHERE id = $1)';
 
@@ -183,6 +189,10 @@ export class PostgresJudgingRecords {
   async getFeedback(turnId: string): Promise<FeedbackRecord | null> {
     const [row] = await this.#database.rows<FeedbackRow>(selectLatestFeedback, [turnId]);
     return row === undefined ? null : toFeedbackRecord(row);
+  }
+
+  async listFeedback(turnId: string): Promise<FeedbackRecord[]> {
+    return (await this.#database.rows<FeedbackRow>(selectFeedback, [turnId])).map((row) => toFeedbackRecord(row));
   }
 
   async recordSample(sample: NewSample): Promise<SampleRecord> {

@@ -261,6 +261,10 @@ export class PostgresRecordStore implements RecordStore {
     return this.#database.run('getFeedback', () => this.#judging.getFeedback(turnId));
   }
 
+  async listFeedback(turnId: string): Promise<FeedbackRecord[]> {
+    return this.#database.run('listFeedback', () => this.#judging.listFeedback(turnId));
+  }
+
   async recordSample(sample: NewSample): Promise<SampleRecord> {
     return this.#database.run('recordSample', () => this.#judging.recordSample(sample));
   }

@@ -129,6 +129,11 @@ export class SqliteJudgingRecords {
     return turn === undefined ? null : this.#latestFeedback(turn.ordinal);
   }
 
+  listFeedback(turnId: string): FeedbackRecord[] {
+    const turn = this.#statements.selectTurnKey.get(turnId);
+    return turn === undefined ? [] : this.#statements.listFeedback.all(turn.ordinal).map((row) => toFeedbackRecord(row));
+  }
+
   insertSample(sample: NewSample): void {
     this.#recordSample.immediate(sample);
   }

@@ -99,6 +99,11 @@ export function sqliteJudgingStatements(database: Database.Database) {
       FROM feedback JOIN turns AS turn ON turn.ordinal = feedback.turn_ordinal
       WHERE feedback.turn_ordinal = ? ORDER BY feedback.id DESC LIMIT 1
     `),
+    listFeedback: database.prepare<[number], FeedbackRow>(`
+      SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.created_at
+      FROM feedback JOIN turns AS turn ON turn.ordinal = feedback.turn_ordinal
+      WHERE feedback.turn_ordinal = ? ORDER BY feedback.id
+    `),
     supersedeReady: database.prepare<[number, number]>(
       "UPDATE samples SET status = 'dropped', drop_reason = 'superseded', updated_at = ? WHERE turn_ordinal = ? AND status = 'ready'",
     ),

@@ -235,6 +235,10 @@ export class SqliteRecordStore implements RecordStore {
     return this.#run('getFeedback', () => this.#judging.getFeedback(turnId));
   }
 
+  async listFeedback(turnId: string): Promise<FeedbackRecord[]> {
+    return this.#run('listFeedback', () => this.#judging.listFeedback(turnId));
+  }
+
   async recordSample(sample: NewSample): Promise<SampleRecord> {
     await this.#write('recordSample', () => this.#judging.insertSample(sample));
     return this.#run('recordSample', () => this.#judging.sampleRecord(sample.id));

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -37,5 +38,23 @@ describe('startSqliteCheckpointer', () => {
     await checkpointer.close();
     expect(database.prepare('SELECT COUNT(*) AS count FROM blobs').get()).toEqual({ count: 256 });
     database.close();
+  });
+
+  it('closes in a process that has nothing else to wait for', () => {
+    const directory = mkdtempSync(path.join(tmpdir(), 'clawrl-checkpoint-'));
+    directories.push(directory);
+    // As a start-up that failed after opening the store: the close is all that is left, and the
+    // worker, unreferenced while it runs, must keep the process up until it has exited.
+    const store = new URL(path.join('..', '..', '..', 'dist', 'stores', 'sqlite', 'create-sqlite-record-store.js'), import.meta.url);
+    const script = [
+      `const { createSqliteRecordStore } = await import(${JSON.stringify(store.href)});`,
+      `const store = createSqliteRecordStore({ path: ${JSON.stringify(path.join(directory, 'test.db'))}, checkpointInBackground: true });`,
+      'await store.close();',
+      "process.stdout.write('closed');",
+    ].join('\n');
+    const result = spawnSync(process.execPath, ['--input-type=module', '--eval', script], { encoding: 'utf8', timeout: 30_000 });
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe('closed');
+    expect(result.status).toBe(0);
   });
 });

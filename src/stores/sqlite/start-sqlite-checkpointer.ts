@@ -32,6 +32,11 @@ export function startSqliteCheckpointer(
   database.pragma(`wal_autocheckpoint = ${backstopPages}`);
   return {
     close: async () => {
+      // Waiting for an unreferenced worker is waiting on nothing that keeps the event loop alive:
+      // a process with no other handle (a start-up that failed, a one-shot command) would end
+      // with this promise unsettled (exit 13, every later line unprinted). Referenced again, the
+      // loop stays up until the worker has closed its connection and exited.
+      worker.ref();
       worker.postMessage('close');
       await exited;
     },

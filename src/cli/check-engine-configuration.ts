@@ -1,0 +1,32 @@
+/**
+ * The engine options checked before a command opens anything: a wrong `--model` or a missing
+ * `--upstream` is the commonest first-run mistake, and reporting it before the store, the bus and
+ * the model load makes the answer immediate. `createInferenceEngine` keeps the same checks for
+ * its other callers.
+ */
+import { ClawrlError } from '../spec/clawrl-error.js';
+import { localModelDirectoryOf, type EngineConfiguration } from './create-inference-engine.js';
+
+export function checkEngineConfiguration(configuration: Pick<EngineConfiguration, 'engine' | 'model' | 'upstream'>): void {
+  if (configuration.engine === 'local') {
+    localModelDirectoryOf(configuration.model);
+    return;
+  }
+  if (configuration.engine !== 'openai' && configuration.engine !== 'vllm' && configuration.engine !== 'sglang') return;
+  if (configuration.upstream === undefined || configuration.upstream === '') {
+    throw new ClawrlError(
+      'configuration_error',
+      `--engine ${configuration.engine} needs --upstream <url> (CLAWRL_UPSTREAM), the base URL of the server that runs the model, e.g. http://127.0.0.1:8000.`,
+      { param: 'upstream' },
+    );
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(configuration.upstream);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new ClawrlError('configuration_error', `--upstream ${configuration.upstream} is not an http:// or https:// URL.`, { param: 'upstream' });
+  }
+}
