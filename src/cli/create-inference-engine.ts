@@ -12,20 +12,29 @@ import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 
 export interface EngineConfiguration {
-  engine: 'local' | 'openai' | 'vllm' | 'sglang' | 'llamacpp';
+  engine: 'local' | 'openai' | 'vllm' | 'sglang';
   model: string;
-  servedModel: string | undefined;
+  /** `--served-model-name`: the names clients use; empty for the default. */
+  servedModelName: readonly string[];
   upstream: string | undefined;
   upstreamModel: string | undefined;
   upstreamApiKey: string | undefined;
   upstreamTimeout: number;
 }
 
-/** The name clients use: explicit, else the model name, else a model folder's name. */
-export function servedModelNameOf(configuration: Pick<EngineConfiguration, 'model' | 'servedModel'>): string {
-  if (configuration.servedModel !== undefined) return configuration.servedModel;
+/**
+ * The names clients use, the first one the engine's: `--served-model-name` as given, as vLLM
+ * does; by default the model name, and for a model folder its folder name first.
+ */
+export function servedModelNamesOf(configuration: Pick<EngineConfiguration, 'model' | 'servedModelName'>): string[] {
+  if (configuration.servedModelName.length > 0) return [...new Set(configuration.servedModelName)];
   const looksLikePath = configuration.model.startsWith('.') || configuration.model.startsWith('/');
-  return looksLikePath ? path.basename(path.resolve(configuration.model)) : configuration.model;
+  return looksLikePath ? [...new Set([path.basename(path.resolve(configuration.model)), configuration.model])] : [configuration.model];
+}
+
+/** The engine's own name for the model: the first served name. */
+export function servedModelNameOf(configuration: Pick<EngineConfiguration, 'model' | 'servedModelName'>): string {
+  return servedModelNamesOf(configuration)[0] ?? configuration.model;
 }
 
 /** The shipped built-in model, relative to the package root (dist/cli/ → ../../models). */
@@ -59,12 +68,6 @@ export async function createInferenceEngine(configuration: EngineConfiguration):
   switch (configuration.engine) {
     case 'local':
       return createLocalInferenceEngine({ modelDirectory: localModelDirectoryOf(configuration.model), modelId: servedModelId });
-    case 'llamacpp':
-      throw new ClawrlError(
-        'configuration_error',
-        '--engine llamacpp is not available in this version of clawrl yet; use --engine local, vllm, sglang or openai.',
-        { param: 'engine' },
-      );
     case 'openai':
     case 'vllm':
     case 'sglang': {

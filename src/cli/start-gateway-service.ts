@@ -15,14 +15,14 @@ import { createSessionReaper } from '../gateway/session-reaper.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
-import { servedModelNameOf } from './create-inference-engine.js';
+import { servedModelNamesOf } from './create-inference-engine.js';
 import { resolveSamplingDefaults } from './sampling-defaults.js';
 
 export interface GatewayConfiguration {
   host: string;
   port: number;
   model: string;
-  servedModel: string | undefined;
+  servedModelName: readonly string[];
   pinSessions: boolean;
   apiKey: string[];
   adminKey: string | undefined;
@@ -89,7 +89,8 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
       concurrencyPerKey: configuration.concurrencyPerKey,
     },
     samplingDefaults: sampling.defaults,
-    modelAliases: [servedModelNameOf(configuration), configuration.model].filter((name, index, all) => name !== engine.modelId && all.indexOf(name) === index),
+    // Requests must name one of the served names; the engine's own name is the first.
+    modelAliases: servedModelNamesOf(configuration).filter((name) => name !== engine.modelId),
     now: () => Date.now(),
     createId,
     policies: dependencies.policies,

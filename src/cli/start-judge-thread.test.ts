@@ -17,7 +17,7 @@ function configurationFor(data: string, overrides: Partial<JudgeCommandConfigura
   return {
     engine: 'local',
     model: 'builtin:tiny',
-    servedModel: undefined,
+    servedModelName: [],
     upstream: undefined,
     upstreamModel: undefined,
     upstreamApiKey: undefined,

@@ -26,7 +26,7 @@ import { serveActiveVersion } from './start-policy-follower.js';
 export interface TrainingConfiguration {
   data: string;
   model: string;
-  servedModel: string | undefined;
+  servedModelName: readonly string[];
   noTrain: boolean;
   trainEvery: number;
   trainEpochs: number;
