@@ -91,7 +91,7 @@ export const configurationSections = {
     noTrain: option(z.boolean().default(false), { flag: '--no-train', description: 'serve and record without training' }),
     trainParams: option(z.enum(['lora', 'full']).default('lora'), { flag: '--train-params <params>', description: 'lora | full: train LoRA adapters, or every weight (better for small models; publishes full weights)', recipe: true }),
     maxStaleness: option(z.number().int().min(0).default(2), { flag: '--max-staleness <versions>', description: 'drop (and count) samples more policy versions old than this', recipe: true }),
-    learningRate: option(z.number().positive().optional(), { flag: '--learning-rate <lr>', description: 'AdamW learning rate (default: 1e-4 LoRA / 1e-5 full; builtin:tiny 1e-2 / 1e-3)', recipe: true }),
+    learningRate: option(z.number().positive().optional(), { flag: '--learning-rate <lr>', description: "AdamW learning rate (default: the recipe's; else 1e-4 LoRA / 1e-5 full, builtin:tiny 1e-2 / 1e-3)", recipe: true }),
     adamBeta1: option(z.number().min(0).lt(1).default(0.9), { flag: '--adam-beta1 <beta>', description: 'AdamW β1', recipe: true }),
     adamBeta2: option(z.number().min(0).lt(1).default(0.98), { flag: '--adam-beta2 <beta>', description: 'AdamW β2', recipe: true }),
     weightDecay: option(z.number().min(0).default(0.1), { flag: '--weight-decay <lambda>', description: 'AdamW decoupled weight decay', recipe: true }),
