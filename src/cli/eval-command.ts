@@ -252,6 +252,7 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
         serveArguments: serverArguments,
         data,
         environment: serverEnvironmentOf(input),
+        preparedFiles: [files.recipe, ...(files.judgeRules === undefined || files.judgeRules === options.judgeRules ? [] : [files.judgeRules])],
       });
       url = server.url;
       progress(`server ready at ${url}`);
