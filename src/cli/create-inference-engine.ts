@@ -3,6 +3,7 @@
  * every engine adapter.
  */
 import { existsSync } from 'node:fs';
+import type { z } from 'zod';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLocalInferenceEngine } from '../engines/local/create-local-inference-engine.js';
@@ -10,17 +11,11 @@ import { createOpenAICompatibleEngine } from '../engines/openai-compatible/creat
 import { loadChatRenderer } from '../model/create-chat-renderer.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
+import { configurationSections } from './configuration-schema.js';
+import type { Resolved } from './configuration.js';
 
-export interface EngineConfiguration {
-  engine: 'local' | 'openai' | 'vllm' | 'sglang';
-  model: string;
-  /** `--served-model-name`: the names clients use; empty for the default. */
-  servedModelName: readonly string[];
-  upstream: string | undefined;
-  upstreamModel: string | undefined;
-  upstreamApiKey: string | undefined;
-  upstreamTimeout: number;
-}
+/** The engine component of the configuration schema (`--engine`, `--model`, `--upstream`, ...). */
+export type EngineConfiguration = Resolved<z.infer<typeof configurationSections.engine>>;
 
 /**
  * The names clients use, the first one the engine's: `--served-model-name` as given, as vLLM

@@ -259,6 +259,8 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
       const trainingOff = /training is off: [^\n]*/.exec(server.logTail());
       if (trainingOff !== null) progress(`warning: ${trainingOff[0]}; this run measures the base model only`);
     }
+    const knobs = Object.keys(input.knobs);
+    if (server === undefined && knobs.length > 0) progress(`warning: ${knobs.join(', ')} set the recipe of a server this command starts; the server at --url keeps its own`);
     stage = `The experiment against ${url} failed`;
     const apiKey = clientKeyOf(configuration.apiKey);
     const measured = await runPersonalizeExperiment({

@@ -15,25 +15,14 @@ import { createSessionReaper } from '../gateway/session-reaper.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
-import { servedModelNamesOf } from './create-inference-engine.js';
+import type { z } from 'zod';
+import { configurationSections } from './configuration-schema.js';
+import type { Resolved } from './configuration.js';
+import { servedModelNamesOf, type EngineConfiguration } from './create-inference-engine.js';
 import { resolveSamplingDefaults } from './sampling-defaults.js';
 
-export interface GatewayConfiguration {
-  host: string;
-  port: number;
-  model: string;
-  servedModelName: readonly string[];
-  pinSessions: boolean;
-  apiKey: string[];
-  adminKey: string | undefined;
-  bodyLimit: number;
-  concurrencyPerKey: number;
-  maxTokens: number;
-  temperature?: number | undefined;
-  topP?: number | undefined;
-  topK?: number | undefined;
-  sessionIdleTimeout: number;
-}
+/** The gateway component of the configuration schema, and the model's names. */
+export type GatewayConfiguration = Resolved<z.infer<typeof configurationSections.gateway>> & Pick<EngineConfiguration, 'model' | 'servedModelName'>;
 
 export interface GatewayServiceDependencies {
   store: RecordStore;
