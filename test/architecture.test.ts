@@ -93,6 +93,11 @@ describe('architecture', () => {
     expect(readers.map(relative)).toEqual([]);
   });
 
+  it('casts no configuration in src/cli through `as unknown as`: the schema types it', () => {
+    const offenders = sourceFiles.filter((file) => layerOf(file) === 'cli' && /\bas unknown as\b/.test(readFileSync(file, 'utf8')));
+    expect(offenders.map(relative)).toEqual([]);
+  });
+
   it('uses no `any`', () => {
     const offenders = sourceFiles.filter((file) => /(:\s*any\b|\bas any\b|<any>)/.test(readFileSync(file, 'utf8')));
     expect(offenders.map(relative)).toEqual([]);

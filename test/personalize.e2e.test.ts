@@ -72,7 +72,9 @@ describe('clawrl eval personalize', () => {
     const result: PersonalizeResult = personalizeResultSchema.parse(JSON.parse(run.stdout));
     expect(result).toMatchObject({ user: 'brief-grader', method: 'rl', seed: 5, probeSize: 4, model: path.basename(folder), finalFeedback: true });
     // The file says how the server it started was set up, the experiment's own defaults included.
-    expect(result.serverArguments).toEqual(expect.arrayContaining(['--method', 'rl', '--judge', 'rules', '--opd-support-k', '4', '--train-every', '4']));
+    expect(result.serverArguments).toEqual(expect.arrayContaining(['--method', 'rl', '--judge', 'rules', '--train-every', '4', '--recipe', path.join(data, 'experiment-recipe.json')]));
+    // The experiment's own knobs reach the server in the recipe it wrote, not as flags of serve.
+    expect(JSON.parse(readFileSync(path.join(data, 'experiment-recipe.json'), 'utf8'))).toMatchObject({ opdSupportK: 4, rewardBaseline: 'batch', anchorCoefficient: 0 });
     expect(run.stderr).toMatch(/session 3\/3 {2}first response \(policy v\d+\)/);
 
     expect(result.sessions.map((session) => session.index)).toEqual([1, 2, 3]);

@@ -4,7 +4,7 @@
  * served, and a kill -9 during a step followed by a restart resumes from the checkpoint.
  */
 import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -133,7 +133,10 @@ describe('full-parameter training with pinned sessions', () => {
   it('publishes full weights the sampler serves (two passes per step), while a pinned session keeps its first version', async () => {
     await server.stop();
     rmSync(server.data, { recursive: true, force: true });
-    server = await startClawrlServer([...serverArguments(), '--train-params', 'full', '--train-epochs', '2', '--pin-sessions']);
+    // Passes per step are a recipe setting, not a flag of serve.
+    const recipe = path.join(folder, 'two-passes.json');
+    writeFileSync(recipe, JSON.stringify({ trainEpochs: 2 }));
+    server = await startClawrlServer([...serverArguments(), '--train-params', 'full', '--recipe', recipe, '--pin-sessions']);
     expect((await chat('pinned')).version).toBe('0');
     await sessionsWithFeedback('full', 2);
     const outcome = await admin<{ kind: string; step: { policyVersion: number } }>('/admin/training/step', 'POST');

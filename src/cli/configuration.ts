@@ -1,116 +1,88 @@
 /**
- * The one configuration schema. Each option has a flag, a `CLAWRL_*` environment variable, a
- * config-file key and a default; `resolveConfiguration` applies flag > config file > environment
- * > default and reports errors naming the option and its variable. Nothing outside `src/cli`
- * reads the environment or config files.
+ * Resolves configuration from the one schema (`configuration-schema.ts`): flag > config file >
+ * environment > recipe > default, and reports errors naming the option and its variable. Every
+ * list here (flags, variables, file keys, help, the docs table) is read off the schema. Nothing
+ * outside `src/cli` reads the environment or config files.
  */
 import { z } from 'zod';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import { defaultAnchorTopK } from '../core/policy-loss.js';
+import { configurationSections, optionRegistry, recipeSettings, type Recipe, type SectionName } from './configuration-schema.js';
 
 /** How a value arrives from a flag or the environment (always text) before the schema coerces it. */
-type OptionKind = 'string' | 'integer' | 'number' | 'boolean' | 'list';
+export type OptionKind = 'string' | 'number' | 'boolean' | 'list';
 
 export interface OptionSpecification {
-  /** camelCase key in the config file and the resolved configuration. */
+  /** Key in the config file and the resolved configuration. */
   key: string;
-  /** Flag as commander declares it. */
-  flag: string;
+  /** The component it belongs to; `recipe` for recipe settings, which have no flag. */
+  section: SectionName | 'recipe';
+  /** Flag as commander declares it; undefined for recipe settings. */
+  flag: string | undefined;
+  environment: string | undefined;
   description: string;
   kind: OptionKind;
-  schema: z.ZodType;
-  defaultValue?: unknown;
+  /** A recipe file may set it. */
+  recipe: boolean;
+  defaultValue: unknown;
 }
 
-function environmentName(flag: string): string {
+function innerOf(schema: z.ZodType): z.ZodType {
+  if (schema instanceof z.ZodOptional || schema instanceof z.ZodDefault) return innerOf(schema.unwrap() as z.ZodType);
+  return schema;
+}
+
+function kindOf(schema: z.ZodType): OptionKind {
+  const inner = innerOf(schema);
+  if (inner instanceof z.ZodNumber) return 'number';
+  if (inner instanceof z.ZodBoolean) return 'boolean';
+  if (inner instanceof z.ZodArray) return 'list';
+  return 'string';
+}
+
+export function environmentName(flag: string): string {
   const name = /--([a-z0-9-]+)/.exec(flag)?.[1] ?? flag;
   return `CLAWRL_${name.replaceAll('-', '_').toUpperCase()}`;
 }
 
-const port = z.number().int().min(0).max(65535);
-const positive = z.number().int().positive();
-
-/** Every option of every command. Commands pick the ones they use by key. */
-export const optionSpecifications = [
-  { key: 'host', flag: '--host <host>', description: 'address to bind', kind: 'string', schema: z.string().min(1), defaultValue: '127.0.0.1' },
-  { key: 'port', flag: '--port <number>', description: 'port to listen on (0 picks a free one)', kind: 'integer', schema: port, defaultValue: 8400 },
-  { key: 'data', flag: '--data <dir>', description: 'data directory (SQLite store, checkpoints)', kind: 'string', schema: z.string().min(1), defaultValue: './.clawrl' },
-  { key: 'model', flag: '--model <model>', description: 'builtin:tiny, a Hugging Face model folder, or the upstream model name', kind: 'string', schema: z.string().min(1), defaultValue: 'builtin:tiny' },
-  { key: 'servedModel', flag: '--served-model <name>', description: 'model name clients use (default: --model, or the folder name)', kind: 'string', schema: z.string().min(1) },
-  { key: 'engine', flag: '--engine <engine>', description: 'local | openai | vllm | sglang | llamacpp', kind: 'string', schema: z.enum(['local', 'openai', 'vllm', 'sglang', 'llamacpp']), defaultValue: 'local' },
-  { key: 'upstream', flag: '--upstream <url>', description: 'base URL of a remote engine (e.g. http://127.0.0.1:8000)', kind: 'string', schema: z.url() },
-  { key: 'upstreamModel', flag: '--upstream-model <name>', description: 'model name on the upstream (default: --model)', kind: 'string', schema: z.string().min(1) },
-  { key: 'upstreamApiKey', flag: '--upstream-api-key <key>', description: 'API key sent to the upstream', kind: 'string', schema: z.string().min(1) },
-  { key: 'upstreamTimeout', flag: '--upstream-timeout <ms>', description: 'time-out for the upstream to start and to keep streaming', kind: 'integer', schema: positive, defaultValue: 120_000 },
-  { key: 'judge', flag: '--judge <judge>', description: 'rules | policy | openai', kind: 'string', schema: z.enum(['rules', 'policy', 'openai']), defaultValue: 'policy' },
-  { key: 'judgeUrl', flag: '--judge-url <url>', description: 'OpenAI-compatible judge endpoint', kind: 'string', schema: z.url() },
-  { key: 'judgeModel', flag: '--judge-model <name>', description: 'judge model name', kind: 'string', schema: z.string().min(1) },
-  { key: 'judgeRules', flag: '--judge-rules <spec>', description: "what --judge rules judges by: a rules-judge spec file (JSON), or user:<student|ta|teacher|user.json> for that simulated user's own rules and hint (an oracle, for ablations) (default: the built-in next-state predicates)", kind: 'string', schema: z.string().min(1) },
-  { key: 'judgeHintGrounding', flag: '--judge-hint-grounding', description: "the PRM judge keeps a hint sentence about a style only when the user's message mentions that style (docs/judging.md)", kind: 'boolean', schema: z.boolean(), defaultValue: false },
-  { key: 'judgeWeights', flag: '--judge-weights <weights>', description: 'base | served: what --judge policy judges with (base: the frozen base weights, as a separate PRM)', kind: 'string', schema: z.enum(['base', 'served']), defaultValue: 'base' },
-  { key: 'method', flag: '--method <method>', description: 'rl | opd | combine', kind: 'string', schema: z.enum(['rl', 'opd', 'combine']), defaultValue: 'combine' },
-  { key: 'rlWeight', flag: '--rl-weight <w>', description: 'combine: weight of the judge\'s reward r in A = w_rl·r + w_opd·Δ', kind: 'number', schema: z.number().min(0), defaultValue: 1 },
-  { key: 'opdWeight', flag: '--opd-weight <w>', description: 'combine: weight of the hint-conditioned teacher\'s gap Δ in A = w_rl·r + w_opd·Δ', kind: 'number', schema: z.number().min(0), defaultValue: 1 },
-  { key: 'opdSupportK', flag: '--opd-support-k <k>', description: "opd/combine: distil over the student's k likeliest tokens at each position (OpenClaw-RL v2's support set), 0: the sampled token only", kind: 'integer', schema: z.number().int().min(0).max(20), defaultValue: 0 },
-  { key: 'store', flag: '--store <store>', description: 'sqlite | postgres', kind: 'string', schema: z.enum(['sqlite', 'postgres']), defaultValue: 'sqlite' },
-  { key: 'storeUrl', flag: '--store-url <url>', description: 'Postgres connection URL', kind: 'string', schema: z.string().min(1) },
-  { key: 'bus', flag: '--bus <bus>', description: 'memory | nats', kind: 'string', schema: z.enum(['memory', 'nats']), defaultValue: 'memory' },
-  { key: 'busUrl', flag: '--bus-url <url>', description: 'NATS server URL (comma-separated for a cluster)', kind: 'string', schema: z.string().min(1) },
-  { key: 'busPrefix', flag: '--bus-prefix <name>', description: 'JetStream stream and subject prefix of this deployment, so several share one NATS', kind: 'string', schema: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'letters, digits, _ and -, at most 32'), defaultValue: 'clawrl' },
-  { key: 'instance', flag: '--instance <name>', description: "this process's name in a distributed deployment: names its durable bus consumer (default: host name, and port for gateways; stable across restarts)", kind: 'string', schema: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'letters, digits, _ and -, at most 40') },
-  { key: 'trainEvery', flag: '--train-every <samples>', description: 'ready samples per training step', kind: 'integer', schema: positive, defaultValue: 16 },
-  { key: 'trainEpochs', flag: '--train-epochs <passes>', description: "passes over each training batch, each an optimizer step, before one version is published; later passes clip against the first pass's log-probs (OpenClaw-RL's TRAIN_EPOCHS)", kind: 'integer', schema: positive, defaultValue: 1 },
-  { key: 'noTrain', flag: '--no-train', description: 'serve and record without training', kind: 'boolean', schema: z.boolean(), defaultValue: false },
-  { key: 'trainParams', flag: '--train-params <params>', description: 'lora | full: train LoRA adapters, or every weight (better for small models; publishes full weights)', kind: 'string', schema: z.enum(['lora', 'full']), defaultValue: 'lora' },
-  { key: 'maxStaleness', flag: '--max-staleness <versions>', description: 'drop (and count) samples more policy versions old than this', kind: 'integer', schema: z.number().int().min(0), defaultValue: 2 },
-  { key: 'learningRate', flag: '--learning-rate <lr>', description: 'AdamW learning rate (default: 1e-4 LoRA / 1e-5 full; builtin:tiny 1e-2 / 1e-3)', kind: 'number', schema: z.number().positive() },
-  { key: 'learningRateHalfLife', flag: '--learning-rate-half-life <steps>', description: 'halve the learning rate every this many optimizer steps (default: constant)', kind: 'number', schema: z.number().positive() },
-  { key: 'adamBeta1', flag: '--adam-beta1 <beta>', description: 'AdamW β1', kind: 'number', schema: z.number().min(0).lt(1), defaultValue: 0.9 },
-  { key: 'adamBeta2', flag: '--adam-beta2 <beta>', description: 'AdamW β2', kind: 'number', schema: z.number().min(0).lt(1), defaultValue: 0.98 },
-  { key: 'weightDecay', flag: '--weight-decay <lambda>', description: 'AdamW decoupled weight decay', kind: 'number', schema: z.number().min(0), defaultValue: 0.1 },
-  { key: 'loraRank', flag: '--lora-rank <r>', description: 'LoRA rank', kind: 'integer', schema: positive, defaultValue: 16 },
-  { key: 'loraAlpha', flag: '--lora-alpha <alpha>', description: 'LoRA alpha (scale alpha / rank)', kind: 'number', schema: z.number().positive(), defaultValue: 32 },
-  { key: 'rewardBaseline', flag: '--reward-baseline <kind>', description: "none | batch | negative: batch takes each reward against the mean of the training step's other rewards (leave-one-out), so a step of equal rewards trains on the teacher's gap alone; negative takes that mean only when it is below zero", kind: 'string', schema: z.enum(['none', 'batch', 'negative']), defaultValue: 'none' },
-  { key: 'klCoefficient', flag: '--kl-coefficient <beta>', description: 'weight of the KL to the base model (0: no reference pass)', kind: 'number', schema: z.number().min(0), defaultValue: 0 },
-  { key: 'anchorCoefficient', flag: '--anchor-coefficient <alpha>', description: "weight of the anchor: KL from the base model's likeliest tokens at each response position to the policy, which keeps a small model's language while a few samples train it (0: off)", kind: 'number', schema: z.number().min(0), defaultValue: 0 },
-  { key: 'anchorTopK', flag: '--anchor-top-k <k>', description: "how many of the base model's likeliest tokens the anchor compares at each position", kind: 'integer', schema: z.number().int().min(1).max(64), defaultValue: defaultAnchorTopK },
-  { key: 'pinSessions', flag: '--pin-sessions', description: 'a session keeps the policy version it started with until it ends', kind: 'boolean', schema: z.boolean(), defaultValue: false },
-  { key: 'apiKey', flag: '--api-key <key>', description: 'tenant API key, "tenant=key" or a bare key (repeatable)', kind: 'list', schema: z.array(z.string().min(8, 'API keys need at least 8 characters')), defaultValue: [] },
-  { key: 'adminKey', flag: '--admin-key <key>', description: 'admin API key', kind: 'string', schema: z.string().min(8, 'the admin key needs at least 8 characters') },
-  { key: 'bodyLimit', flag: '--body-limit <bytes>', description: 'largest request body accepted', kind: 'integer', schema: positive, defaultValue: 8 * 1024 * 1024 },
-  { key: 'concurrencyPerKey', flag: '--concurrency-per-key <n>', description: 'concurrent requests per API key before 429', kind: 'integer', schema: positive, defaultValue: 64 },
-  { key: 'maxTokens', flag: '--max-tokens <n>', description: 'max_tokens when a request gives none', kind: 'integer', schema: positive, defaultValue: 1024 },
-  { key: 'temperature', flag: '--temperature <t>', description: "temperature when a request gives none (default: the model folder's generation_config.json, as vLLM serves it, else 1)", kind: 'number', schema: z.number().min(0).max(2) },
-  { key: 'topP', flag: '--top-p <p>', description: "top_p when a request gives none (default: the model folder's generation_config.json, else 1)", kind: 'number', schema: z.number().gt(0).max(1) },
-  { key: 'topK', flag: '--top-k <k>', description: "top_k when a request gives none (default: the model folder's generation_config.json, else none; 0: none)", kind: 'integer', schema: z.number().int().min(0) },
-  { key: 'sessionIdleTimeout', flag: '--session-idle-timeout <seconds>', description: 'close sessions idle this long', kind: 'integer', schema: positive, defaultValue: 1800 },
-  { key: 'url', flag: '--url <url>', description: 'URL of a running clawrl server', kind: 'string', schema: z.url(), defaultValue: 'http://127.0.0.1:8400' },
-  { key: 'json', flag: '--json', description: 'print JSON', kind: 'boolean', schema: z.boolean(), defaultValue: false },
-  { key: 'config', flag: '--config <file>', description: 'JSON config file with any of these options by camelCase key', kind: 'string', schema: z.string().min(1) },
-] as const satisfies readonly OptionSpecification[];
-
-export type OptionKey = (typeof optionSpecifications)[number]['key'];
-
-export function optionSpecification(key: OptionKey): OptionSpecification {
-  const found = optionSpecifications.find((specification) => specification.key === key);
-  if (found === undefined) throw new RangeError(`unknown option ${key}`);
-  return found;
+function specificationOf(key: string, schema: z.ZodType, section: SectionName | 'recipe'): OptionSpecification {
+  const metadata = optionRegistry.get(schema);
+  const parsedDefault = schema.safeParse(undefined);
+  return {
+    key,
+    section,
+    flag: metadata?.flag,
+    environment: metadata === undefined ? undefined : environmentName(metadata.flag),
+    description: metadata?.description ?? schema.description ?? '',
+    kind: kindOf(schema),
+    recipe: metadata === undefined || metadata.recipe === true,
+    defaultValue: parsedDefault.success ? parsedDefault.data : undefined,
+  };
 }
 
-export function environmentVariableOf(key: OptionKey): string {
-  return environmentName(optionSpecification(key).flag);
+/** Every option of every command, by component, then the recipe settings. */
+export const optionSpecifications: readonly OptionSpecification[] = [
+  ...Object.entries(configurationSections).flatMap(([section, object]) =>
+    Object.entries(object.shape).map(([key, schema]) => specificationOf(key, schema, section as SectionName)),
+  ),
+  ...Object.entries(recipeSettings.shape).map(([key, schema]) => specificationOf(key, schema, 'recipe')),
+];
+
+const specificationsByKey = new Map(optionSpecifications.map((specification) => [specification.key, specification]));
+
+/** The options of a command schema, in its order. */
+export function optionsOf(schema: z.ZodObject): OptionSpecification[] {
+  return Object.keys(schema.shape).flatMap((key) => specificationsByKey.get(key) ?? []);
 }
 
-function describe(specification: OptionSpecification): string {
-  return `${specification.flag.split(' ')[0]} (${environmentName(specification.flag)})`;
+export function environmentVariableOf(key: string): string | undefined {
+  return specificationsByKey.get(key)?.environment;
 }
 
 /** Text from a flag or the environment, coerced to the option's kind. */
-function coerceText(specification: OptionSpecification, text: string): unknown {
-  switch (specification.kind) {
+function coerceText(kind: OptionKind, text: string): unknown {
+  switch (kind) {
     case 'string':
       return text;
-    case 'integer':
     case 'number':
       return text.trim() === '' ? Number.NaN : Number(text);
     case 'boolean': {
@@ -124,50 +96,92 @@ function coerceText(specification: OptionSpecification, text: string): unknown {
   }
 }
 
+/**
+ * A config file's options, flat: a key may sit at the top level or inside its component's
+ * object (`{"gateway": {"port": 8400}}`). Unknown keys are an error; recipe settings belong in
+ * a recipe file.
+ */
+export function flattenConfigFile(file: Record<string, unknown>): Record<string, unknown> {
+  const flat: Record<string, unknown> = {};
+  const unknown: string[] = [];
+  const add = (key: string, value: unknown, section?: string) => {
+    const specification = specificationsByKey.get(key);
+    if (specification === undefined || specification.section === 'recipe' || (section !== undefined && specification.section !== section)) {
+      unknown.push(section === undefined ? key : `${section}.${key}`);
+      return;
+    }
+    flat[key] = value;
+  };
+  for (const [key, value] of Object.entries(file)) {
+    if (Object.hasOwn(configurationSections, key) && typeof value === 'object' && value !== null && !Array.isArray(value)) {
+      for (const [inner, innerValue] of Object.entries(value)) add(inner, innerValue, key);
+    } else {
+      add(key, value);
+    }
+  }
+  if (unknown.length > 0) {
+    throw new ClawrlError(
+      'configuration_error',
+      `Unknown option(s) in the config file: ${unknown.join(', ')} (recipe settings go in a --recipe file; docs/configuration.md).`,
+    );
+  }
+  return flat;
+}
+
 export interface ConfigurationSources {
-  /** Values the user typed on the command line (commander source 'cli' only). */
+  /** Values the user typed on the command line (commander source 'cli' only), by key. */
   flags: Record<string, unknown>;
-  /** Parsed config file, or empty. */
+  /** The config file, flat (`flattenConfigFile`), or empty. */
   file: Record<string, unknown>;
   environment: Record<string, string | undefined>;
+  /** The recipe in force, or none. */
+  recipe?: Recipe | undefined;
+}
+
+/** Every key present: an unset optional option is there as undefined, as the commands' interfaces expect. */
+export type Resolved<Value> = { [Key in keyof Required<Value>]: Value[Key] };
+
+export interface ResolvedConfiguration<Value> {
+  configuration: Resolved<Value>;
+  /** Config-file keys of other components, which this command ignores. */
+  ignoredFileKeys: string[];
+}
+
+function describe(specification: OptionSpecification): string {
+  return specification.flag === undefined ? `recipe setting ${specification.key}` : `${specification.flag.split(' ')[0]} (${specification.environment})`;
+}
+
+function rawValueOf(specification: OptionSpecification, sources: ConfigurationSources): unknown {
+  const { key, kind } = specification;
+  const flag = sources.flags[key];
+  if (flag !== undefined) return typeof flag === 'string' ? coerceText(kind, flag) : flag;
+  if (sources.file[key] !== undefined) return sources.file[key];
+  const variable = specification.environment === undefined ? undefined : sources.environment[specification.environment];
+  if (variable !== undefined) return coerceText(kind, variable);
+  if (specification.recipe && sources.recipe !== undefined) return (sources.recipe as Record<string, unknown>)[key];
+  return undefined;
 }
 
 /**
- * Resolves the given options: flag > config file > environment > default. Throws a
+ * Resolves a command's options: flag > config file > environment > recipe > default. Throws a
  * `configuration_error` naming the option, its variable and the problem.
  */
-export function resolveConfiguration<Key extends OptionKey>(keys: readonly Key[], sources: ConfigurationSources): Record<Key, unknown> {
-  const unknownFileKeys = Object.keys(sources.file).filter((key) => !optionSpecifications.some((option) => option.key === key));
-  if (unknownFileKeys.length > 0) {
-    throw new ClawrlError('configuration_error', `Unknown option(s) in the config file: ${unknownFileKeys.join(', ')}.`);
-  }
-  const resolved = {} as Record<Key, unknown>;
-  for (const key of keys) {
-    const specification = optionSpecification(key);
-    const variable = environmentName(specification.flag);
-    let value: unknown;
-    if (sources.flags[key] !== undefined) {
-      const flagValue = sources.flags[key];
-      value = typeof flagValue === 'string' ? coerceText(specification, flagValue) : flagValue;
-    } else if (sources.file[key] !== undefined) {
-      value = sources.file[key];
-    } else if (sources.environment[variable] !== undefined) {
-      value = coerceText(specification, sources.environment[variable] ?? '');
-    } else {
-      value = specification.defaultValue;
-    }
-    if (value === undefined) {
-      resolved[key] = undefined;
-      continue;
-    }
-    const parsed = specification.schema.safeParse(value);
-    if (!parsed.success) {
+export function resolveConfiguration<Schema extends z.ZodObject>(schema: Schema, sources: ConfigurationSources): ResolvedConfiguration<z.infer<Schema>> {
+  const raw: Record<string, unknown> = {};
+  for (const specification of optionsOf(schema)) {
+    const value = rawValueOf(specification, sources);
+    const leaf = schema.shape[specification.key];
+    const parsed = leaf === undefined ? undefined : (leaf as z.ZodType).safeParse(value);
+    if (parsed !== undefined && !parsed.success) {
       const problem = parsed.error.issues[0]?.message ?? 'invalid value';
       throw new ClawrlError('configuration_error', `Invalid value for ${describe(specification)}: ${problem} (got ${JSON.stringify(value)}).`, {
-        param: key,
+        param: specification.key,
       });
     }
-    resolved[key] = parsed.data;
+    raw[specification.key] = value;
   }
-  return resolved;
+  // Parsing the whole object types it; each key was checked above, so this cannot fail.
+  const configuration: Resolved<z.infer<Schema>> = schema.parse(raw);
+  const ignoredFileKeys = Object.keys(sources.file).filter((key) => !Object.hasOwn(schema.shape, key));
+  return { configuration, ignoredFileKeys };
 }

@@ -3,6 +3,7 @@
  * every engine adapter.
  */
 import { existsSync } from 'node:fs';
+import type { z } from 'zod';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLocalInferenceEngine } from '../engines/local/create-local-inference-engine.js';
@@ -10,23 +11,26 @@ import { createOpenAICompatibleEngine } from '../engines/openai-compatible/creat
 import { loadChatRenderer } from '../model/create-chat-renderer.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
+import { configurationSections } from './configuration-schema.js';
+import type { Resolved } from './configuration.js';
 import { missingModelFolderMessage } from './missing-model-folder-message.js';
 
-export interface EngineConfiguration {
-  engine: 'local' | 'openai' | 'vllm' | 'sglang' | 'llamacpp';
-  model: string;
-  servedModel: string | undefined;
-  upstream: string | undefined;
-  upstreamModel: string | undefined;
-  upstreamApiKey: string | undefined;
-  upstreamTimeout: number;
+/** The engine component of the configuration schema (`--engine`, `--model`, `--upstream`, ...). */
+export type EngineConfiguration = Resolved<z.infer<typeof configurationSections.engine>>;
+
+/**
+ * The names clients use, the first one the engine's: `--served-model-name` as given, as vLLM
+ * does; by default the model name, and for a model folder its folder name first.
+ */
+export function servedModelNamesOf(configuration: Pick<EngineConfiguration, 'model' | 'servedModelName'>): string[] {
+  if (configuration.servedModelName.length > 0) return [...new Set(configuration.servedModelName)];
+  const looksLikePath = configuration.model.startsWith('.') || configuration.model.startsWith('/');
+  return looksLikePath ? [...new Set([path.basename(path.resolve(configuration.model)), configuration.model])] : [configuration.model];
 }
 
-/** The name clients use: explicit, else the model name, else a model folder's name. */
-export function servedModelNameOf(configuration: Pick<EngineConfiguration, 'model' | 'servedModel'>): string {
-  if (configuration.servedModel !== undefined) return configuration.servedModel;
-  const looksLikePath = configuration.model.startsWith('.') || configuration.model.startsWith('/');
-  return looksLikePath ? path.basename(path.resolve(configuration.model)) : configuration.model;
+/** The engine's own name for the model: the first served name. */
+export function servedModelNameOf(configuration: Pick<EngineConfiguration, 'model' | 'servedModelName'>): string {
+  return servedModelNamesOf(configuration)[0] ?? configuration.model;
 }
 
 /** The shipped built-in model, relative to the package root (dist/cli/ → ../../models). */
@@ -60,12 +64,6 @@ export async function createInferenceEngine(configuration: EngineConfiguration):
   switch (configuration.engine) {
     case 'local':
       return createLocalInferenceEngine({ modelDirectory: localModelDirectoryOf(configuration.model), modelId: servedModelId });
-    case 'llamacpp':
-      throw new ClawrlError(
-        'configuration_error',
-        '--engine llamacpp is not available in this version of clawrl yet; use --engine local, vllm, sglang or openai.',
-        { param: 'engine' },
-      );
     case 'openai':
     case 'vllm':
     case 'sglang': {

@@ -1,24 +1,28 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { OptionKey } from './configuration.js';
 import type { PersonalizeResult } from '../eval/personalize/personalize-result.js';
-import {
-  defaultExperimentAnchorCoefficient,
-  defaultExperimentOpdSupportK,
-  defaultExperimentTrainEvery,
-  formatPersonalizeResult,
-  serveArgumentsOf,
-  type PersonalizeCommandInput,
-} from './eval-command.js';
+import { loadSimulatedUser } from '../eval/personalize/load-simulated-user.js';
+import { createRulesJudge } from '../judge/create-rules-judge.js';
+import { resolveConfiguration } from './configuration.js';
+import { defaultExperimentTrainEvery, explicitKeysOf, formatPersonalizeResult, personalizeSchema, serveArgumentsOf, type PersonalizeCommandInput } from './eval-command.js';
+import { loadRecipe } from './load-recipe.js';
+import { loadRulesJudgeSpec } from './load-rules-judge-spec.js';
+import { experimentKnobsOf, experimentSettingsOf, judgeRulesFileOf, writeExperimentRecipe } from './personalize-recipe.js';
 
-function inputFor(configuration: Record<string, unknown>, explicit: OptionKey[] = []): PersonalizeCommandInput {
+function inputFor(flags: Record<string, unknown>): PersonalizeCommandInput {
   return {
     options: { user: 'teacher', method: 'combine', sessions: '20', seed: '1' },
-    configuration: { apiKey: [], ...configuration } as PersonalizeCommandInput['configuration'],
-    explicitKeys: new Set(explicit),
+    configuration: resolveConfiguration(personalizeSchema, { flags, file: {}, environment: {} }).configuration,
+    explicitKeys: explicitKeysOf(flags, {}, {}),
+    knobs: {},
     configFile: undefined,
     environment: {},
   };
 }
+
+const files = { recipe: '/run/experiment-recipe.json', judgeRules: undefined };
 
 function flagValue(argumentsList: string[], flag: string): string | undefined {
   const index = argumentsList.indexOf(flag);
@@ -26,65 +30,78 @@ function flagValue(argumentsList: string[], flag: string): string | undefined {
 }
 
 describe('serveArgumentsOf', () => {
-  it("gives the built-in model the experiment defaults: full parameters, a step every 4 samples, a support set of 4, leave-one-out rewards, the anchor, serve's reward weight", () => {
-    const serve = serveArgumentsOf(inputFor({ model: 'builtin:tiny', trainEvery: 16, rlWeight: 1, opdSupportK: 0 }), 'combine');
+  it('gives the built-in model its recipe\'s parameters and a step every 4 samples, and passes the recipe it wrote', () => {
+    const serve = serveArgumentsOf(inputFor({ model: 'builtin:tiny' }), 'combine', files);
     expect(serve.slice(0, 2)).toEqual(['--method', 'combine']);
     expect(flagValue(serve, '--train-params')).toBe('full');
     expect(flagValue(serve, '--train-every')).toBe(String(defaultExperimentTrainEvery));
-    expect(defaultExperimentOpdSupportK).toBe(4);
-    expect(flagValue(serve, '--opd-support-k')).toBe('4');
-    expect(flagValue(serveArgumentsOf(inputFor({ model: 'builtin:tiny', opdSupportK: 0 }, ['opdSupportK']), 'combine'), '--opd-support-k')).toBe('0');
-    expect(flagValue(serve, '--reward-baseline')).toBe('batch');
-    expect(flagValue(serveArgumentsOf(inputFor({ model: 'builtin:tiny', rewardBaseline: 'none' }, ['rewardBaseline']), 'combine'), '--reward-baseline')).toBe('none');
-    expect(defaultExperimentAnchorCoefficient).toBe(0.5);
-    expect(flagValue(serve, '--anchor-coefficient')).toBe('0.5');
-    expect(flagValue(serveArgumentsOf(inputFor({ model: 'builtin:tiny', anchorCoefficient: 0 }, ['anchorCoefficient']), 'combine'), '--anchor-coefficient')).toBe('0');
-    expect(flagValue(serve, '--rl-weight')).toBeUndefined();
-    expect(flagValue(serve, '--train-epochs')).toBeUndefined();
+    expect(flagValue(serve, '--recipe')).toBe(files.recipe);
+    for (const flag of ['--rl-weight', '--learning-rate', '--judge-rules', '--anchor-coefficient']) expect(serve).not.toContain(flag);
   });
 
   it("leaves another model on serve's defaults, and passes what the user set", () => {
-    const other = serveArgumentsOf(inputFor({ model: '/models/Qwen3-4B', rlWeight: 1 }), 'combine');
+    const other = serveArgumentsOf(inputFor({ model: '/models/Qwen3-4B' }), 'combine', files);
     expect(flagValue(other, '--rl-weight')).toBeUndefined();
     expect(flagValue(other, '--train-params')).toBeUndefined();
-    expect(flagValue(other, '--anchor-coefficient')).toBeUndefined();
     const chosen = serveArgumentsOf(
-      inputFor(
-        { model: 'builtin:tiny', rlWeight: 0.5, opdWeight: 2, klCoefficient: 0.1, anchorCoefficient: 0.5, anchorTopK: 4, rewardBaseline: 'batch', trainEvery: 8, learningRateHalfLife: 4, trainEpochs: 2 },
-        ['rlWeight', 'opdWeight', 'klCoefficient', 'anchorCoefficient', 'anchorTopK', 'rewardBaseline', 'trainEvery', 'learningRateHalfLife', 'trainEpochs'],
-      ),
+      inputFor({ model: 'builtin:tiny', rlWeight: '0.5', opdWeight: '2', klCoefficient: '0.1', trainEvery: '8', servedModelName: ['tiny', 'tutor'] }),
       'combine',
+      { recipe: files.recipe, judgeRules: '/run/judge-rules.json' },
     );
     expect(flagValue(chosen, '--rl-weight')).toBe('0.5');
     expect(flagValue(chosen, '--opd-weight')).toBe('2');
     expect(flagValue(chosen, '--kl-coefficient')).toBe('0.1');
-    expect(flagValue(chosen, '--anchor-coefficient')).toBe('0.5');
-    expect(flagValue(chosen, '--anchor-top-k')).toBe('4');
-    expect(flagValue(chosen, '--reward-baseline')).toBe('batch');
     expect(flagValue(chosen, '--train-every')).toBe('8');
-    expect(flagValue(chosen, '--learning-rate-half-life')).toBe('4');
-    expect(flagValue(chosen, '--train-epochs')).toBe('2');
-    const oracle = serveArgumentsOf(inputFor({ model: 'builtin:tiny', judge: 'rules', judgeRules: 'user:student' }), 'combine');
-    expect([flagValue(oracle, '--judge'), flagValue(oracle, '--judge-rules')]).toEqual(['rules', 'user:student']);
-    expect(oracle).not.toContain('--judge-hint-grounding');
-    // A switch goes as its flag alone: a value after it would be a stray argument to serve.
-    const grounded = serveArgumentsOf(inputFor({ model: 'builtin:tiny', judgeHintGrounding: true }), 'combine');
-    const at = grounded.indexOf('--judge-hint-grounding');
-    expect(at).toBeGreaterThan(-1);
-    expect(grounded[at + 1]?.startsWith('--') ?? true).toBe(true);
+    expect(flagValue(chosen, '--judge-rules')).toBe('/run/judge-rules.json');
+    expect(chosen.filter((argument, index) => chosen[index - 1] === '--served-model-name')).toEqual(['tiny', 'tutor']);
   });
 
   it("leaves sampling to the model's own defaults unless the user names them", () => {
-    const defaults = serveArgumentsOf(inputFor({ model: 'builtin:tiny' }), 'combine');
+    const defaults = serveArgumentsOf(inputFor({ model: 'builtin:tiny' }), 'combine', files);
     for (const flag of ['--temperature', '--top-p', '--top-k']) expect(defaults).not.toContain(flag);
-    const chosen = serveArgumentsOf(inputFor({ model: 'builtin:tiny', temperature: 1, topP: 1, topK: 0 }), 'combine');
+    const chosen = serveArgumentsOf(inputFor({ model: 'builtin:tiny', temperature: '1', topP: '1', topK: '0' }), 'combine', files);
     expect([flagValue(chosen, '--temperature'), flagValue(chosen, '--top-p'), flagValue(chosen, '--top-k')]).toEqual(['1', '1', '0']);
   });
 
   it('never trains the base', () => {
-    const base = serveArgumentsOf(inputFor({ model: 'builtin:tiny', rlWeight: 1 }), 'base');
+    const base = serveArgumentsOf(inputFor({ model: 'builtin:tiny' }), 'base', files);
     expect(base[0]).toBe('--no-train');
     expect(base).not.toContain('--method');
+  });
+});
+
+describe('the experiment recipe', () => {
+  it("is the built-in model's recipe for builtin:tiny: the anchor, a support set of 4, leave-one-out rewards", () => {
+    expect(experimentSettingsOf('builtin:tiny')).toMatchObject({ anchorCoefficient: 0.5, anchorTopK: 8, opdSupportK: 4, rewardBaseline: 'batch', trainEpochs: 1, judgeWeights: 'base', judgeHintGrounding: false });
+    expect(experimentSettingsOf('/models/Qwen3-4B')).toMatchObject({ anchorCoefficient: 0, opdSupportK: 4, rewardBaseline: 'batch' });
+  });
+
+  it('writes the knobs given over those defaults into a recipe serve reads', () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'clawrl-experiment-recipe-'));
+    const knobs = experimentKnobsOf({ anchorCoefficient: '0', opdSupportK: '0', trainEpochs: '2', judgeHintGrounding: true, sessions: '20' });
+    expect(knobs).toEqual({ anchorCoefficient: 0, opdSupportK: 0, trainEpochs: 2, judgeHintGrounding: true });
+    const recipe = loadRecipe(writeExperimentRecipe(folder, 'builtin:tiny', knobs));
+    expect(recipe).toMatchObject({ anchorCoefficient: 0, opdSupportK: 0, trainEpochs: 2, judgeHintGrounding: true, rewardBaseline: 'batch', anchorTopK: 8 });
+    // The operator options stay flags of serve, so its defaults (the learning rate) are as before.
+    expect(recipe.learningRate).toBeUndefined();
+    expect(() => experimentKnobsOf({ anchorTopK: '0' })).toThrow(/--anchor-top-k/);
+  });
+
+  it("turns user:<name> into that simulated user's rules-judge spec file", async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'clawrl-experiment-rules-'));
+    const file = judgeRulesFileOf(folder, 'user:student');
+    expect(file).toBe(path.join(folder, 'judge-rules.json'));
+    expect(JSON.parse(readFileSync(file ?? '', 'utf8')).name).toBe('user-student');
+    const judge = createRulesJudge(loadRulesJudgeSpec(file));
+    const input = (response: string, nextState: string) => ({
+      context: [{ role: 'user' as const, content: 'What is 3 + 4?' }],
+      response: { role: 'assistant' as const, content: response },
+      nextState: [{ role: 'user' as const, content: nextState }],
+      wantHint: true,
+    });
+    const formatted = await judge.judge(input('1. Add them.\n2. **Answer: 7**', 'Thanks!'), new AbortController().signal);
+    expect([formatted.score, formatted.hint]).toEqual([-1, loadSimulatedUser('student').hint]);
+    expect(judgeRulesFileOf(folder, '/a/spec.json')).toBe('/a/spec.json');
   });
 });
 

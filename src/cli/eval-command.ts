@@ -11,11 +11,14 @@
  * - `--train-every 4`: the step size the tiny-model spike measured (4 samples per step), unless
  *   set by flag, config file or `CLAWRL_TRAIN_EVERY`. At serve's 16 a step would come only every
  *   ten or so sessions.
- * - `--train-params full` for builtin:tiny: the spike learned the preference in 8–16 sessions with
- *   full-parameter updates and needed 40+ with LoRA.
+ * - `--train-params` from the model's recipe (full for builtin:tiny: it learned the preference in
+ *   8–16 sessions with full-parameter updates and needed 40+ with LoRA).
+ * - The recipe settings (anchor, support set, reward baseline, ...) are the experiment's own
+ *   flags (`personalize-recipe.ts`): the model's recipe, the experiment's defaults and the knobs
+ *   given are written to a recipe file in the server's data folder, passed as `--recipe`.
  * Other `CLAWRL_*` variables reach the child unchanged, so any serve option can be set that way.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,33 +29,36 @@ import { minimumProbeSize, personalizeMethods, type PersonalizeMethod, type Pers
 import { runPersonalizeExperiment, type PersonalizeProgress } from '../eval/personalize/run-personalize-experiment.js';
 import { startExperimentServer, type ExperimentServer } from '../eval/personalize/start-experiment-server.js';
 import { writePersonalizeOutput } from '../eval/personalize/write-personalize-output.js';
-import type { OptionKey } from './configuration.js';
+import { z } from 'zod';
+import { configurationSections, type RecipeSettings } from './configuration-schema.js';
+import { environmentVariableOf } from './configuration.js';
+import { defaultExperimentTrainEvery, judgeRulesFileOf, modelRecipeOf, writeExperimentRecipe } from './personalize-recipe.js';
 
-/** Options of the server the command starts, with serve's flags, file keys and variables. */
-export const personalizeServerKeys = [
-  'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout', 'judge', 'judgeUrl',
-  'judgeModel', 'judgeWeights', 'judgeRules', 'judgeHintGrounding', 'trainEvery', 'trainEpochs', 'trainParams', 'learningRate', 'learningRateHalfLife', 'rlWeight', 'opdWeight', 'opdSupportK', 'klCoefficient', 'anchorCoefficient', 'anchorTopK', 'rewardBaseline', 'maxStaleness', 'maxTokens',
-  'temperature', 'topP', 'topK', 'data',
-] as const satisfies readonly OptionKey[];
-export const personalizeKeys = ['config', 'url', 'apiKey', 'adminKey', 'json', ...personalizeServerKeys] as const satisfies readonly OptionKey[];
+/** Options of the experiment and of the server it starts, with serve's flags, file keys and variables. */
+const { files, storage, engine, gateway, judge, learning, trainer, client } = configurationSections;
+export const personalizeSchema = z.object({
+  ...files.pick({ config: true }).shape,
+  ...client.shape,
+  ...gateway.pick({ apiKey: true, adminKey: true, maxTokens: true, temperature: true, topP: true, topK: true }).shape,
+  ...engine.shape,
+  ...judge.omit({ judgeRules: true }).shape,
+  ...learning.omit({ method: true }).shape,
+  ...trainer.pick({ trainEvery: true, trainParams: true, learningRate: true, klCoefficient: true, maxStaleness: true }).shape,
+  ...storage.pick({ data: true }).shape,
+});
+export type PersonalizeConfiguration = z.infer<typeof personalizeSchema>;
+export type PersonalizeKey = keyof PersonalizeConfiguration;
+export { defaultExperimentTrainEvery };
 
 export const defaultPersonalizeSessions = 20;
 /** Long enough for a step and its judging with a few runs sharing 2 cores; fifteen runs at once needed more. */
 export const defaultMaxWaitMinutes = 10;
-export const defaultExperimentTrainEvery = 4;
-/** OpenClaw-RL v2's support set: with it the built-in model learned the teacher and the TA faster (docs/personalization.md). */
-export const defaultExperimentOpdSupportK = 4;
-/** Leave-one-out rewards: with them the built-in model learned the TA, whose early steps are mostly −1s (docs/personalization.md). */
-export const defaultExperimentRewardBaseline = 'batch';
-
 /** Help where the experiment's meaning or default differs from serve's. */
-export const personalizeHelp: Partial<Record<OptionKey, string>> = {
+export const personalizeHelp: Record<string, string> = {
   url: 'drive this running clawrl server (default: start a fresh one as a child process)',
   data: "data folder of the server it starts, kept afterwards (default: a temporary folder, removed after a successful run)",
   trainEvery: `ready samples per training step of the server it starts (default: ${defaultExperimentTrainEvery})`,
-  trainParams: 'lora | full, for the server it starts (default: full for builtin:tiny, else lora)',
-  rewardBaseline: `reward baseline of the server it starts: none | batch | negative (default: ${defaultExperimentRewardBaseline})`,
-  opdSupportK: `OPD support-set size of the server it starts, 0: the sampled token only (default: ${defaultExperimentOpdSupportK})`,
+  trainParams: "lora | full, for the server it starts (default: the model's recipe, full for builtin:tiny; else lora)",
   judge: 'judge of the server it starts: rules | policy | openai (default: "policy")',
   apiKey: 'API key the experiment sends (the first one), also given to the server it starts',
   adminKey: 'admin key, for GET /admin/policies and /admin/turns (also given to the server it starts)',
@@ -71,14 +77,18 @@ export interface PersonalizeCommandOptions {
   maxWait?: string;
   /** `--final-feedback`: the reply to each session's last response goes to `POST /v1/feedback`. */
   finalFeedback?: boolean;
+  /** `--judge-rules`: a rules-judge spec file or `user:<user>`, for the server it starts. */
+  judgeRules?: string;
 }
 
 export interface PersonalizeCommandInput {
   options: PersonalizeCommandOptions;
-  /** The resolved `personalizeKeys` (flag > config file > environment > default). */
-  configuration: Record<(typeof personalizeKeys)[number], unknown>;
+  /** The resolved `personalizeSchema` (flag > config file > environment > default). */
+  configuration: PersonalizeConfiguration;
   /** Keys set by flag, config file or environment rather than left at their default. */
-  explicitKeys: ReadonlySet<OptionKey>;
+  explicitKeys: ReadonlySet<string>;
+  /** The experiment knobs given (`--anchor-coefficient`, ...), for the server's recipe. */
+  knobs: Partial<RecipeSettings>;
   configFile: string | undefined;
   environment: Record<string, string | undefined>;
 }
@@ -97,24 +107,18 @@ function methodOf(text: string): PersonalizeMethod {
   return method;
 }
 
-/**
- * The anchor for the built-in model: at its learning rate a few steps of four replies broke its
- * language, and with the anchor the teacher and the TA are both learned (docs/personalization.md,
- * "Session 24"). Serve's 0 elsewhere: a larger model's rate is far lower, and the anchor keeps a
- * frozen copy of the base in the trainer.
- */
-export const defaultExperimentAnchorCoefficient = 0.5;
-
-/** Full-parameter updates for the built-in model, as the spike measured; serve's default elsewhere. */
-function experimentTrainParamsOf(model: string): 'full' | undefined {
-  return model === 'builtin:tiny' ? 'full' : undefined;
+/** Files the experiment writes into the server's data folder and passes to it. */
+export interface ExperimentServerFiles {
+  recipe: string;
+  judgeRules: string | undefined;
 }
 
-export function serveArgumentsOf(input: PersonalizeCommandInput, method: PersonalizeMethod): string[] {
+export function serveArgumentsOf(input: PersonalizeCommandInput, method: PersonalizeMethod, files: ExperimentServerFiles): string[] {
   const configuration = input.configuration;
+  const explicit = (key: PersonalizeKey) => input.explicitKeys.has(key);
   const flags: Array<[string, unknown]> = [
     ['--model', configuration.model],
-    ['--served-model', configuration.servedModel],
+    ...configuration.servedModelName.map((name): [string, unknown] => ['--served-model-name', name]),
     ['--engine', configuration.engine],
     ['--upstream', configuration.upstream],
     ['--upstream-model', configuration.upstreamModel],
@@ -122,22 +126,15 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
     ['--judge', configuration.judge],
     ['--judge-url', configuration.judgeUrl],
     ['--judge-model', configuration.judgeModel],
-    ['--judge-weights', configuration.judgeWeights],
-    ['--judge-rules', configuration.judgeRules],
-    ['--judge-hint-grounding', configuration.judgeHintGrounding === true ? true : undefined],
-    ['--train-every', input.explicitKeys.has('trainEvery') ? configuration.trainEvery : defaultExperimentTrainEvery],
-    ['--train-epochs', input.explicitKeys.has('trainEpochs') ? configuration.trainEpochs : undefined],
-    ['--train-params', input.explicitKeys.has('trainParams') ? configuration.trainParams : experimentTrainParamsOf(configuration.model as string)],
+    ['--judge-rules', files.judgeRules],
+    ['--recipe', files.recipe],
+    ['--train-every', explicit('trainEvery') ? configuration.trainEvery : defaultExperimentTrainEvery],
+    ['--train-params', explicit('trainParams') ? configuration.trainParams : modelRecipeOf(configuration.model).trainParams],
     ['--learning-rate', configuration.learningRate],
-    ['--learning-rate-half-life', configuration.learningRateHalfLife],
-    ['--rl-weight', input.explicitKeys.has('rlWeight') ? configuration.rlWeight : undefined],
-    ['--opd-weight', input.explicitKeys.has('opdWeight') ? configuration.opdWeight : undefined],
-    ['--opd-support-k', input.explicitKeys.has('opdSupportK') ? configuration.opdSupportK : defaultExperimentOpdSupportK],
-    ['--kl-coefficient', input.explicitKeys.has('klCoefficient') ? configuration.klCoefficient : undefined],
-    ['--anchor-coefficient', input.explicitKeys.has('anchorCoefficient') ? configuration.anchorCoefficient : configuration.model === 'builtin:tiny' ? defaultExperimentAnchorCoefficient : undefined],
-    ['--anchor-top-k', input.explicitKeys.has('anchorTopK') ? configuration.anchorTopK : undefined],
-    ['--reward-baseline', input.explicitKeys.has('rewardBaseline') ? configuration.rewardBaseline : defaultExperimentRewardBaseline],
-    ['--max-staleness', input.explicitKeys.has('maxStaleness') ? configuration.maxStaleness : undefined],
+    ['--rl-weight', explicit('rlWeight') ? configuration.rlWeight : undefined],
+    ['--opd-weight', explicit('opdWeight') ? configuration.opdWeight : undefined],
+    ['--kl-coefficient', explicit('klCoefficient') ? configuration.klCoefficient : undefined],
+    ['--max-staleness', explicit('maxStaleness') ? configuration.maxStaleness : undefined],
     ['--max-tokens', configuration.maxTokens],
     ['--temperature', configuration.temperature],
     ['--top-p', configuration.topP],
@@ -150,10 +147,20 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
   return [...methodFlags, ...flags.flatMap(([flag, value]) => (value === undefined ? [] : value === true ? [flag] : [flag, String(value)]))];
 }
 
+/** The keys of `personalizeSchema` set by flag, config file or environment rather than left at their default. */
+export function explicitKeysOf(flags: Record<string, unknown>, file: Record<string, unknown>, environment: Record<string, string | undefined>): Set<string> {
+  return new Set(
+    Object.keys(personalizeSchema.shape).filter((key) => {
+      const variable = environmentVariableOf(key);
+      return flags[key] !== undefined || file[key] !== undefined || (variable !== undefined && environment[variable] !== undefined);
+    }),
+  );
+}
+
 /** Keys travel in the environment, where process listings do not show them. */
 function serverEnvironmentOf(input: PersonalizeCommandInput): Record<string, string | undefined> {
   const configuration = input.configuration;
-  const apiKeys = configuration.apiKey as string[];
+  const apiKeys = configuration.apiKey;
   return {
     ...input.environment,
     ...(apiKeys.length === 0 ? {} : { CLAWRL_API_KEY: apiKeys.join(',') }),
@@ -225,7 +232,8 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
   let server: ExperimentServer | undefined;
   let serverArguments: string[] | null = null;
   let temporaryData: string | undefined;
-  let url = configuration.url as string;
+  // Given with --url, or set once this command has started its own server below.
+  let url = configuration.url ?? '';
   let stage = 'Starting clawrl serve failed';
   const stopOnSignal = () => {
     progress('interrupted: stopping');
@@ -235,24 +243,29 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
   process.once('SIGTERM', stopOnSignal);
   try {
     if (!input.explicitKeys.has('url')) {
-      const data = input.explicitKeys.has('data') ? (configuration.data as string) : (temporaryData = mkdtempSync(path.join(tmpdir(), 'clawrl-personalize-')));
+      const data = input.explicitKeys.has('data') ? configuration.data : (temporaryData = mkdtempSync(path.join(tmpdir(), 'clawrl-personalize-')));
+      mkdirSync(data, { recursive: true });
       progress(`starting clawrl serve (data and server.log in ${data})`);
-      serverArguments = serveArgumentsOf(input, method);
+      const files = { recipe: writeExperimentRecipe(data, configuration.model, input.knobs), judgeRules: judgeRulesFileOf(data, options.judgeRules) };
+      serverArguments = serveArgumentsOf(input, method, files);
       server = await startExperimentServer({
         cliScript: fileURLToPath(new URL('./main.js', import.meta.url)),
         serveArguments: serverArguments,
         data,
         environment: serverEnvironmentOf(input),
+        preparedFiles: [files.recipe, ...(files.judgeRules === undefined || files.judgeRules === options.judgeRules ? [] : [files.judgeRules])],
       });
       url = server.url;
       progress(`server ready at ${url}`);
       const trainingOff = /training is off: [^\n]*/.exec(server.logTail());
       if (trainingOff !== null) progress(`warning: ${trainingOff[0]}; this run measures the base model only`);
     }
+    const knobs = Object.keys(input.knobs);
+    if (server === undefined && knobs.length > 0) progress(`warning: ${knobs.join(', ')} set the recipe of a server this command starts; the server at --url keeps its own`);
     stage = `The experiment against ${url} failed`;
-    const apiKey = clientKeyOf(configuration.apiKey as string[]);
+    const apiKey = clientKeyOf(configuration.apiKey);
     const measured = await runPersonalizeExperiment({
-      client: createPersonalizeClient({ url, apiKey, adminKey: configuration.adminKey as string | undefined }),
+      client: createPersonalizeClient({ url, apiKey, adminKey: configuration.adminKey }),
       user,
       method,
       seed,

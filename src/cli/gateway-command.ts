@@ -6,22 +6,24 @@
  * It records turns and announces them (`turn-recorded`); judging and training run elsewhere.
  */
 import { hostname } from 'node:os';
+import type { z } from 'zod';
+import { commandSchemas } from './configuration-schema.js';
+import type { Resolved } from './configuration.js';
 import type { Logger } from '../spec/logger.js';
 import { createPolicyServing } from '../trainer/policy-serving.js';
 import { createEventPublishingStore } from './create-event-publishing-store.js';
-import { createInferenceEngine, type EngineConfiguration } from './create-inference-engine.js';
+import { createInferenceEngine } from './create-inference-engine.js';
 import { checkEngineConfiguration } from './check-engine-configuration.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
-import { consumerNameOf, openEventBus, type BusConfiguration } from './open-event-bus.js';
-import { openRecordStore, type StoreConfiguration } from './open-record-store.js';
+import { consumerNameOf, openEventBus } from './open-event-bus.js';
+import { openRecordStore } from './open-record-store.js';
 import { runUntilSignal } from './run-until-signal.js';
-import { startGatewayService, type GatewayConfiguration } from './start-gateway-service.js';
+import { startGatewayService } from './start-gateway-service.js';
 import { startPolicyFollower } from './start-policy-follower.js';
 import { startFollowerServing } from './start-training.js';
 
-export interface GatewayCommandConfiguration extends EngineConfiguration, StoreConfiguration, GatewayConfiguration, BusConfiguration {
-  instance: string | undefined;
-}
+/** The storage, bus, engine and gateway components: `commandSchemas.gateway`. */
+export type GatewayCommandConfiguration = Resolved<z.infer<typeof commandSchemas.gateway>>;
 
 export async function startGatewayProcess(configuration: GatewayCommandConfiguration, logger: Logger): Promise<{ url: string; close(): Promise<void> }> {
   checkEngineConfiguration(configuration);

@@ -7,22 +7,24 @@
  * (`turn-scored`, `sample-available`).
  */
 import { hostname } from 'node:os';
+import type { z } from 'zod';
+import { commandSchemas } from './configuration-schema.js';
+import type { Resolved } from './configuration.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import { createPolicyServing } from '../trainer/policy-serving.js';
 import { createEventPublishingStore } from './create-event-publishing-store.js';
-import { createInferenceEngine, type EngineConfiguration } from './create-inference-engine.js';
+import { createInferenceEngine } from './create-inference-engine.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
-import { consumerNameOf, openEventBus, type BusConfiguration } from './open-event-bus.js';
-import { openRecordStore, type StoreConfiguration } from './open-record-store.js';
+import { consumerNameOf, openEventBus } from './open-event-bus.js';
+import { openRecordStore } from './open-record-store.js';
 import { runUntilSignal } from './run-until-signal.js';
-import { judgeNeedsEngine, startJudgeService, type JudgeServiceConfiguration } from './start-judge-service.js';
+import { judgeNeedsEngine, startJudgeService } from './start-judge-service.js';
 import { startPolicyFollower } from './start-policy-follower.js';
 import { startFollowerServing } from './start-training.js';
 
-export interface JudgeCommandConfiguration extends EngineConfiguration, StoreConfiguration, BusConfiguration, JudgeServiceConfiguration {
-  instance: string | undefined;
-}
+/** The storage, bus, engine, judge and learning components and the recipe: `commandSchemas.judge`. */
+export type JudgeCommandConfiguration = Resolved<z.infer<typeof commandSchemas.judge>>;
 
 export async function startJudgeProcess(configuration: JudgeCommandConfiguration, logger: Logger): Promise<{ close(): Promise<void> }> {
   const parts = createShutdownStack(logger);

@@ -9,86 +9,35 @@
  * (`docs/benchmarks.md`, 2026-11-30). It can only be given at start-up, hence the shebang; the
  * gateway bench starts the server with the flags found here.
  */
-import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import { optionSpecification, resolveConfiguration, environmentVariableOf, type OptionKey } from './configuration.js';
+import { addOptions, configurationOf, readConfigFile, typedFlags } from './command-options.js';
+import { flattenConfigFile, resolveConfiguration } from './configuration.js';
+import { addExperimentOptions, experimentKnobsOf } from './personalize-recipe.js';
+import { commandSchemas } from './configuration-schema.js';
 import { createConsoleLogger } from './create-console-logger.js';
-import { runServeCommand, type ServeConfiguration } from './serve-command.js';
-import { runGatewayCommand, type GatewayCommandConfiguration } from './gateway-command.js';
-import { runJudgeCommand, type JudgeCommandConfiguration } from './judge-command.js';
-import { runTrainerCommand, type TrainerCommandConfiguration } from './trainer-command.js';
+import { runServeCommand } from './serve-command.js';
+import { runGatewayCommand } from './gateway-command.js';
+import { runJudgeCommand } from './judge-command.js';
+import { runTrainerCommand } from './trainer-command.js';
 import { fetchStatus, formatStatus } from './status-command.js';
 import { runBenchCommand } from './bench-command.js';
 import { runPretrainTinyCommand } from './pretrain-tiny-command.js';
-import { runRejudgeCommand, type RejudgeConfiguration } from './rejudge-command.js';
+import { runRejudgeCommand } from './rejudge-command.js';
 import { runSamplesExportCommand } from './samples-export-command.js';
 import { resolveServerUrl } from './resolve-server-url.js';
 import { activatePolicy, formatPolicies, listPolicies } from './policy-command.js';
-import { defaultMaxWaitMinutes, defaultPersonalizeSessions, formatPersonalizeResult, personalizeHelp, personalizeKeys, runPersonalizeCommand, type PersonalizeCommandOptions } from './eval-command.js';
+import { defaultMaxWaitMinutes, defaultPersonalizeSessions, explicitKeysOf, formatPersonalizeResult, personalizeHelp, personalizeSchema, runPersonalizeCommand, type PersonalizeCommandOptions } from './eval-command.js';
 
-const serveKeys = [
-  'config', 'host', 'port', 'data', 'model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey',
-  'upstreamTimeout', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'judgeHintGrounding', 'method', 'rlWeight', 'opdWeight', 'opdSupportK', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance', 'trainEvery', 'trainEpochs',
-  'noTrain', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'temperature', 'topP', 'topK', 'sessionIdleTimeout',
-  'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay', 'loraRank', 'loraAlpha', 'klCoefficient', 'anchorCoefficient', 'anchorTopK', 'rewardBaseline', 'pinSessions',
-] as const satisfies readonly OptionKey[];
-
-/** `help` replaces an option's description and default where a command uses it differently. */
-function addOptions(command: Command, keys: readonly OptionKey[], help: Partial<Record<OptionKey, string>> = {}): Command {
-  for (const key of keys) {
-    const specification = optionSpecification(key);
-    const shownDefault =
-      specification.defaultValue === undefined || specification.kind === 'boolean' ? '' : ` (default: ${JSON.stringify(specification.defaultValue)})`;
-    const option = new Option(specification.flag, `${help[key] ?? `${specification.description}${shownDefault}`} [${environmentVariableOf(key)}]`);
-    if (specification.kind === 'list') option.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
-    command.addOption(option);
-  }
-  return command;
+/**
+ * The running server the client commands talk to: `--url`, the file's `url` or `CLAWRL_URL` (resolved
+ * by the schema), else the host and port the server itself reads (`resolve-server-url.ts`).
+ */
+function serverUrlOf(command: Command, url: string | undefined): string {
+  const configFile = typedFlags(command, commandSchemas.client).config as string | undefined;
+  const file = flattenConfigFile(readConfigFile(configFile ?? process.env.CLAWRL_CONFIG));
+  return resolveServerUrl({ flagUrl: url, file, environment: process.env });
 }
-
-/** Only values typed on the command line count as flags; commander's defaults would hide the file and env. */
-function typedFlags(command: Command, keys: readonly OptionKey[]): Record<string, unknown> {
-  const values = command.opts();
-  const flags: Record<string, unknown> = {};
-  for (const key of keys) {
-    if (key === 'noTrain') {
-      if (command.getOptionValueSource('train') === 'cli') flags.noTrain = values.train === false;
-      continue;
-    }
-    if (command.getOptionValueSource(key) === 'cli') flags[key] = values[key];
-  }
-  return flags;
-}
-
-function readConfigFile(file: string | undefined): Record<string, unknown> {
-  if (file === undefined) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (error) {
-    throw new ClawrlError('configuration_error', `Cannot read the config file ${file} (--config, CLAWRL_CONFIG): ${(error as Error).message}`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ClawrlError('configuration_error', `The config file ${file} must hold a JSON object of options.`);
-  }
-  return parsed as Record<string, unknown>;
-}
-
-function configurationOf<Key extends OptionKey>(command: Command, keys: readonly Key[]): Record<Key, unknown> {
-  const flags = typedFlags(command, keys);
-  const configFile = (flags.config as string | undefined) ?? process.env.CLAWRL_CONFIG;
-  return resolveConfiguration(keys, { flags, file: readConfigFile(configFile), environment: process.env });
-}
-
-/** The running server the client commands talk to (`resolve-server-url.ts`). */
-function serverUrlOf(command: Command): string {
-  const flags = typedFlags(command, ['config', 'url']);
-  return resolveServerUrl({ flagUrl: flags.url as string | undefined, file: readConfigFile((flags.config as string | undefined) ?? process.env.CLAWRL_CONFIG), environment: process.env });
-}
-const serverUrlHelp: Partial<Record<OptionKey, string>> = {
-  url: 'URL of a running clawrl server (default: http://<CLAWRL_HOST>:<CLAWRL_PORT> or the config file\'s host and port, as the server reads them; else http://127.0.0.1:8400)',
-};
 
 function fail(error: unknown): never {
   const message = ClawrlError.isInstance(error) ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
@@ -100,67 +49,59 @@ const program = new Command('clawrl')
   .description('Online reinforcement learning for LLM agents behind an OpenAI-compatible gateway')
   .showHelpAfterError();
 
-addOptions(program.command('serve').description('serve, record, judge and train in one process'), serveKeys).action(
+addOptions(program.command('serve').description('serve, record, judge and train in one process'), commandSchemas.serve).action(
   async (_options: unknown, command: Command) => {
     try {
-      const configuration = configurationOf(command, serveKeys) as unknown as ServeConfiguration;
-      await runServeCommand(configuration, createConsoleLogger());
+      const logger = createConsoleLogger();
+      await runServeCommand(configurationOf(command, commandSchemas.serve, logger), logger);
     } catch (error) {
       fail(error);
     }
   },
 );
 
-const distributedKeys = ['config', 'data', 'store', 'storeUrl', 'bus', 'busUrl', 'busPrefix', 'instance'] as const satisfies readonly OptionKey[];
-const engineKeys = ['model', 'servedModel', 'engine', 'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout'] as const satisfies readonly OptionKey[];
-const gatewayKeys = [
-  ...distributedKeys, ...engineKeys, 'host', 'port', 'apiKey', 'adminKey', 'bodyLimit', 'concurrencyPerKey', 'maxTokens', 'temperature', 'topP', 'topK', 'sessionIdleTimeout', 'pinSessions',
-] as const satisfies readonly OptionKey[];
-const judgeKeys = [...distributedKeys, ...engineKeys, 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'judgeHintGrounding', 'method', 'rlWeight', 'opdWeight', 'opdSupportK'] as const satisfies readonly OptionKey[];
-const trainerKeys = [
-  ...distributedKeys, 'model', 'servedModel', 'trainEvery', 'trainEpochs', 'trainParams', 'maxStaleness', 'learningRate', 'learningRateHalfLife', 'adamBeta1', 'adamBeta2', 'weightDecay',
-  'loraRank', 'loraAlpha', 'klCoefficient', 'anchorCoefficient', 'anchorTopK', 'rewardBaseline', 'rlWeight',
-] as const satisfies readonly OptionKey[];
-const distributedHelp: Partial<Record<OptionKey, string>> = {
+const distributedHelp: Record<string, string> = {
   store: 'sqlite | postgres (distributed mode: postgres, so every process on every machine shares it)',
   bus: 'memory | nats (distributed mode: nats, so the processes hear each other)',
 };
 
-addOptions(program.command('gateway').description('distributed mode: the HTTP gateway alone (run several behind a load balancer)'), gatewayKeys, distributedHelp).action(
+addOptions(program.command('gateway').description('distributed mode: the HTTP gateway alone (run several behind a load balancer)'), commandSchemas.gateway, distributedHelp).action(
   async (_options: unknown, command: Command) => {
     try {
-      await runGatewayCommand(configurationOf(command, gatewayKeys) as unknown as GatewayCommandConfiguration, createConsoleLogger());
+      const logger = createConsoleLogger();
+      await runGatewayCommand(configurationOf(command, commandSchemas.gateway, logger), logger);
     } catch (error) {
       fail(error);
     }
   },
 );
-addOptions(program.command('judge').description('distributed mode: a judge worker alone (run as many as the judge backend serves)'), judgeKeys, distributedHelp).action(
+addOptions(program.command('judge').description('distributed mode: a judge worker alone (run as many as the judge backend serves)'), commandSchemas.judge, distributedHelp).action(
   async (_options: unknown, command: Command) => {
     try {
-      await runJudgeCommand(configurationOf(command, judgeKeys) as unknown as JudgeCommandConfiguration, createConsoleLogger());
+      const logger = createConsoleLogger();
+      await runJudgeCommand(configurationOf(command, commandSchemas.judge, logger), logger);
     } catch (error) {
       fail(error);
     }
   },
 );
-addOptions(program.command('trainer').description('distributed mode: the trainer alone (one per policy)'), trainerKeys, distributedHelp).action(
+addOptions(program.command('trainer').description('distributed mode: the trainer alone (one per policy)'), commandSchemas.trainer, distributedHelp).action(
   async (_options: unknown, command: Command) => {
     try {
-      await runTrainerCommand(configurationOf(command, trainerKeys) as unknown as TrainerCommandConfiguration, createConsoleLogger());
+      const logger = createConsoleLogger();
+      await runTrainerCommand(configurationOf(command, commandSchemas.trainer, logger), logger);
     } catch (error) {
       fail(error);
     }
   },
 );
 
-const statusKeys = ['config', 'url', 'adminKey', 'json'] as const satisfies readonly OptionKey[];
-addOptions(program.command('status').description('counts and current policy version of a running server'), statusKeys, serverUrlHelp).action(
+addOptions(program.command('status').description('counts and current policy version of a running server'), commandSchemas.client).action(
   async (_options: unknown, command: Command) => {
     try {
-      const configuration = configurationOf(command, statusKeys);
-      const status = await fetchStatus(serverUrlOf(command), configuration.adminKey as string | undefined);
-      process.stdout.write(`${configuration.json === true ? JSON.stringify(status, null, 2) : formatStatus(status)}\n`);
+      const configuration = configurationOf(command, commandSchemas.client, undefined);
+      const status = await fetchStatus(serverUrlOf(command, configuration.url), configuration.adminKey);
+      process.stdout.write(`${configuration.json ? JSON.stringify(status, null, 2) : formatStatus(status)}\n`);
     } catch (error) {
       fail(error);
     }
@@ -238,26 +179,22 @@ program
     }
   });
 
-const rejudgeKeys = [
-  'config', 'data', 'store', 'storeUrl', 'judge', 'judgeUrl', 'judgeModel', 'judgeWeights', 'judgeRules', 'judgeHintGrounding', 'method', 'model', 'servedModel', 'engine',
-  'upstream', 'upstreamModel', 'upstreamApiKey', 'upstreamTimeout', 'json',
-] as const satisfies readonly OptionKey[];
-addOptions(program.command('rejudge').description('re-score stored turns with another judge or prompt version, keeping earlier judgements'), rejudgeKeys)
+addOptions(program.command('rejudge').description('re-score stored turns with another judge or prompt version, keeping earlier judgements'), commandSchemas.rejudge)
   .option('--since <time>', 'only turns started since (epoch ms or a date)')
   .option('--force', 're-judge turns this judge already judged')
   .action(async (options: { since?: string; force?: boolean }, command: Command) => {
     try {
-      const configuration = { ...configurationOf(command, rejudgeKeys), since: options.since, force: options.force === true };
-      const result = await runRejudgeCommand(configuration as unknown as RejudgeConfiguration, createConsoleLogger());
-      process.stdout.write(configuration.json === true ? `${JSON.stringify(result)}\n` : `judged ${result.judged}, skipped ${result.skipped}, failed ${result.failed}\n`);
+      const logger = createConsoleLogger();
+      const configuration = { ...configurationOf(command, commandSchemas.rejudge, logger), since: options.since, force: options.force === true };
+      const result = await runRejudgeCommand(configuration, logger);
+      process.stdout.write(configuration.json ? `${JSON.stringify(result)}\n` : `judged ${result.judged}, skipped ${result.skipped}, failed ${result.failed}\n`);
       if (result.failed > 0) process.exitCode = 1;
     } catch (error) {
       fail(error);
     }
   });
 
-const exportKeys = ['config', 'data', 'store', 'storeUrl', 'json'] as const satisfies readonly OptionKey[];
-addOptions(program.command('samples').description('training samples').command('export').description('write samples as JSON lines'), exportKeys)
+addOptions(program.command('samples').description('training samples').command('export').description('write samples as JSON lines'), commandSchemas.samplesExport)
   .requiredOption('--out <file>', 'the JSONL file to write')
   .option('--status <status>', 'ready | trained | dropped (default: all)')
   .option('--with-turns', "add each sample's turn text: the request messages, the reply and the next state")
@@ -266,27 +203,29 @@ addOptions(program.command('samples').description('training samples').command('e
       if (options.status !== undefined && !['ready', 'trained', 'dropped'].includes(options.status)) {
         throw new ClawrlError('configuration_error', `--status must be ready, trained or dropped, got ${options.status}.`);
       }
-      const configuration = configurationOf(command, exportKeys);
+      const configuration = configurationOf(command, commandSchemas.samplesExport, undefined);
       const written = await runSamplesExportCommand({
-        data: configuration.data as string,
-        store: configuration.store as 'sqlite' | 'postgres',
-        storeUrl: configuration.storeUrl as string | undefined,
+        data: configuration.data,
+        store: configuration.store,
+        storeUrl: configuration.storeUrl,
         out: options.out,
         status: options.status as 'ready' | 'trained' | 'dropped' | undefined,
         withTurns: options.withTurns === true,
       });
-      process.stdout.write(configuration.json === true ? `${JSON.stringify({ written, out: options.out })}\n` : `wrote ${written} samples to ${options.out}\n`);
+      process.stdout.write(configuration.json ? `${JSON.stringify({ written, out: options.out })}\n` : `wrote ${written} samples to ${options.out}\n`);
     } catch (error) {
       fail(error);
     }
   });
 
-addOptions(
-  program.command('eval').description('experiments against a clawrl server').command('personalize').description(
-    'the personalization experiment: a simulated user with a hidden preference talks to clawrl while it trains (docs/personalization.md)',
+addExperimentOptions(
+  addOptions(
+    program.command('eval').description('experiments against a clawrl server').command('personalize').description(
+      'the personalization experiment: a simulated user with a hidden preference talks to clawrl while it trains (docs/personalization.md)',
+    ),
+    personalizeSchema,
+    personalizeHelp,
   ),
-  personalizeKeys,
-  personalizeHelp,
 )
   .requiredOption('--user <user>', 'student | ta | teacher | path to a simulated-user JSON file')
   .requiredOption('--method <method>', 'rl | opd | combine, or base: the untrained baseline (the server it starts never trains)')
@@ -299,39 +238,37 @@ addOptions(
   .addOption(new Option('--probe-size <n>', 'held-out probe messages (default 50; fewer only for smoke tests)').hideHelp())
   .action(async (options: PersonalizeCommandOptions, command: Command) => {
     try {
-      const flags = typedFlags(command, personalizeKeys);
-      const configFile = (flags.config as string | undefined) ?? process.env.CLAWRL_CONFIG;
+      const flags = typedFlags(command, personalizeSchema);
+      const configFile = (typeof flags.config === 'string' ? flags.config : undefined) ?? process.env.CLAWRL_CONFIG;
       const file = readConfigFile(configFile);
-      const explicitKeys = new Set(
-        personalizeKeys.filter((key) => flags[key] !== undefined || file[key] !== undefined || process.env[environmentVariableOf(key)] !== undefined),
-      );
-      const configuration = resolveConfiguration(personalizeKeys, { flags, file, environment: process.env });
-      const result = await runPersonalizeCommand({ options, configuration, explicitKeys, configFile, environment: process.env });
-      process.stdout.write(`${configuration.json === true ? JSON.stringify(result, null, 2) : formatPersonalizeResult(result)}\n`);
+      const { configuration } = resolveConfiguration(personalizeSchema, { flags, file, environment: process.env });
+      const explicitKeys = explicitKeysOf(flags, file, process.env);
+      const knobs = experimentKnobsOf(command.opts());
+      const result = await runPersonalizeCommand({ options, configuration, explicitKeys, knobs, configFile, environment: process.env });
+      process.stdout.write(`${configuration.json ? JSON.stringify(result, null, 2) : formatPersonalizeResult(result)}\n`);
     } catch (error) {
       fail(error);
     }
   });
 
-const policyKeys = ['config', 'url', 'adminKey', 'json'] as const satisfies readonly OptionKey[];
 const policy = program.command('policy').description('policy versions of a running server');
-addOptions(policy.command('list').description('list versions, the base first; * marks the one served'), policyKeys, serverUrlHelp).action(
+addOptions(policy.command('list').description('list versions, the base first; * marks the one served'), commandSchemas.client).action(
   async (_options: unknown, command: Command) => {
     try {
-      const configuration = configurationOf(command, policyKeys);
-      const policies = await listPolicies(serverUrlOf(command), configuration.adminKey as string | undefined);
-      process.stdout.write(`${configuration.json === true ? JSON.stringify(policies, null, 2) : formatPolicies(policies)}\n`);
+      const configuration = configurationOf(command, commandSchemas.client, undefined);
+      const policies = await listPolicies(serverUrlOf(command, configuration.url), configuration.adminKey);
+      process.stdout.write(`${configuration.json ? JSON.stringify(policies, null, 2) : formatPolicies(policies)}\n`);
     } catch (error) {
       fail(error);
     }
   },
 );
-addOptions(policy.command('activate').description('serve this version from now on (roll back or forward)').argument('<version>'), policyKeys, serverUrlHelp).action(
+addOptions(policy.command('activate').description('serve this version from now on (roll back or forward)').argument('<version>'), commandSchemas.client).action(
   async (version: string, _options: unknown, command: Command) => {
     try {
-      const configuration = configurationOf(command, policyKeys);
-      const result = await activatePolicy(serverUrlOf(command), configuration.adminKey as string | undefined, version);
-      process.stdout.write(configuration.json === true ? `${JSON.stringify(result)}\n` : `serving policy version ${version}\n`);
+      const configuration = configurationOf(command, commandSchemas.client, undefined);
+      const result = await activatePolicy(serverUrlOf(command, configuration.url), configuration.adminKey, version);
+      process.stdout.write(configuration.json ? `${JSON.stringify(result)}\n` : `serving policy version ${version}\n`);
     } catch (error) {
       fail(error);
     }

@@ -8,30 +8,26 @@
  * `clawrl gateway`, `judge` and `trainer` start the same parts one per process.
  */
 import { hostname } from 'node:os';
+import type { z } from 'zod';
+import { commandSchemas } from './configuration-schema.js';
+import type { Resolved } from './configuration.js';
 import type { Logger } from '../spec/logger.js';
 import { createPolicyServing } from '../trainer/policy-serving.js';
 import { createEventPublishingStore } from './create-event-publishing-store.js';
-import { createInferenceEngine, type EngineConfiguration } from './create-inference-engine.js';
+import { createInferenceEngine } from './create-inference-engine.js';
 import { checkEngineConfiguration } from './check-engine-configuration.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
-import { consumerNameOf, openEventBus, type BusConfiguration } from './open-event-bus.js';
-import { openRecordStore, type StoreConfiguration } from './open-record-store.js';
+import { consumerNameOf, openEventBus } from './open-event-bus.js';
+import { openRecordStore } from './open-record-store.js';
 import { runUntilSignal } from './run-until-signal.js';
-import { startGatewayService, type GatewayConfiguration } from './start-gateway-service.js';
-import { startJudgeService, type JudgeServiceConfiguration } from './start-judge-service.js';
+import { startGatewayService } from './start-gateway-service.js';
+import { startJudgeService } from './start-judge-service.js';
 import { judgeRunsInThread, startJudgeThread } from './start-judge-thread.js';
 import { startPolicyFollower } from './start-policy-follower.js';
-import { startTraining, type TrainingConfiguration } from './start-training.js';
+import { startTraining } from './start-training.js';
 
-export interface ServeConfiguration
-  extends EngineConfiguration,
-    JudgeServiceConfiguration,
-    StoreConfiguration,
-    TrainingConfiguration,
-    GatewayConfiguration,
-    BusConfiguration {
-  instance: string | undefined;
-}
+/** Every component's options: `commandSchemas.serve`. */
+export type ServeConfiguration = Resolved<z.infer<typeof commandSchemas.serve>>;
 
 export interface RunningServer {
   url: string;

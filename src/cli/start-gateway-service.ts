@@ -15,26 +15,15 @@ import { createSessionReaper } from '../gateway/session-reaper.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
-import { servedModelNameOf } from './create-inference-engine.js';
+import type { z } from 'zod';
+import { configurationSections } from './configuration-schema.js';
+import type { Resolved } from './configuration.js';
+import { servedModelNamesOf, type EngineConfiguration } from './create-inference-engine.js';
 import { describeListenError } from './describe-listen-error.js';
 import { resolveSamplingDefaults } from './sampling-defaults.js';
 
-export interface GatewayConfiguration {
-  host: string;
-  port: number;
-  model: string;
-  servedModel: string | undefined;
-  pinSessions: boolean;
-  apiKey: string[];
-  adminKey: string | undefined;
-  bodyLimit: number;
-  concurrencyPerKey: number;
-  maxTokens: number;
-  temperature?: number | undefined;
-  topP?: number | undefined;
-  topK?: number | undefined;
-  sessionIdleTimeout: number;
-}
+/** The gateway component of the configuration schema, and the model's names. */
+export type GatewayConfiguration = Resolved<z.infer<typeof configurationSections.gateway>> & Pick<EngineConfiguration, 'model' | 'servedModelName'>;
 
 export interface GatewayServiceDependencies {
   store: RecordStore;
@@ -79,7 +68,8 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
       concurrencyPerKey: configuration.concurrencyPerKey,
     },
     samplingDefaults: sampling.defaults,
-    modelAliases: [servedModelNameOf(configuration), configuration.model].filter((name, index, all) => name !== engine.modelId && all.indexOf(name) === index),
+    // Requests must name one of the served names; the engine's own name is the first.
+    modelAliases: servedModelNamesOf(configuration).filter((name) => name !== engine.modelId),
     now: () => Date.now(),
     createId,
     policies: dependencies.policies,

@@ -7,6 +7,8 @@ import type { Logger } from '../spec/logger.js';
 import { silentLogger } from '../spec/logger.js';
 import type { NewTurn } from '../spec/records.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
+import { commandSchemas } from './configuration-schema.js';
+import { resolveConfiguration } from './configuration.js';
 import type { JudgeCommandConfiguration } from './judge-command.js';
 import { judgeRunsInThread, startJudgeThread } from './start-judge-thread.js';
 
@@ -14,31 +16,8 @@ import { judgeRunsInThread, startJudgeThread } from './start-judge-thread.js';
 const workerUrl = new URL(path.join('..', '..', 'dist', 'cli', 'judge-thread-worker.js'), import.meta.url);
 
 function configurationFor(data: string, overrides: Partial<JudgeCommandConfiguration> = {}): JudgeCommandConfiguration {
-  return {
-    engine: 'local',
-    model: 'builtin:tiny',
-    servedModel: undefined,
-    upstream: undefined,
-    upstreamModel: undefined,
-    upstreamApiKey: undefined,
-    upstreamTimeout: 10_000,
-    data,
-    store: 'sqlite',
-    storeUrl: undefined,
-    bus: 'memory',
-    busUrl: undefined,
-    busPrefix: 'clawrl',
-    judge: 'rules',
-    judgeUrl: undefined,
-    judgeModel: undefined,
-    judgeWeights: 'base',
-    method: 'rl',
-    rlWeight: 1,
-    opdWeight: 1,
-    opdSupportK: 0,
-    instance: undefined,
-    ...overrides,
-  };
+  const flags = { data, judge: 'rules', method: 'rl', upstreamTimeout: '10000' };
+  return { ...resolveConfiguration(commandSchemas.judge, { flags, file: {}, environment: {} }).configuration, ...overrides };
 }
 
 function turnOf(id: string): NewTurn {

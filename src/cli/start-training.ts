@@ -8,7 +8,7 @@
  * versions; otherwise it is off with a warning saying why, and the process serves and records as usual.
  */
 import path from 'node:path';
-import type { RewardBaselineKind } from '../core/reward-baseline.js';
+import type { z } from 'zod';
 import { createLocalTrainingEngine } from '../engines/local/create-local-training-engine.js';
 import type { PolicyControl } from '../gateway/policy-routes.js';
 import type { EventBus } from '../spec/event-bus.js';
@@ -18,34 +18,17 @@ import type { RecordStore } from '../spec/record-store.js';
 import type { TrainingEngine } from '../spec/training-engine.js';
 import { createTrainer, type Trainer } from '../trainer/create-trainer.js';
 import type { PolicyServing } from '../trainer/policy-serving.js';
-import { localModelDirectoryOf, servedModelNameOf } from './create-inference-engine.js';
+import { configurationSections, type RecipeSettings } from './configuration-schema.js';
+import type { Resolved } from './configuration.js';
+import { localModelDirectoryOf, servedModelNameOf, type EngineConfiguration } from './create-inference-engine.js';
 import { createPublishingPolicyServing } from './create-publishing-policy-serving.js';
 import { createStorePolicyServing } from './create-store-policy-serving.js';
 import { serveActiveVersion } from './start-policy-follower.js';
 
-export interface TrainingConfiguration {
-  data: string;
-  model: string;
-  servedModel: string | undefined;
-  noTrain: boolean;
-  trainEvery: number;
-  trainEpochs: number;
-  trainParams: 'lora' | 'full';
-  maxStaleness: number;
-  learningRate: number | undefined;
-  learningRateHalfLife: number | undefined;
-  adamBeta1: number;
-  adamBeta2: number;
-  weightDecay: number;
-  loraRank: number;
-  loraAlpha: number;
-  klCoefficient: number;
-  anchorCoefficient: number;
-  anchorTopK: number;
-  rewardBaseline: RewardBaselineKind;
-  /** The judge's w_rl: the baseline is subtracted from the reward part w_rl·r. */
-  rlWeight: number;
-}
+/** What training reads: the trainer component, the recipe settings, and the model and data folder. */
+export type TrainingConfiguration = Resolved<z.infer<typeof configurationSections.trainer>> &
+  Pick<Resolved<z.infer<typeof configurationSections.learning>>, 'rlWeight'> &
+  Pick<EngineConfiguration, 'model' | 'servedModelName'> & { data: string } & Omit<RecipeSettings, 'judgeWeights' | 'judgeHintGrounding' | 'opdSupportK'>;
 
 export interface RunningTraining {
   policies: PolicyControl;

@@ -7,20 +7,22 @@
  * activations made on any gateway (a rollback), so training always continues from what is served.
  * Run one per policy.
  */
+import type { z } from 'zod';
+import { commandSchemas } from './configuration-schema.js';
+import type { Resolved } from './configuration.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { Logger } from '../spec/logger.js';
 import { localModelDirectoryOf } from './create-inference-engine.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
 import { createStorePolicyServing } from './create-store-policy-serving.js';
-import { consumerNameOf, openEventBus, type BusConfiguration } from './open-event-bus.js';
-import { openRecordStore, type StoreConfiguration } from './open-record-store.js';
+import { consumerNameOf, openEventBus } from './open-event-bus.js';
+import { openRecordStore } from './open-record-store.js';
 import { runUntilSignal } from './run-until-signal.js';
 import { startPolicyFollower } from './start-policy-follower.js';
-import { startTraining, type TrainingConfiguration } from './start-training.js';
+import { startTraining } from './start-training.js';
 
-export interface TrainerCommandConfiguration extends StoreConfiguration, BusConfiguration, Omit<TrainingConfiguration, 'noTrain'> {
-  instance: string | undefined;
-}
+/** The storage, bus and trainer components, the model and the recipe: `commandSchemas.trainer`. */
+export type TrainerCommandConfiguration = Resolved<z.infer<typeof commandSchemas.trainer>>;
 
 export async function startTrainerProcess(configuration: TrainerCommandConfiguration, logger: Logger): Promise<{ close(): Promise<void> }> {
   try {

@@ -56,19 +56,18 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
     });
   });
 
+  // The served names (`--served-model-name`): the engine's own first, then its aliases.
+  const modelObject = (id: string) => ({ id, object: 'model', created: 0, owned_by: 'clawrl' });
+  const servedNames = [context.engine.modelId, ...context.modelAliases];
   for (const prefix of ['/v1', '/s/:sessionId/v1']) {
     app.use(`${prefix}/*`, authenticate);
-    app.get(`${prefix}/models`, (c) =>
-      c.json({
-        object: 'list',
-        data: [context.engine.modelId, ...context.modelAliases].map((id) => ({
-          id,
-          object: 'model',
-          created: 0,
-          owned_by: 'clawrl',
-        })),
-      }),
-    );
+    app.get(`${prefix}/models`, (c) => c.json({ object: 'list', data: servedNames.map(modelObject) }));
+    // Model ids may hold a slash (`Qwen/Qwen3-4B`), so the id is the rest of the path.
+    app.get(`${prefix}/models/:id{.+}`, (c) => {
+      const id = c.req.param('id');
+      if (!servedNames.includes(id)) throw new ClawrlError('not_found', `The model '${id}' does not exist.`, { param: 'model' });
+      return c.json(modelObject(id));
+    });
   }
 
   registerFeedbackRoute(app, context);

@@ -19,6 +19,8 @@ export interface ExperimentServerOptions {
   environment: Record<string, string | undefined>;
   /** Loading a model folder can take a while; default two minutes. */
   readyTimeoutMs?: number;
+  /** Files the caller wrote into `data` for the server (its recipe), which do not count as an earlier run. */
+  preparedFiles?: readonly string[];
 }
 
 export interface ExperimentServer {
@@ -34,7 +36,8 @@ export async function startExperimentServer(options: ExperimentServerOptions): P
   mkdirSync(options.data, { recursive: true });
   // A server on an earlier run's folder serves that run's last trained version: the run would start
   // part-way through another one and its figures would mean nothing.
-  if (readdirSync(options.data).length > 0) {
+  const prepared = new Set((options.preparedFiles ?? []).map((file) => path.resolve(file)));
+  if (readdirSync(options.data).some((entry) => !prepared.has(path.resolve(options.data, entry)))) {
     throw new ClawrlError(
       'configuration_error',
       `the data folder ${options.data} is not empty: a server started on it would go on from the run recorded there (its sessions and trained versions). Pass a new or empty folder.`,
