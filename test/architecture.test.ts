@@ -24,8 +24,7 @@ export const allowedImports: Record<string, readonly string[]> = {
   trainer: ['spec', 'core'],
   builtin: ['spec', 'core', 'tensor', 'model', 'judge'],
   eval: ['spec', 'core', 'tensor', 'model', 'builtin'],
-  dashboard: ['spec'],
-  cli: ['spec', 'core', 'tensor', 'model', 'engines', 'stores', 'buses', 'judge', 'gateway', 'trainer', 'builtin', 'eval', 'dashboard'],
+  cli: ['spec', 'core', 'tensor', 'model', 'engines', 'stores', 'buses', 'judge', 'gateway', 'trainer', 'builtin', 'eval'],
 };
 
 function walk(directory: string): string[] {

@@ -115,7 +115,8 @@ describe.concurrent('client commands find the server as the server does', () => 
     expect(existsSync(out)).toBe(false);
     const rejudge = await runClawrl(['rejudge', '--data', data, '--judge', 'rules']);
     expect(rejudge.status).toBe(2);
-    expect(rejudge.stderr).toMatch(/^clawrl: --data \S+ holds no clawrl store/);
+    // rejudge names the recipe it judges with first; the failure is its own line.
+    expect(rejudge.stderr).toMatch(/^clawrl: --data \S+ holds no clawrl store/m);
     expect(existsSync(data)).toBe(false);
     rmSync(directory, { recursive: true, force: true });
   });
