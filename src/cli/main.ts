@@ -6,7 +6,7 @@
  * The node flag in the first line: a gateway turn allocates about half a megabyte (the 40 KB
  * request, the prompt's 11k ids), so at 32 requests in flight V8's default 16 MiB semi-spaces
  * fill before those requests end and every scavenge copies them; 64 MiB lets them die young
- * (`docs/benchmarks.md`, 2026-11-30). It can only be given at start-up, hence the shebang; the
+ * (without it the gateway spent 1.31× the CPU per agent turn against a paced upstream, `docs/benchmarks.md`). It can only be given at start-up, hence the shebang; the
  * gateway bench starts the server with the flags found here.
  */
 import { Command, Option } from 'commander';
