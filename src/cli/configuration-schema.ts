@@ -79,6 +79,7 @@ export const configurationSections = {
     judge: option(z.enum(['rules', 'policy', 'openai']).default('policy'), { flag: '--judge <judge>', description: 'rules | policy | openai' }),
     judgeUrl: option(z.url().optional(), { flag: '--judge-url <url>', description: 'OpenAI-compatible judge endpoint' }),
     judgeModel: option(z.string().min(1).optional(), { flag: '--judge-model <name>', description: 'judge model name' }),
+    judgeContextTokens: option(positive().optional(), { flag: '--judge-context-tokens <tokens>', description: "the judge model's context window, which its prompt budgets are shared out of (default: the policy model's, or the judge endpoint's max_model_len, else 32768; docs/judging.md)" }),
     judgeRules: option(z.string().min(1).optional(), { flag: '--judge-rules <file>', description: 'what --judge rules judges by: a rules-judge spec file (JSON) (default: the built-in next-state predicates)' }),
   }),
   learning: z.object({
