@@ -1,4 +1,4 @@
-/** `clawrl bench <gateway|engine|store>`: benchmarks that compare clawrl with a peer in the same run. */
+/** `clawrl bench <gateway|engine|store|training>`: benchmarks that compare clawrl with a peer in the same run. */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
