@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { buildHintPrompt, buildJudgePrompt, hintSystemPrompt, type JudgePromptInput } from '../core/judge-prompts.js';
+import { buildHintPrompt, buildJudgePrompt, type JudgePromptInput } from '../core/judge-prompts.js';
 import { createSeededRandom } from '../core/seeded-random.js';
 import type { ChatMessage } from '../spec/chat.js';
 import type { JudgeInput } from '../spec/judge.js';
 import { createPrmJudge } from '../judge/create-prm-judge.js';
-import type { JudgeModel, JudgeModelRequest } from '../judge/judge-model.js';
+import type { JudgeModel } from '../judge/judge-model.js';
 import { builtinJudgeOptions, builtinJudgePromptBudget } from './builtin-judge-options.js';
+import { queuedJudgeModel } from '../judge/testing/queued-judge-model.js';
 
 const input: JudgeInput = {
   context: [{ role: 'system', content: 'Be helpful.' }, { role: 'user', content: 'Add 3 and 4.' }],
@@ -16,18 +17,6 @@ const input: JudgeInput = {
   wantHint: false,
 };
 
-/** Answers verdict prompts and hint prompts from two queues, recording every request. */
-function queuedModel(verdicts: string[], hints: string[] = []): JudgeModel & { requests: JudgeModelRequest[] } {
-  const requests: JudgeModelRequest[] = [];
-  return Object.assign(
-    async (request: JudgeModelRequest) => {
-      requests.push(request);
-      const queue = request.messages[0]?.content === hintSystemPrompt ? hints : verdicts;
-      return Array.from({ length: request.n }, () => queue.shift() ?? '');
-    },
-    { requests },
-  );
-}
 
 const judgeWith = (model: JudgeModel, grounding: boolean) =>
   createPrmJudge({ judgeId: 'policy', modelName: 'builtin:tiny', model, ...builtinJudgeOptions({ grounding }), clock: () => 0 });
@@ -66,7 +55,7 @@ describe('the built-in model\'s judge', () => {
       expect(buildJudgePrompt(example.input, builtinJudgePromptBudget)).toEqual(example.verdict);
       expect(buildHintPrompt(example.input, builtinJudgePromptBudget)).toEqual(example.hint);
     }
-    const model = queuedModel([], []);
+    const model = queuedJudgeModel([], []);
     const judge = judgeWith(model, false);
     for (const example of recorded.slice(0, 10)) {
       const { context, response, nextState } = example.input;
@@ -82,7 +71,7 @@ describe('the built-in model\'s judge', () => {
   });
 
   it('keeps no candidate that asks only for what the reply already does', async () => {
-    const model = queuedModel(
+    const model = queuedJudgeModel(
       ['\\boxed{-1}', '\\boxed{-1}', '\\boxed{-1}'],
       [
         '\\boxed{1} [HINT_START]Put the final answer in \\boxed{}.[HINT_END]',
@@ -103,7 +92,7 @@ describe('the built-in model\'s judge', () => {
   });
 
   it('with grounding, keeps of each candidate only the sentences about a style the next state talks about', async () => {
-    const model = queuedModel(
+    const model = queuedJudgeModel(
       ['\\boxed{-1}', '\\boxed{-1}', '\\boxed{-1}'],
       [
         '\\boxed{1} [HINT_START]Write at least 100 words.[HINT_END]',
@@ -123,11 +112,11 @@ describe('the built-in model\'s judge', () => {
       'Keep it short.',
     ]);
     const thanks = [{ role: 'user' as const, content: "Nice, my teacher won't suspect a thing." }];
-    const misread = queuedModel(['\\boxed{-1}', '\\boxed{-1}', '\\boxed{1}'], Array(3).fill('\\boxed{1} [HINT_START]Keep the tone neutral and matter-of-fact.[HINT_END]'));
+    const misread = queuedJudgeModel(['\\boxed{-1}', '\\boxed{-1}', '\\boxed{1}'], Array(3).fill('\\boxed{1} [HINT_START]Keep the tone neutral and matter-of-fact.[HINT_END]'));
     const onThanks = await judgeWith(misread, true).judge({ ...input, response, nextState: thanks, wantHint: true }, new AbortController().signal);
     expect([onThanks.score, onThanks.hint, onThanks.hintCandidates]).toEqual([-1, null, []]);
     // Without grounding the same answers keep the invented hint.
-    const ungrounded = queuedModel(['\\boxed{-1}', '\\boxed{-1}', '\\boxed{1}'], Array(3).fill('\\boxed{1} [HINT_START]Write at least 100 words.[HINT_END]'));
+    const ungrounded = queuedJudgeModel(['\\boxed{-1}', '\\boxed{-1}', '\\boxed{1}'], Array(3).fill('\\boxed{1} [HINT_START]Write at least 100 words.[HINT_END]'));
     const byDefault = await judgeWith(ungrounded, false).judge({ ...input, response, nextState: thanks, wantHint: true }, new AbortController().signal);
     expect(byDefault.hint).toBe('Write at least 100 words.');
   });
