@@ -32,6 +32,7 @@
  * clip fraction is 0 unless the proximal log-probs come from an earlier update.
  */
 import type { PolicyVersion } from '../spec/inference-engine.js';
+import type { TrainingLoss } from '../spec/training-engine.js';
 
 export interface PolicyLossOptions {
   /** ε_lo: the ratio is clipped below at 1 − ε_lo. Default 0.2. */
@@ -229,4 +230,31 @@ export function partitionByStaleness<Sample extends { policyVersion: PolicyVersi
   const stale: Sample[] = [];
   for (const sample of samples) (stalenessOf(sample.policyVersion, newestVersion) > maxStaleness ? stale : fresh).push(sample);
   return { fresh, stale };
+}
+
+/**
+ * Every named loss (`spec/training-engine.ts`) as the decoupled objective above with some terms
+ * fixed, so one implementation computes all of them: Tinker's `ppo` and `importance_sampling` take
+ * the rollout as the proximal policy (ℓ_old = μ, so the importance weight is 1), and
+ * `importance_sampling` has no clip (its bounds are infinite). Neither has the KL or the anchor.
+ */
+export function decoupledFormOf(loss: TrainingLoss): { options: PolicyLossOptions; proximalIsRollout: boolean } {
+  switch (loss.name) {
+    case 'decoupled_ppo':
+      return {
+        options: {
+          clipLow: loss.clipLow,
+          clipHigh: loss.clipHigh,
+          importanceSamplingCap: loss.importanceSamplingCap,
+          klCoefficient: loss.klCoefficient,
+          anchorCoefficient: loss.anchorCoefficient ?? 0,
+          anchorTopK: loss.anchorTopK ?? defaultAnchorTopK,
+        },
+        proximalIsRollout: false,
+      };
+    case 'ppo':
+      return { options: { clipLow: loss.clipLow, clipHigh: loss.clipHigh, importanceSamplingCap: 1, klCoefficient: 0, anchorCoefficient: 0 }, proximalIsRollout: true };
+    case 'importance_sampling':
+      return { options: { clipLow: Infinity, clipHigh: Infinity, importanceSamplingCap: 1, klCoefficient: 0, anchorCoefficient: 0 }, proximalIsRollout: true };
+  }
 }

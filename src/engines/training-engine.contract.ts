@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import type { PolicyGradientLossConfig, TrainingDatum, TrainingEngine } from '../spec/training-engine.js';
+import type { DecoupledPpoLoss, TrainingDatum, TrainingEngine, TrainingLoss, TrainingLossName } from '../spec/training-engine.js';
 
 export interface TrainingEngineContractOptions {
   name: string;
@@ -15,7 +15,7 @@ export interface TrainingEngineContractOptions {
   responseTokenIds: number[];
 }
 
-const ppo: PolicyGradientLossConfig = { name: 'ppo', clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0 };
+const ppo: DecoupledPpoLoss = { name: 'decoupled_ppo', clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0 };
 const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
 
 export function runTrainingEngineContract(options: TrainingEngineContractOptions): void {
@@ -129,7 +129,7 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
     });
 
     it("holds the policy to the base with the anchor: zero at the base, and a pull back once it has moved", async () => {
-      const anchored = (coefficient: number): PolicyGradientLossConfig => ({ ...ppo, anchorCoefficient: coefficient, anchorTopK: 4 });
+      const anchored = (coefficient: number): DecoupledPpoLoss => ({ ...ppo, anchorCoefficient: coefficient, anchorTopK: 4 });
       const still = { ...datum, advantages: datum.advantages.map(() => 0) };
       const anchorKlNow = async (coefficient: number) => {
         const output = await engine.forwardBackward({ data: [still], loss: anchored(coefficient) });
@@ -156,6 +156,40 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
       const without = await engine.forwardBackward({ data: [still], loss: ppo });
       expect(without.anchorKl ?? null).toBeNull();
       await engine.optimizerStep();
+    });
+
+    it("computes each loss it declares as the loss's formula over its own log-probs, summed and divided by the batch's loss tokens", async () => {
+      await engine.optimizerStep();
+      const length = options.responseTokenIds.length;
+      // Mixed signs and a masked token, rollout log-probs near the trainer's so both clip sides matter.
+      const current = await logprobsNow();
+      const mixed: TrainingDatum = {
+        ...datum,
+        advantages: Array.from({ length }, (_, index) => (index % 2 === 0 ? 1 : -0.5)),
+        lossMask: Array.from({ length }, (_, index) => (index === length - 1 ? 0 : 1)),
+        rolloutLogprobs: current.map((value, index) => value + (index % 3 === 0 ? 0.5 : -0.1)),
+      };
+      const batchLossTokens = 2 * mixed.lossMask.reduce((sum, mask) => sum + mask, 0);
+      const expected = (name: TrainingLossName, logprobs: number[]): number => {
+        const terms = logprobs.map((value, index) => {
+          const ratio = Math.exp(value - (mixed.rolloutLogprobs[index] ?? 0));
+          const advantage = mixed.advantages[index] ?? 0;
+          if (name === 'importance_sampling') return -ratio * advantage;
+          const clipped = Math.min(Math.max(ratio, 1 - 0.2), 1 + 0.28);
+          return Math.max(-ratio * advantage, -clipped * advantage);
+        });
+        return terms.reduce((sum, term, index) => sum + term * (mixed.lossMask[index] ?? 0), 0) / batchLossTokens;
+      };
+      const losses: Record<Exclude<TrainingLossName, 'decoupled_ppo'>, TrainingLoss> = {
+        importance_sampling: { name: 'importance_sampling' },
+        ppo: { name: 'ppo', clipLow: 0.2, clipHigh: 0.28 },
+      };
+      for (const name of ['importance_sampling', 'ppo'] as const) {
+        if (!engine.capabilities.losses.includes(name)) continue;
+        const output = await engine.forwardBackward({ data: [mixed], loss: losses[name], batchLossTokens });
+        expect(output.loss).toBeCloseTo(expected(name, output.logprobs[0] ?? []), 4);
+        await engine.optimizerStep();
+      }
     });
 
     it('rejects misaligned data and unknown saved states with ClawrlErrors', async () => {

@@ -3,7 +3,7 @@
  * local trainer worker are interchangeable: forward-backward on a batch with a named loss
  * (gradients accumulate across calls), an optimizer step, publishing the weights as a policy
  * artifact, and saving / loading the full training state (weights and optimizer moments).
- * Implementations: the local worker-thread engine. Every implementation runs
+ * Implementations: the local worker-thread engine (every loss and term). Every implementation runs
  * `runTrainingEngineContract` from `src/engines/training-engine.contract.ts`.
  *
  * Log-probs are taken under log_softmax(logits / temperature) per datum, the distribution the
@@ -43,9 +43,23 @@ export interface SupportTarget {
   proximalLogprobs?: number[];
 }
 
-/** The PPO-style clipped surrogate with truncated importance sampling (`src/core/policy-loss.ts`). */
-export interface PolicyGradientLossConfig {
-  name: 'ppo';
+/**
+ * Losses are named values. Every loss is a per-token term summed over the loss tokens and divided
+ * by `batchLossTokens` (token-level aggregation), whatever the wire of a remote service does; an
+ * engine declares the losses and terms it computes (`TrainingEngineCapabilities`) and rejects the
+ * rest with `unsupported`, so a trainer never silently gets another objective than it asked for.
+ * With ℓ the trainer's log-prob, μ the rollout log-prob, ℓ_old the proximal log-prob and A the
+ * token's advantage:
+ *
+ * - `decoupled_ppo` (clawrl's own, `src/core/policy-loss.ts`; decoupled PPO as in AReaL): the
+ *   clipped surrogate on ρ = exp(ℓ − ℓ_old) times the truncated importance weight
+ *   min(exp(ℓ_old − μ), C), with optional KL to the base, the anchor and OPD support sets.
+ * - `importance_sampling` (Tinker's): −exp(ℓ − μ)·A.
+ * - `ppo` (Tinker's): −min(r·A, clip(r, 1 − clipLow, 1 + clipHigh)·A) with r = exp(ℓ − μ): the
+ *   rollout is the old policy, there is no separate proximal policy nor importance weight.
+ */
+export interface DecoupledPpoLoss {
+  name: 'decoupled_ppo';
   clipLow: number;
   clipHigh: number;
   importanceSamplingCap: number;
@@ -56,9 +70,35 @@ export interface PolicyGradientLossConfig {
   anchorTopK?: number;
 }
 
+export interface ImportanceSamplingLoss {
+  name: 'importance_sampling';
+}
+
+export interface RolloutPpoLoss {
+  name: 'ppo';
+  clipLow: number;
+  clipHigh: number;
+}
+
+export type TrainingLoss = DecoupledPpoLoss | ImportanceSamplingLoss | RolloutPpoLoss;
+export type TrainingLossName = TrainingLoss['name'];
+
+/** What an engine's `forwardBackward` computes; the trainer checks its configuration against it at start-up. */
+export interface TrainingEngineCapabilities {
+  losses: readonly TrainingLossName[];
+  /** `decoupled_ppo` with `klCoefficient` > 0: the engine scores the base model itself. */
+  referenceLogprobs: boolean;
+  /** `decoupled_ppo` with `anchorCoefficient` > 0: the base model's top-k at every position. */
+  anchor: boolean;
+  /** Data with `support` sets (OPD over the student's top-k). */
+  supportSets: boolean;
+  /** Data with `proximalLogprobs` (several passes over one batch, `--train-epochs`). */
+  proximalLogprobs: boolean;
+}
+
 export interface ForwardBackwardInput {
   data: TrainingDatum[];
-  loss: PolicyGradientLossConfig;
+  loss: TrainingLoss;
   /**
    * Loss tokens (Σ mask) of the whole batch when it is split over several calls, so every call
    * divides by the same count; default: this call's own.
@@ -102,6 +142,7 @@ export interface TrainingEngineInfo {
 export interface TrainingEngine {
   readonly engineId: string;
   readonly info: TrainingEngineInfo;
+  readonly capabilities: TrainingEngineCapabilities;
   /** Accumulates gradients of the loss over `data`. */
   forwardBackward(input: ForwardBackwardInput): Promise<ForwardBackwardOutput>;
   /** AdamW on the accumulated gradients, then clears them. */

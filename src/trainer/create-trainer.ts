@@ -200,7 +200,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
     try {
       const advantages = applyRewardBaseline(fresh, rewardBaseline, rlWeight);
       const data = fresh.map((sample, index) => datumOf(sample, advantages[index] ?? sample.advantages));
-      const output = await trainingEngine.forwardBackward({ data, loss: { name: 'ppo', ...loss } });
+      const output = await trainingEngine.forwardBackward({ data, loss: { name: 'decoupled_ppo', ...loss } });
       const stepNumber = (summary.lastStep?.step ?? 0) + 1;
       const learningRate = decayedLearningRate(trainingEngine.info.learningRate, stepNumber, learningRateDecay);
       const optimizer = await trainingEngine.optimizerStep({ learningRate });
@@ -208,7 +208,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
       const later = trainEpochs > 1 ? data.map((datum, index) => withProximalLogprobs(datum, output, index)) : [];
       let lastOutput: ForwardBackwardOutput | null = null;
       for (let pass = 2; pass <= trainEpochs; pass += 1) {
-        lastOutput = await trainingEngine.forwardBackward({ data: later, loss: { name: 'ppo', ...loss } });
+        lastOutput = await trainingEngine.forwardBackward({ data: later, loss: { name: 'decoupled_ppo', ...loss } });
         await trainingEngine.optimizerStep({ learningRate });
       }
       // Only the last pass's clip fraction is reported, so only its loss is worked out.

@@ -7,7 +7,7 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { defaultAnchorTopK } from '../../core/policy-loss.js';
+import { decoupledFormOf, defaultAnchorTopK } from '../../core/policy-loss.js';
 import { anchorKlOf, anchorOfTopLogprobs, createPolicyGradientLoss } from '../../model/policy-gradient-loss.js';
 import { readSafetensors } from '../../model/safetensors.js';
 import { loadTransformer, loadTransformerFromFolder, type Transformer, type TransformerOptimizer } from '../../model/transformer.js';
@@ -76,14 +76,18 @@ async function referenceScore(datum: TrainingDatum, topK: number): Promise<{ log
 }
 
 async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBackwardOutput> {
-  const anchorCoefficient = input.loss.anchorCoefficient ?? 0;
-  const anchorTopK = anchorCoefficient > 0 ? (input.loss.anchorTopK ?? defaultAnchorTopK) : 0;
+  const { options: lossOptions, proximalIsRollout } = decoupledFormOf(input.loss);
+  const anchorCoefficient = lossOptions.anchorCoefficient ?? 0;
+  const anchorTopK = anchorCoefficient > 0 ? (lossOptions.anchorTopK ?? defaultAnchorTopK) : 0;
   if (anchorCoefficient > 0 && !(Number.isInteger(anchorTopK) && anchorTopK >= 1)) throw new ClawrlError('invalid_request', 'anchorTopK must be a positive integer', { param: 'anchorTopK' });
+  if (proximalIsRollout && input.data.some((datum) => datum.proximalLogprobs !== undefined || datum.support !== undefined)) {
+    throw new ClawrlError('unsupported', `the ${input.loss.name} loss takes the rollout as the old policy: data with proximalLogprobs or support sets need decoupled_ppo`);
+  }
   const options = {
-    clipLow: input.loss.clipLow,
-    clipHigh: input.loss.clipHigh,
-    importanceSamplingCap: input.loss.importanceSamplingCap,
-    klCoefficient: input.loss.klCoefficient,
+    clipLow: lossOptions.clipLow,
+    clipHigh: lossOptions.clipHigh,
+    importanceSamplingCap: lossOptions.importanceSamplingCap,
+    klCoefficient: lossOptions.klCoefficient,
     anchorCoefficient,
   };
   const needsReference = options.klCoefficient > 0 || anchorCoefficient > 0;
@@ -120,6 +124,7 @@ async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBack
       anchors.push(anchor);
       sequences.push({
         ...datum,
+        ...(proximalIsRollout ? { proximalLogprobs: datum.rolloutLogprobs } : {}),
         ...(scored === undefined || options.klCoefficient === 0 ? {} : { referenceLogprobs: scored.logprobs }),
         ...(anchor === undefined ? {} : { anchorNegativeEntropy: anchor.negativeEntropy }),
       });
