@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createConversation } from '../src/eval/bench/agent-request-shapes.js';
 import { repositoryRoot, startClawrlServer, type ClawrlServer } from './testing/start-clawrl-server.js';
 
 const run = promisify(execFile);
@@ -79,6 +80,24 @@ describe('the README examples', () => {
     const body = await response.text();
     expect(body).toContain('"content"');
     expect(body.trim().endsWith('data: [DONE]')).toBe(true);
+  }, 60_000);
+
+  it("an agent's full-sized request (OpenClaw's ~11k tokens of system prompt and tools) gets a reply, its turn recording the fitted prompt the model saw", async () => {
+    const conversation = createConversation('agent', 'readme');
+    const body = JSON.parse(conversation.next(false)) as Record<string, unknown>;
+    const response = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...body, model: 'builtin:tiny', max_completion_tokens: 16 }),
+    });
+    expect(response.status).toBe(200);
+    const completion = (await response.json()) as { usage: { prompt_tokens: number } };
+    expect(completion.usage.prompt_tokens).toBeLessThanOrEqual(512);
+    const turnId = response.headers.get('x-clawrl-turn-id');
+    const turn = (await (await fetch(`${server.url}/admin/turns/${turnId}`)).json()) as { promptTokenIds: number[]; responseTokenIds: number[]; logprobs: number[] };
+    expect(turn.promptTokenIds).toHaveLength(completion.usage.prompt_tokens);
+    expect(turn.logprobs).toHaveLength(turn.responseTokenIds.length);
+    expect(turn.responseTokenIds.length).toBeGreaterThan(0);
   }, 60_000);
 
   it('the feedback example scores a turn', async () => {

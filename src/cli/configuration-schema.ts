@@ -60,6 +60,10 @@ export const configurationSections = {
     upstreamModel: option(z.string().min(1).optional(), { flag: '--upstream-model <name>', description: 'model name on the upstream (default: --model)' }),
     upstreamApiKey: option(z.string().min(1).optional(), { flag: '--upstream-api-key <key>', description: 'API key sent to the upstream' }),
     upstreamTimeout: option(positive().default(120_000), { flag: '--upstream-timeout <ms>', description: 'time-out for the upstream to start and to keep streaming' }),
+    promptOverflow: option(z.enum(['error', 'fit']).optional(), {
+      flag: '--prompt-overflow <policy>',
+      description: "local engine, a prompt longer than the model's window: error (400 context_length_exceeded) | fit (newest messages, the system prompt's head, no tools; docs/builtin-model.md) (default: fit for builtin:tiny, else error)",
+    }),
   }),
   gateway: z.object({
     host: option(z.string().min(1).default('127.0.0.1'), { flag: '--host <host>', description: 'address to bind' }),

@@ -63,10 +63,20 @@ export async function createInferenceEngine(configuration: EngineConfiguration):
   const servedModelId = servedModelNameOf(configuration);
   switch (configuration.engine) {
     case 'local':
-      return createLocalInferenceEngine({ modelDirectory: localModelDirectoryOf(configuration.model), modelId: servedModelId });
+      return createLocalInferenceEngine({
+        modelDirectory: localModelDirectoryOf(configuration.model),
+        modelId: servedModelId,
+        // The built-in model's 1,024 positions cannot hold an agent's prompt; a real model keeps its window's error.
+        fitPrompts: (configuration.promptOverflow ?? (configuration.model === 'builtin:tiny' ? 'fit' : 'error')) === 'fit',
+      });
     case 'openai':
     case 'vllm':
     case 'sglang': {
+      if (configuration.promptOverflow === 'fit') {
+        throw new ClawrlError('configuration_error', `--prompt-overflow fit works with --engine local only; the ${configuration.engine} engine answers a prompt over its window with its own error.`, {
+          param: 'promptOverflow',
+        });
+      }
       if (configuration.upstream === undefined) {
         throw new ClawrlError('configuration_error', `--engine ${configuration.engine} needs --upstream <url> (CLAWRL_UPSTREAM).`, {
           param: 'upstream',

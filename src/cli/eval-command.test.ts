@@ -36,6 +36,8 @@ describe('serveArgumentsOf', () => {
     expect(flagValue(serve, '--train-params')).toBe('full');
     expect(flagValue(serve, '--train-every')).toBe(String(defaultExperimentTrainEvery));
     expect(flagValue(serve, '--recipe')).toBe(files.recipe);
+    // Sessions end when a follow-up no longer fits, so the experiment's server never fits prompts.
+    expect(flagValue(serve, '--prompt-overflow')).toBe('error');
     for (const flag of ['--rl-weight', '--learning-rate', '--judge-rules', '--anchor-coefficient']) expect(serve).not.toContain(flag);
   });
 

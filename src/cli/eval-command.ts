@@ -123,6 +123,8 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
     ['--upstream', configuration.upstream],
     ['--upstream-model', configuration.upstreamModel],
     ['--upstream-timeout', configuration.upstreamTimeout],
+    // A follow-up that no longer fits ends the session, as a user starts a fresh chat: prompts over the window are refused, not fitted.
+    ['--prompt-overflow', configuration.engine === 'local' ? 'error' : undefined],
     ['--judge', configuration.judge],
     ['--judge-url', configuration.judgeUrl],
     ['--judge-model', configuration.judgeModel],

@@ -21,6 +21,11 @@ export interface LocalInferenceEngineOptions {
   modelDirectory: string;
   /** The name clients use. */
   modelId: string;
+  /**
+   * Fit a prompt longer than the model's window into it (`model/fit-prompt.ts`), for a model whose
+   * window cannot hold an agent's prompt; default false: such a prompt is a `context_length_exceeded` error.
+   */
+  fitPrompts?: boolean;
   /** `wasm` (default) or `cpu` (pure JS, for debugging). */
   backend?: 'wasm' | 'cpu';
   /** The compiled worker script; defaults to `sampler-worker.js` beside this module. */
@@ -34,7 +39,7 @@ type Pending =
 
 
 export async function createLocalInferenceEngine(options: LocalInferenceEngineOptions): Promise<InferenceEngine> {
-  const workerData: SamplerWorkerData = { modelDirectory: options.modelDirectory, backend: options.backend ?? 'wasm', modelId: options.modelId };
+  const workerData: SamplerWorkerData = { modelDirectory: options.modelDirectory, backend: options.backend ?? 'wasm', modelId: options.modelId, fitPrompts: options.fitPrompts ?? false };
   const pending = new Map<number, Pending>();
   let nextRequestId = 1;
   let closed = false;

@@ -11,6 +11,8 @@ export interface SamplerWorkerData {
   backend: 'wasm' | 'cpu';
   /** Name the model is served under (`builtin:tiny`, a folder name, ...). */
   modelId: string;
+  /** Fit prompts longer than the window (`model/fit-prompt.ts`) instead of refusing them. */
+  fitPrompts: boolean;
 }
 
 export type WorkerRequest =

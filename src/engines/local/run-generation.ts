@@ -5,6 +5,7 @@
  * sampled up to the stop.
  */
 import { StopSequenceFilter } from '../../core/stop-sequence-filter.js';
+import { fittedReplyRoom, promptWithinWindow } from '../../model/fit-prompt.js';
 import type { Transformer } from '../../model/transformer.js';
 import type { AssistantOutputDelta, AssistantOutputParser, ChatRenderer, StreamDecoder } from '../../spec/chat-renderer.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
@@ -25,6 +26,8 @@ export interface RunGenerationOptions {
   policyVersion: PolicyVersion;
   request: GenerateRequest;
   abortFlag: Int32Array;
+  /** Fit a prompt longer than the window instead of refusing it. */
+  fitPrompts: boolean;
   emit: (event: GenerateEvent) => void;
 }
 
@@ -48,8 +51,11 @@ function applyDeltas(choiceIndex: number, state: ChoiceState, deltas: AssistantO
 export async function runGeneration(options: RunGenerationOptions): Promise<void> {
   const { transformer, renderer, request, emit } = options;
   const { sampling } = request;
-  const promptTokenIds = renderer.renderPrompt(request.messages, request.toolChoice === 'none' ? [] : request.tools);
   const contextLength = transformer.shape.maxPositionEmbeddings;
+  const tools = request.toolChoice === 'none' ? [] : request.tools;
+  const promptTokenIds = options.fitPrompts
+    ? promptWithinWindow(renderer, request.messages, tools, contextLength, fittedReplyRoom(contextLength))
+    : renderer.renderPrompt(request.messages, tools);
   const room = contextLength - promptTokenIds.length;
   if (room < 1) {
     throw new ClawrlError(

@@ -5,6 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadChatRenderer } from '../../model/create-chat-renderer.js';
+import { fittedReplyRoom, promptWithinWindow } from '../../model/fit-prompt.js';
 import { readSafetensors } from '../../model/safetensors.js';
 import { loadTransformer, loadTransformerFromFolder, type Transformer } from '../../model/transformer.js';
 import { initializeTensorBackend } from '../../tensor/initialize-tensor-backend.js';
@@ -108,13 +109,20 @@ async function handle(request: Exclude<WorkerRequest, { kind: 'close' }>): Promi
             policyVersion: version,
             request: request.request,
             abortFlag: request.abortFlag,
+            fitPrompts: data.fitPrompts,
             emit: (event) => post({ kind: 'event', requestId: request.requestId, event }),
           }),
         );
         break;
       case 'score': {
         const prompt = request.request.prompt;
-        const promptTokenIds = 'tokenIds' in prompt ? prompt.tokenIds : renderer.renderPrompt(prompt.messages, prompt.tools ?? []);
+        // Scoring fits messages as generation does, so an OPD teacher sees its turn's fitted prompt plus the hint.
+        const promptTokenIds =
+          'tokenIds' in prompt
+            ? prompt.tokenIds
+            : data.fitPrompts
+              ? promptWithinWindow(renderer, prompt.messages, prompt.tools ?? [], transformer.shape.maxPositionEmbeddings, Math.max(fittedReplyRoom(transformer.shape.maxPositionEmbeddings), request.request.responseTokenIds.length))
+              : renderer.renderPrompt(prompt.messages, prompt.tools ?? []);
         const scored = await onVersion(request.request.policyVersion, (_version, model) =>
           model.score({
             promptTokenIds,
