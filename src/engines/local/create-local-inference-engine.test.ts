@@ -40,6 +40,32 @@ describe('local engine', () => {
     }
   });
 
+  it('fits a prompt longer than the context when asked, and scores the same messages against the same fitted prompt', async () => {
+    const engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl, fitPrompts: true });
+    try {
+      const messages = [
+        { role: 'system' as const, content: 'rule '.repeat(3000) },
+        ...Array.from({ length: 40 }, (_, index) => ({ role: index % 2 === 0 ? ('user' as const) : ('assistant' as const), content: `message ${index} `.repeat(20) })),
+        { role: 'user' as const, content: 'the last question' },
+      ];
+      const request = { messages, tools: [], toolChoice: 'auto' as const, sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0, maxTokens: 8, seed: 3 } };
+      let promptTokenIds: number[] = [];
+      let responseTokenIds: number[] = [];
+      for await (const event of engine.generate(request, new AbortController().signal)) {
+        if (event.type === 'end') {
+          promptTokenIds = event.result.promptTokenIds;
+          responseTokenIds = event.result.choices[0]?.responseTokenIds ?? [];
+        }
+      }
+      expect(promptTokenIds.length).toBeGreaterThan(0);
+      expect(promptTokenIds.length).toBeLessThanOrEqual((engine.contextLength ?? 0) / 2);
+      const scored = await engine.score({ prompt: { messages }, responseTokenIds });
+      expect(scored.promptTokenIds).toEqual(promptTokenIds);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it('is healthy once loaded and until it is closed', async () => {
     const engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl });
     const signal = AbortSignal.timeout(2_000);
