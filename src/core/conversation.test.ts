@@ -26,6 +26,14 @@ describe('conversation', () => {
     expect(replyKeyOf(first, reply)).toBe(replyKeyOf(first, { role: 'assistant', content: 'Hello!\n' }));
   });
 
+  it('finds a reply OpenClaw sends back without its internal-context markers', () => {
+    const root = conversationRootOf([{ role: 'system', content: 'S' }, { role: 'user', content: 'hi' }]);
+    const sent = 'You said: <<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nnone\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>';
+    const replayed = 'You said: <<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nnone';
+    expect(replyKeyOf(root, { role: 'assistant', content: replayed })).toBe(replyKeyOf(root, { role: 'assistant', content: sent }));
+    expect(replyKeyOf(root, { role: 'assistant', content: 'You said: none, really' })).not.toBe(replyKeyOf(root, { role: 'assistant', content: sent }));
+  });
+
   it('keeps the root stable when OpenClaw drops its internal context block between turns', () => {
     const turnOne: ChatMessage[] = [{ role: 'system', content: 'S' }, { role: 'user', content: 'what is 2+2?' }, internalContext];
     const turnTwo: ChatMessage[] = [

@@ -14,6 +14,8 @@ import type { TurnType } from '../spec/records.js';
  */
 const internalContextMarker = '<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>';
 
+const internalContextMarkers = /<<<(?:BEGIN|END)_OPENCLAW_INTERNAL_CONTEXT>>>/g;
+
 export function isEnvironmentNoise(message: ChatMessage): boolean {
   return message.role === 'user' && message.content.includes(internalContextMarker);
 }
@@ -71,11 +73,13 @@ function hashAfterSystem(system: string): Hash {
  * different openings are not confused.
  */
 export function replyKeyOf(conversationRoot: string, reply: ChatMessage): string {
+  // OpenClaw strips its internal-context markers from a reply it sends back (seen with 2026.9.6).
+  const content = reply.content.includes('_OPENCLAW_INTERNAL_CONTEXT>>>') ? reply.content.replace(internalContextMarkers, '') : reply.content;
   const toolCalls = (reply.toolCalls ?? []).map((call) => `${call.name}\u0000${canonicalArguments(call.arguments)}`);
   return createHash('sha256')
     .update(conversationRoot)
     .update('\u0001')
-    .update(reply.content.trim())
+    .update(content.trim())
     .update('\u0001')
     .update(toolCalls.join('\u0002'))
     .digest('base64url');
