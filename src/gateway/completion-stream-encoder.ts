@@ -40,6 +40,8 @@ export function createCompletionStreamEncoder(options: CompletionStreamEncoderOp
   }
 
   return {
+    // The first chunk carries the first content: a client's time to first token is its first chunk.
+    start: () => '',
     event(event) {
       switch (event.type) {
         case 'start':

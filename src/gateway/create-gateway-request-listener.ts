@@ -13,6 +13,7 @@ import { createGatewayApp } from './create-gateway-app.js';
 import { asClawrlError } from './error-response.js';
 import type { GatewayContext } from './gateway-context.js';
 import type { ProtocolRoute } from './protocol-route.js';
+import { createResponsesRoute } from './responses-route.js';
 import { createTurnRecorder } from './turn-recorder.js';
 
 export type GatewayRequestListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -90,6 +91,7 @@ export function createGatewayRequestListener(context: GatewayContext, app = crea
   // Chat completions first: they are most of the traffic.
   const routes: readonly ProtocolRoute[] = [
     createChatCompletionsRoute(context, recorder),
+    createResponsesRoute(context, recorder),
   ];
 
   function sendJson(route: ProtocolRoute, response: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {

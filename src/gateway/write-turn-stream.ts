@@ -16,6 +16,8 @@ export type StreamSink = (text: string) => Promise<void> | undefined;
 
 /** A protocol's SSE encoding of a generation; it may keep state between events. */
 export interface TurnStreamEncoder {
+  /** The opening text, written first: the engine has started (its `start` event is the turn's, already applied). */
+  start(): string;
   /** The text one engine event other than `end` produces ('' for none), after the capture has applied it. */
   event(event: Exclude<GenerateEvent, { type: 'end' }>): string;
   /** The closing text, written once the turn is recorded. */
@@ -70,6 +72,8 @@ export async function writeTurnStream(options: TurnStreamOptions, sink: StreamSi
     });
   }
 
+  const opening = encoder.start();
+  if (opening !== '') await sink(opening);
   for (;;) {
     let next: IteratorResult<GenerateEvent>;
     try {
