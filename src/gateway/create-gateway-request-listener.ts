@@ -12,6 +12,7 @@ import { createChatCompletionsRoute } from './chat-completions-route.js';
 import { createGatewayApp } from './create-gateway-app.js';
 import { asClawrlError } from './error-response.js';
 import type { GatewayContext } from './gateway-context.js';
+import { createMessagesRoutes } from './messages-route.js';
 import type { ProtocolRoute } from './protocol-route.js';
 import { createResponsesRoute } from './responses-route.js';
 import { createTurnRecorder } from './turn-recorder.js';
@@ -92,6 +93,7 @@ export function createGatewayRequestListener(context: GatewayContext, app = crea
   const routes: readonly ProtocolRoute[] = [
     createChatCompletionsRoute(context, recorder),
     createResponsesRoute(context, recorder),
+    ...createMessagesRoutes(context, recorder),
   ];
 
   function sendJson(route: ProtocolRoute, response: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {

@@ -84,6 +84,15 @@ describe('POST /v1/responses with the official openai client', () => {
     expect(turn?.status).toBe('completed');
   });
 
+  it('ends a reply cut at max_output_tokens as incomplete, stream and not', async () => {
+    const gateway = createTestGateway();
+    const client = await clientOf(gateway);
+    const cut = await client.responses.create({ model, input: 'a long question', max_output_tokens: 4 });
+    expect(cut).toMatchObject({ status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output_text: 'echo' });
+    const streamed = await client.responses.stream({ model, input: 'a long question', max_output_tokens: 4 }).finalResponse();
+    expect(streamed).toMatchObject({ status: 'incomplete', output_text: 'echo' });
+  });
+
   it.each([false, true])('round-trips a tool call (stream %s) and links the tool result as the next state', async (streamed) => {
     const gateway = createTestGateway({ engine: weatherAgent() });
     const client = await clientOf(gateway);
