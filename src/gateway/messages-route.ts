@@ -5,6 +5,7 @@
  * Bearer`; `anthropic-version`, `anthropic-beta` and the beta client's `?beta=true` are accepted
  * and change nothing, as no beta feature is served.
  */
+import { createStringInterner } from '../core/string-interner.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { ChatMessage, ToolChoice, ToolDefinition } from '../spec/chat.js';
 import type { GenerateEvent } from '../spec/inference-engine.js';
@@ -36,11 +37,15 @@ function authorizationOf(header: (name: string) => string | undefined): string |
   return apiKey ? `Bearer ${apiKey}` : undefined;
 }
 
-function domainConversation(wire: CountTokensRequest): { messages: ChatMessage[]; tools: ToolDefinition[]; toolChoice: ToolChoice } {
+function domainConversation(
+  wire: CountTokensRequest,
+  intern: (text: string) => string,
+): { messages: ChatMessage[]; tools: ToolDefinition[]; toolChoice: ToolChoice } {
   let messages: ChatMessage[];
   let tools: ToolDefinition[];
   try {
     messages = toDomainMessages(wire);
+    for (const message of messages) message.content = intern(message.content);
     tools = toDomainTools(wire);
   } catch (error) {
     if (error instanceof UnsupportedContentError) throw new ClawrlError('invalid_request', error.message);
@@ -62,9 +67,12 @@ function domainConversation(wire: CountTokensRequest): { messages: ChatMessage[]
 }
 
 export function createMessagesRoutes(context: GatewayContext, recorder: TurnRecorder): ProtocolRoute[] {
+  // As for chat completions: an agent resends its long system prompt with every request.
+  const longTexts = createStringInterner();
+
   async function handleMessages(input: ProtocolInput): Promise<ProtocolReply> {
     const wire = parseWireRequest(messagesRequestSchema, input.body);
-    const conversation = domainConversation(wire);
+    const conversation = domainConversation(wire, longTexts.intern);
     const stream = wire.stream === true;
     const turn = await recorder.begin({
       route: 'messages',
@@ -98,7 +106,7 @@ export function createMessagesRoutes(context: GatewayContext, recorder: TurnReco
    */
   async function handleCountTokens(input: ProtocolInput): Promise<ProtocolReply> {
     const wire = parseWireRequest(countTokensRequestSchema, input.body);
-    const conversation = domainConversation(wire);
+    const conversation = domainConversation(wire, longTexts.intern);
     if (wire.model !== context.engine.modelId && !context.modelAliases.includes(wire.model)) {
       throw new ClawrlError('not_found', `The model '${wire.model}' does not exist.`, { param: 'model' });
     }

@@ -5,6 +5,7 @@
  * store, with no store of its own: the continued turn's messages and reply come before the new
  * input, and its session is the new turn's.
  */
+import { createStringInterner } from '../core/string-interner.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { ChatMessage, SamplingOptions } from '../spec/chat.js';
 import type { TurnRecord } from '../spec/records.js';
@@ -49,12 +50,16 @@ async function continuedTurn(context: GatewayContext, responseId: string, princi
 }
 
 export function createResponsesRoute(context: GatewayContext, recorder: TurnRecorder): ProtocolRoute {
+  // As for chat completions: an agent resends its long instructions with every request.
+  const longTexts = createStringInterner();
+
   async function handle(input: ProtocolInput): Promise<ProtocolReply> {
     const wire = parseWireRequest(responsesRequestSchema, input.body);
     let inputMessages: ChatMessage[];
     let tools: ReturnType<typeof toDomainResponseTools>;
     try {
       inputMessages = toDomainResponseMessages(wire);
+      for (const message of inputMessages) message.content = longTexts.intern(message.content);
       tools = toDomainResponseTools(wire);
     } catch (error) {
       if (error instanceof UnsupportedContentError) throw new ClawrlError('invalid_request', error.message);
@@ -74,7 +79,7 @@ export function createResponsesRoute(context: GatewayContext, recorder: TurnReco
     }
     const previousResponseId = wire.previous_response_id ?? null;
     const previous = previousResponseId === null ? null : await continuedTurn(context, previousResponseId, input.principal);
-    const instructions = wire.instructions ?? null;
+    const instructions = wire.instructions === null || wire.instructions === undefined ? null : longTexts.intern(wire.instructions);
     // New instructions replace the continued turn's; without any, its system prompt stays, so the
     // conversation keeps its root (and so its reply keys and next-state link).
     const history = previous === null ? [] : [...previous.messages.filter((message, index) => instructions === null || index > 0 || message.role !== 'system'), previous.response];
