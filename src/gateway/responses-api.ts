@@ -73,6 +73,7 @@ export const responsesRequestSchema = z
     previous_response_id: z.string().min(1).nullish(),
     parallel_tool_calls: z.boolean().nullish(),
     metadata: z.record(z.string(), z.string()).nullish(),
+    text: z.object({ format: z.object({ type: z.string() }).loose().nullish() }).loose().nullish(),
   })
   .loose();
 

@@ -161,6 +161,7 @@ describe('POST /v1/responses with the official openai client', () => {
     ['a web search tool', { model, input: 'hi', tools: [{ type: 'web_search' }] }, "tool type 'web_search'"],
     ['an unknown model', { model: 'gpt-9', input: 'hi' }, "model 'gpt-9'"],
     ['no input', { model }, 'input'],
+    ['a JSON schema output format', { model, input: 'hi', text: { format: { type: 'json_schema', name: 'x', schema: { type: 'object' } } } }, "text.format 'json_schema'"],
     ['a tool_choice naming no tool', { model, input: 'hi', tool_choice: { type: 'function', name: 'nope' } }, 'tool_choice'],
   ])('rejects %s with an OpenAI-style error', async (_name, body, mentions) => {
     const gateway = createTestGateway();

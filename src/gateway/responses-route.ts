@@ -73,6 +73,13 @@ export function createResponsesRoute(context: GatewayContext, recorder: TurnReco
         });
       }
     });
+    // Structured output needs constrained decoding, which no engine offers through this route: refused, not ignored.
+    const format = wire.text?.format?.type;
+    if (format !== undefined && format !== 'text') {
+      throw new ClawrlError('unsupported', `text.format '${format}' is not supported: clawrl answers Responses requests with plain text.`, {
+        param: 'text.format',
+      });
+    }
     const toolChoice = toDomainResponseToolChoice(wire);
     if (typeof toolChoice === 'object' && !tools.tools.some((tool) => tool.name === toolChoice.name)) {
       throw new ClawrlError('invalid_request', `tool_choice names '${toolChoice.name}', which is not among the tools.`, { param: 'tool_choice' });
