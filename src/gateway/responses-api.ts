@@ -217,25 +217,26 @@ export function wireOutput(responseId: string, choice: ChoiceResult): Array<Reco
   return items;
 }
 
-/** The `response` object; `output` and `usage` are absent while it is in progress. */
+/** The `response` object; `output` is empty and `usage` null until it has finished. */
 export function wireResponse(
   identity: ResponseIdentity,
   state:
     | { status: 'in_progress' }
+    | { status: 'failed'; error: { code: string; message: string } }
     | { status: 'completed' | 'incomplete'; output: Array<Record<string, unknown>>; usage: { promptTokens: number; completionTokens: number } },
 ): Record<string, unknown> {
-  const done = state.status !== 'in_progress';
+  const finished = state.status === 'completed' || state.status === 'incomplete' ? state : null;
   return {
     id: identity.id,
     object: 'response',
     created_at: identity.createdAt,
     status: state.status,
-    error: null,
+    error: state.status === 'failed' ? state.error : null,
     incomplete_details: state.status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
     instructions: identity.instructions,
     max_output_tokens: identity.maxOutputTokens,
     model: identity.model,
-    output: done ? state.output : [],
+    output: finished?.output ?? [],
     parallel_tool_calls: true,
     previous_response_id: identity.previousResponseId,
     reasoning: { effort: null, summary: null },
@@ -246,15 +247,16 @@ export function wireResponse(
     tools: identity.tools,
     top_p: identity.topP,
     truncation: 'disabled',
-    usage: done
-      ? {
-          input_tokens: state.usage.promptTokens,
-          input_tokens_details: { cached_tokens: 0 },
-          output_tokens: state.usage.completionTokens,
-          output_tokens_details: { reasoning_tokens: 0 },
-          total_tokens: state.usage.promptTokens + state.usage.completionTokens,
-        }
-      : null,
+    usage:
+      finished === null
+        ? null
+        : {
+            input_tokens: finished.usage.promptTokens,
+            input_tokens_details: { cached_tokens: 0 },
+            output_tokens: finished.usage.completionTokens,
+            output_tokens_details: { reasoning_tokens: 0 },
+            total_tokens: finished.usage.promptTokens + finished.usage.completionTokens,
+          },
     metadata: identity.metadata,
   };
 }

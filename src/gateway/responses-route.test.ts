@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
+import { ClawrlError } from '../spec/clawrl-error.js';
 import type { GenerateRequest } from '../spec/inference-engine.js';
 import { createTestGateway } from './testing/create-test-gateway.js';
 import { createScriptedInferenceEngine } from './testing/scripted-inference-engine.js';
@@ -82,6 +83,20 @@ describe('POST /v1/responses with the official openai client', () => {
     expect(sequence).toEqual(sequence.map((_, index) => index));
     const turn = await gateway.store.getTurn(final.id.slice('resp_'.length));
     expect(turn?.status).toBe('completed');
+  });
+
+  it('reports an engine failure mid-stream as an error event and records the turn as failed', async () => {
+    const gateway = createTestGateway();
+    const client = await clientOf(gateway);
+    gateway.engine.failNextMidStream = new ClawrlError('upstream_error', 'the engine fell over');
+    const error = await client.responses
+      .stream({ model, input: 'fail me' })
+      .finalResponse()
+      .catch((caught: unknown) => caught);
+    // The client rejects with the stream's `error` event itself.
+    expect(error).toMatchObject({ type: 'error', code: 'upstream_error', message: 'the engine fell over' });
+    const [turnId] = await gateway.store.listTurnIds();
+    expect((await gateway.store.getTurn(turnId ?? ''))?.status).toBe('failed');
   });
 
   it('ends a reply cut at max_output_tokens as incomplete, stream and not', async () => {

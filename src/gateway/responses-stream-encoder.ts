@@ -3,7 +3,8 @@
  * `response.in_progress` when the engine starts; a message item (`output_item.added`,
  * `content_part.added`, `output_text.delta`s, then the `.done` events) for the text and a
  * `function_call` item (`function_call_arguments.delta`s and `.done`) per tool call; and, once the
- * turn is recorded, `response.completed` (or `response.incomplete` at the token limit) with usage.
+ * turn is recorded, `response.completed` (or `response.incomplete` at the token limit) with usage; a failure
+ * mid-stream is an `error` event and `response.failed`.
  * Every event carries its `sequence_number`.
  */
 import type { ToolCall } from '../spec/chat.js';
@@ -133,9 +134,13 @@ export function createResponsesStreamEncoder(identity: ResponseIdentity): TurnSt
       const status = choice?.finishReason === 'length' ? 'incomplete' : 'completed';
       return sse(`response.${status}`, { response: wireResponse(identity, { status, output, usage: result.usage }) });
     },
+    // As OpenAI does: an `error` event, then `response.failed` with the error on the response.
     failure(error: ClawrlError) {
       const { message: text, code, param } = wireErrorOf(error).error;
-      return sse('error', { code, message: text, param });
+      return (
+        sse('error', { code, message: text, param }) +
+        sse('response.failed', { response: wireResponse(identity, { status: 'failed', error: { code, message: text } }) })
+      );
     },
   };
 }
