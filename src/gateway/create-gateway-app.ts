@@ -1,7 +1,7 @@
 /**
  * The gateway's Hono app: models, feedback, health, metrics and admin routes over the seams in
- * `GatewayContext`. Chat completions are served before it, on `node:http` directly
- * (`create-gateway-request-listener.ts`). It knows nothing of judging or training.
+ * `GatewayContext`. The protocol routes (chat completions, Responses, Messages) are served before
+ * it, on `node:http` directly (`create-gateway-request-listener.ts`). It knows nothing of judging or training.
  */
 import { Hono, type Context } from 'hono';
 import { ClawrlError } from '../spec/clawrl-error.js';

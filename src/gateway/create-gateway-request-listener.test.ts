@@ -136,4 +136,21 @@ describe('the gateway request listener', () => {
     const turn = await eventually(() => gateway.store.getTurn(response.headers.get('x-clawrl-turn-id') ?? ''));
     expect(turn).toMatchObject({ status: 'aborted', trainable: false, error: 'client disconnected' });
   });
+
+  it.each([
+    ['/v1/responses', { model, stream: true, input: 'a long question indeed, longer still' }],
+    ['/v1/messages', { model, stream: true, max_tokens: 64, messages: [{ role: 'user', content: 'a long question indeed, longer still' }] }],
+  ])('records a %s stream whose client disconnected as aborted and frees its slot', async (path, body) => {
+    const gateway = createTestGateway({ limits: { concurrencyPerKey: 1 } });
+    gateway.engine.tokenDelayMs = 10;
+    const client = new AbortController();
+    const response = await fetch(`${await gateway.url()}${path}`, { method: 'POST', body: JSON.stringify(body), signal: client.signal });
+    const reader = response.body!.getReader();
+    await reader.read();
+    client.abort();
+    const turn = await eventually(() => gateway.store.getTurn(response.headers.get('x-clawrl-turn-id') ?? ''));
+    expect(turn).toMatchObject({ status: 'aborted', trainable: false, error: 'client disconnected' });
+    gateway.engine.tokenDelayMs = 0;
+    expect((await gateway.chat(hello)).status).toBe(200);
+  });
 });

@@ -1,20 +1,23 @@
 /**
- * The gateway's `node:http` request listener. Chat completions, nearly all of the traffic, are
- * answered straight on the `ServerResponse`, not through Hono's fetch adapter (a web `Request`, a
- * `Response` and an SSE `ReadableStream` per request). Every other route falls through to the Hono
- * app, whose order of checks this path keeps: authentication (401), body limit (413), then the route.
+ * The gateway's `node:http` request listener. The protocol routes (chat completions, Responses,
+ * Messages), nearly all of the traffic, are answered from one table straight on the
+ * `ServerResponse`, not through Hono's fetch adapter (a web `Request`, a `Response` and an SSE
+ * `ReadableStream` per request). Every other route falls through to the Hono app, whose order of
+ * checks this path keeps: authentication (401), body limit (413), then the route.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import { createChatCompletionsHandler } from './chat-completions-route.js';
+import { createChatCompletionsRoute } from './chat-completions-route.js';
 import { createGatewayApp } from './create-gateway-app.js';
-import { asClawrlError, wireErrorOf } from './error-response.js';
+import { asClawrlError } from './error-response.js';
 import type { GatewayContext } from './gateway-context.js';
+import { createMessagesRoutes } from './messages-route.js';
+import type { ProtocolRoute } from './protocol-route.js';
+import { createResponsesRoute } from './responses-route.js';
+import { createTurnRecorder } from './turn-recorder.js';
 
 export type GatewayRequestListener = (request: IncomingMessage, response: ServerResponse) => void;
-
-const chatCompletionsPath = /^(?:\/s\/([^/]+))?\/v1\/chat\/completions$/;
 
 function pathOf(url: string | undefined): string {
   if (url === undefined) return '/';
@@ -85,32 +88,33 @@ function writeText(response: ServerResponse, text: string): Promise<void> | unde
 
 export function createGatewayRequestListener(context: GatewayContext, app = createGatewayApp(context)): GatewayRequestListener {
   const fallThrough = getRequestListener(app.fetch);
-  const handleChatCompletion = createChatCompletionsHandler(context);
+  const recorder = createTurnRecorder(context);
+  // Chat completions first: they are most of the traffic.
+  const routes: readonly ProtocolRoute[] = [
+    createChatCompletionsRoute(context, recorder),
+    createResponsesRoute(context, recorder),
+    ...createMessagesRoutes(context, recorder),
+  ];
 
-  function sendJson(response: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
+  function sendJson(route: ProtocolRoute, response: ServerResponse, status: number, body: unknown, headers?: Record<string, string>): void {
     const text = JSON.stringify(body);
     response.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers });
     response.end(text);
-    context.metrics.requests.inc({ route: 'chat', status: String(status) });
+    context.metrics.requests.inc({ route: route.label, status: String(status) });
   }
 
-  async function serveChatCompletion(request: IncomingMessage, response: ServerResponse, pathSessionId: string | undefined): Promise<void> {
+  async function serve(route: ProtocolRoute, request: IncomingMessage, response: ServerResponse, pathSessionId: string | undefined): Promise<void> {
     try {
-      const principal = context.authenticator.authenticate(headerOf(request, 'authorization'));
+      const header = (name: string) => headerOf(request, name);
+      const principal = context.authenticator.authenticate(route.authorization(header));
       const body = await readBody(request, context.limits.bodyLimitBytes);
       const clientGone = new AbortController();
       response.once('close', () => {
         if (!response.writableFinished) clientGone.abort(new ClawrlError('invalid_request', 'client disconnected'));
       });
-      const reply = await handleChatCompletion({
-        body,
-        header: (name) => headerOf(request, name),
-        principal,
-        pathSessionId,
-        clientSignal: clientGone.signal,
-      });
+      const reply = await route.handle({ body, header, principal, pathSessionId, clientSignal: clientGone.signal });
       if (reply.kind === 'json') {
-        sendJson(response, 200, reply.body, reply.headers);
+        sendJson(route, response, 200, reply.body, reply.headers);
         return;
       }
       try {
@@ -122,13 +126,13 @@ export function createGatewayRequestListener(context: GatewayContext, app = crea
         await reply.write(() => undefined);
         throw error;
       }
-      context.metrics.requests.inc({ route: 'chat', status: '200' });
+      context.metrics.requests.inc({ route: route.label, status: '200' });
       await reply.write((text) => writeText(response, text));
       response.end();
     } catch (error) {
       const clawrlError = asClawrlError(error, context.logger);
       if (!response.headersSent) {
-        sendJson(response, clawrlError.status, wireErrorOf(clawrlError));
+        sendJson(route, response, clawrlError.status, route.errorBody(clawrlError));
         return;
       }
       // Mid-stream failures are reported in the stream itself; this is a bug, so cut the response short.
@@ -139,9 +143,11 @@ export function createGatewayRequestListener(context: GatewayContext, app = crea
   return (request, response) => {
     // Through Hono the gateway's CPU per turn was 11-17% higher, agent-shaped and small (bench gateway, 2026-12-06).
     if (request.method === 'POST') {
-      const match = chatCompletionsPath.exec(pathOf(request.url));
-      if (match !== null) {
-        void serveChatCompletion(request, response, match[1] === undefined ? undefined : decodedSegment(match[1]));
+      const path = pathOf(request.url);
+      for (const route of routes) {
+        const match = route.path.exec(path);
+        if (match === null) continue;
+        void serve(route, request, response, match[1] === undefined ? undefined : decodedSegment(match[1]));
         return;
       }
     }

@@ -35,20 +35,23 @@ export function parseJsonBody(text: string): unknown {
   }
 }
 
+/** Validates a parsed JSON body against a protocol's request schema; the first issue becomes a 400 naming its field. */
+export function parseWireRequest<T>(schema: z.ZodType<T>, text: string): T {
+  const validation = schema.safeParse(parseJsonBody(text));
+  if (validation.success) return validation.data;
+  const issue = validation.error.issues[0];
+  const path = issue === undefined ? '' : issuePath(issue);
+  throw new ClawrlError('invalid_request', `Invalid request: ${path ? `${path}: ` : ''}${issue?.message ?? 'invalid body'}`, {
+    ...(path ? { param: path } : {}),
+  });
+}
+
 /**
  * `intern` may swap a message's text for an equal one (see `core/string-interner.ts`); the
  * request is the same either way.
  */
 export function parseChatRequest(text: string, defaults: SamplingDefaults, intern: (text: string) => string = (same) => same): ParsedChatRequest {
-  const validation = chatCompletionRequestSchema.safeParse(parseJsonBody(text));
-  if (!validation.success) {
-    const issue = validation.error.issues[0];
-    const path = issue === undefined ? '' : issuePath(issue);
-    throw new ClawrlError('invalid_request', `Invalid request: ${path ? `${path}: ` : ''}${issue?.message ?? 'invalid body'}`, {
-      ...(path ? { param: path } : {}),
-    });
-  }
-  const wire = validation.data;
+  const wire = parseWireRequest(chatCompletionRequestSchema, text);
   let messages;
   try {
     messages = toDomainMessages(wire);

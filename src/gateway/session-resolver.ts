@@ -1,6 +1,7 @@
 /**
  * Attributes a request to a session, first match wins: `X-Session-Id` header, `/s/{id}/v1/...`
- * prefix, body `session_id`, OpenClaw's runtime `sessionId=` line, then the conversation itself
+ * prefix, body `session_id`, the session of the turn a protocol continues by id (a Responses
+ * `previous_response_id`), OpenClaw's runtime `sessionId=` line, then the conversation itself
  * (a quoted earlier reply of this server, found through the record store so that every gateway
  * replica and restart agrees), else a new session.
  */
@@ -24,6 +25,7 @@ export async function resolveSession(input: {
   headerSessionId: string | undefined;
   pathSessionId: string | undefined;
   bodySessionId: string | undefined;
+  continuedSessionId?: string | undefined;
   createId: (prefix: string) => string;
 }): Promise<SessionResolution> {
   const conversationRoot = conversationRootOf(input.messages);
@@ -32,6 +34,7 @@ export async function resolveSession(input: {
   if (input.pathSessionId) return { sessionId: input.pathSessionId, source: 'path', conversationRoot };
   const fromBody = input.bodySessionId?.trim();
   if (fromBody) return { sessionId: fromBody, source: 'header', conversationRoot };
+  if (input.continuedSessionId) return { sessionId: input.continuedSessionId, source: 'inferred', conversationRoot };
   const openClawId = openClawSessionHint(input.messages);
   if (openClawId !== null) return { sessionId: `openclaw-${openClawId}`, source: 'inferred', conversationRoot };
   for (const quoted of quotedReplyKeys(input.messages, conversationRoot, quotedRepliesTried)) {

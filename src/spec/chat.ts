@@ -1,6 +1,6 @@
 /**
  * Domain chat types: what a conversation is once the wire format has been validated and
- * normalized (content parts joined, camelCase). Wire types live only in the gateway's
+ * normalized (text content parts joined, camelCase; images refused, as no served model takes them). Wire types live only in the gateway's
  * `openai-api.ts` and the remote engines' `*-api.ts` files.
  */
 
@@ -22,6 +22,11 @@ export interface ChatMessage {
   /** For `tool` messages: the call this result answers. */
   toolCallId?: string;
   name?: string;
+  /**
+   * Assistant reasoning the client sent back (Anthropic `thinking` blocks, Responses `reasoning`
+   * items), kept for the record. It is not part of the reply's identity (`replyKeyOf`).
+   */
+  reasoning?: string;
 }
 
 export interface ToolDefinition {

@@ -1,5 +1,5 @@
 /**
- * A gateway over an in-memory SQLite store and a scripted engine. Chat completions go through the
+ * A gateway over an in-memory SQLite store and a scripted engine. The protocol routes go through the
  * real `node:http` listener on a loopback port (started on first use, closed after the test file);
  * the other routes can be called without sockets through `app.request`.
  */
@@ -21,7 +21,7 @@ export interface TestGateway {
   engine: ScriptedInferenceEngine;
   store: RecordStore;
   context: GatewayContext;
-  /** POSTs a chat completion body over HTTP. */
+  /** POSTs a chat completion body over HTTP (or, with `path`, any protocol route's body). */
   chat(body: unknown, headers?: Record<string, string>, path?: string): Promise<Response>;
   /** The listening server's base URL (starts it). */
   url(): Promise<string>;

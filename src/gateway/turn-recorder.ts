@@ -1,0 +1,275 @@
+/**
+ * The turn lifecycle every protocol route shares, whatever its wire: a turn begins from a domain
+ * request (model check, the key's concurrency slot, the engine started, the session resolved and
+ * the previous turn's next state linked), is fed the engine's events, and ends completed, aborted
+ * or failed, recorded durably before the protocol's last byte. Routes (`chat-completions-route.ts`,
+ * `responses-route.ts`, `messages-route.ts`) only parse their wire into a `GenerateRequest` and
+ * encode the events back; nothing here knows a wire format.
+ */
+import { inferTurnType, isTruthyFlag, nextStateAfter, parseTurnType, quotedReplyIndex, replyKeyOf } from '../core/conversation.js';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import type { GenerateEvent, GenerateRequest, GenerateResult } from '../spec/inference-engine.js';
+import type { TurnStatus, TurnType } from '../spec/records.js';
+import { tenantOf, type Principal } from './api-key-authenticator.js';
+import type { GatewayContext } from './gateway-context.js';
+import { resolveSession } from './session-resolver.js';
+import { TurnCapture } from './turn-capture.js';
+import { writeTurnStream, type StreamSink, type TurnStreamEncoder } from './write-turn-stream.js';
+
+/** What a protocol route hands over once it has parsed its request. */
+export interface TurnStart {
+  /** The route's metric label (`chat`, `responses`, `messages`). */
+  route: string;
+  model: string;
+  request: GenerateRequest;
+  stream: boolean;
+  /** A request header by lower-case name. */
+  header(name: string): string | undefined;
+  principal: Principal;
+  /** From the `/s/{sessionId}/v1` prefix. */
+  pathSessionId: string | undefined;
+  /** Body fallbacks for the session headers (`session_id`, `turn_type`, `session_done`). */
+  bodySessionId?: string | undefined;
+  bodyTurnType?: string | undefined;
+  bodySessionDone?: string | undefined;
+  /** A session the protocol itself names (the turn a Responses `previous_response_id` continues). */
+  continuedSessionId?: string | undefined;
+  /** Aborted when the client goes away. */
+  clientSignal: AbortSignal;
+}
+
+/** A begun turn: its engine has started and its session is known. It holds the key's slot until it ends. */
+export interface ActiveTurn {
+  readonly turnId: string;
+  readonly sessionId: string;
+  /** Epoch milliseconds when the request arrived. */
+  readonly startedAt: number;
+  /** `X-Clawrl-Turn-Id`, `X-Clawrl-Policy-Version`, `X-Clawrl-Session-Id`. */
+  readonly headers: Record<string, string>;
+  readonly capture: TurnCapture;
+  /** Runs the generation to its end and records it; resolves with the result once it is durable. */
+  complete(): Promise<GenerateResult>;
+  /** Streams the generation through `encoder` into `sink`; resolves once recorded and written. */
+  stream(encoder: TurnStreamEncoder, sink: StreamSink): Promise<void>;
+}
+
+/** What a generation needs to be recorded once it ends, however it ends. */
+interface TurnDraft {
+  turnId: string;
+  sessionId: string;
+  type: TurnType;
+  tenant: string | null;
+  model: string;
+  conversationRoot: string;
+  request: GenerateRequest;
+  startedAt: number;
+  closeSessionAfter: boolean;
+}
+
+export interface TurnRecorder {
+  /** Throws (`ClawrlError`s carry their status) when the turn cannot begin; then nothing is held. */
+  begin(start: TurnStart): Promise<ActiveTurn>;
+  /** Takes the key's slot for engine work that is not a turn (token counting); call the result to free it. */
+  acquireSlot(principal: Principal, route: string): () => void;
+}
+
+export function createTurnRecorder(context: GatewayContext): TurnRecorder {
+  const inFlightByTenant = new Map<string, number>();
+
+  function acquireSlot(tenant: string, route: string): () => void {
+    const current = inFlightByTenant.get(tenant) ?? 0;
+    if (current >= context.limits.concurrencyPerKey) {
+      throw new ClawrlError(
+        'rate_limited',
+        `Too many concurrent requests for this API key (limit ${context.limits.concurrencyPerKey}); retry when one finishes.`,
+      );
+    }
+    inFlightByTenant.set(tenant, current + 1);
+    context.metrics.inFlight.inc({ route });
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      context.metrics.inFlight.dec({ route });
+      const remaining = (inFlightByTenant.get(tenant) ?? 1) - 1;
+      if (remaining <= 0) inFlightByTenant.delete(tenant);
+      else inFlightByTenant.set(tenant, remaining);
+    };
+  }
+
+  /** Writes the turn (and any extra choices as side turns); returns once it is durable. */
+  async function recordTurn(draft: TurnDraft, capture: TurnCapture, status: TurnStatus, error: string | null): Promise<void> {
+    const endedAt = context.now();
+    const choices = capture.choices(status === 'aborted' ? 'aborted' : 'error');
+    const trainable = status === 'completed' && (capture.result?.trainable ?? false);
+    for (const choice of choices) {
+      const isMainLine = choice.index === 0;
+      const type: TurnType = isMainLine ? draft.type : 'side';
+      await context.store.recordTurn({
+        id: isMainLine ? draft.turnId : `${draft.turnId}-${choice.index}`,
+        sessionId: draft.sessionId,
+        type,
+        status,
+        trainable: trainable && isMainLine && draft.type === 'main',
+        tenant: draft.tenant,
+        model: draft.model,
+        policyVersion: capture.policyVersion,
+        messages: draft.request.messages,
+        tools: draft.request.tools,
+        sampling: draft.request.sampling,
+        promptTokenIds: capture.promptTokenIds,
+        responseTokenIds: choice.responseTokenIds,
+        logprobs: choice.logprobs,
+        response: choice.message,
+        finishReason: choice.finishReason,
+        timings: { startedAt: draft.startedAt, firstTokenAt: capture.firstContentAt, endedAt },
+        error,
+        replyKey: isMainLine && status === 'completed' ? replyKeyOf(draft.conversationRoot, choice.message) : null,
+      });
+      context.metrics.turns.inc({ type, status });
+    }
+    if (status === 'completed' && capture.result !== null) {
+      context.metrics.tokens.inc({ kind: 'prompt' }, capture.result.usage.promptTokens);
+      context.metrics.tokens.inc({ kind: 'completion' }, capture.result.usage.completionTokens);
+    }
+    if (draft.closeSessionAfter) await context.store.closeSession(draft.sessionId, 'done', endedAt);
+  }
+
+  /** Links the session's previous main turn to what followed it, if this request quotes its reply. */
+  async function linkPreviousTurn(sessionId: string, messages: GenerateRequest['messages'], root: string): Promise<void> {
+    const previous = await context.store.getLastMainTurn(sessionId);
+    if (previous === null || previous.linked || previous.replyKey === null) return;
+    const quoted = quotedReplyIndex(messages, root, previous.replyKey);
+    if (quoted === -1) {
+      context.logger.warn('request does not quote the previous reply of its session; next state not linked', {
+        sessionId,
+        turnId: previous.id,
+      });
+      return;
+    }
+    await context.store.linkNextState(previous.id, nextStateAfter(messages, quoted), context.now());
+  }
+
+  async function begin(start: TurnStart): Promise<ActiveTurn> {
+    const startedAt = context.now();
+    const { header, clientSignal, request } = start;
+    if (start.model !== context.engine.modelId && !context.modelAliases.includes(start.model)) {
+      throw new ClawrlError('not_found', `The model '${start.model}' does not exist.`, { param: 'model' });
+    }
+    const tenant = tenantOf(start.principal);
+    const release = acquireSlot(tenant ?? 'anonymous', start.route);
+    try {
+      const abort = new AbortController();
+      const onClientGone = () => abort.abort(new ClawrlError('invalid_request', 'client disconnected'));
+      clientSignal.addEventListener('abort', onClientGone, { once: true });
+      // Start generating first: the session bookkeeping below then overlaps the engine's work
+      // instead of adding to the time to first token. Pinned sessions must know their session's
+      // version first, so they start after it.
+      let events!: AsyncIterator<GenerateEvent>;
+      let firstEvent!: Promise<IteratorResult<GenerateEvent>>;
+      const startGeneration = (generateRequest: GenerateRequest) => {
+        events = context.engine.generate(generateRequest, abort.signal)[Symbol.asyncIterator]();
+        firstEvent = events.next();
+        firstEvent.catch(() => undefined);
+      };
+      if (context.pinSessions !== true) startGeneration(request);
+      let pinnedVersion: number | null = null;
+      let draft: TurnDraft;
+      try {
+        const session = await resolveSession({
+          store: context.store,
+          messages: request.messages,
+          headerSessionId: header('x-session-id'),
+          pathSessionId: start.pathSessionId,
+          bodySessionId: start.bodySessionId,
+          continuedSessionId: start.continuedSessionId,
+          createId: context.createId,
+        });
+        const type = parseTurnType(header('x-turn-type') ?? start.bodyTurnType) ?? inferTurnType(request.messages);
+        // Issued together, so a store that group-commits (SQLite) commits both at once: the link
+        // reads only the previous turn, which the session touch does not change. A session created
+        // for this request (a fresh id) has no previous turn to look up.
+        await Promise.all([
+          context.store.upsertSession({ id: session.sessionId, tenant, at: startedAt }),
+          type === 'main' && session.source !== 'new' ? linkPreviousTurn(session.sessionId, request.messages, session.conversationRoot) : undefined,
+        ]);
+        draft = {
+          turnId: context.createId('turn'),
+          sessionId: session.sessionId,
+          type,
+          tenant,
+          model: start.model,
+          conversationRoot: session.conversationRoot,
+          request,
+          startedAt,
+          closeSessionAfter: isTruthyFlag(header('x-session-done') ?? start.bodySessionDone),
+        };
+        if (context.pinSessions === true) {
+          pinnedVersion = await context.store.getSessionPolicyVersion(session.sessionId);
+          startGeneration(pinnedVersion === null ? request : { ...request, policyVersion: pinnedVersion });
+        }
+      } catch (error) {
+        abort.abort(error);
+        clientSignal.removeEventListener('abort', onClientGone);
+        throw error;
+      }
+      const capture = new TurnCapture(request.sampling.n);
+      const first = await firstEvent.catch(async (error: unknown) => {
+        // A pinned version the engine no longer holds (a restart, or evicted): serve the active one.
+        if (pinnedVersion === null || !ClawrlError.isInstance(error) || error.code !== 'not_found') throw error;
+        context.logger.warn('pinned policy version unavailable; serving the active version', { sessionId: draft.sessionId, version: pinnedVersion });
+        startGeneration(request);
+        return firstEvent;
+      });
+      if (first.done === true || first.value.type !== 'start') {
+        throw new ClawrlError('upstream_error', 'The inference engine ended without starting a generation.');
+      }
+      capture.apply(first.value, context.now());
+      const finish = (status: TurnStatus, error: string | null) => {
+        clientSignal.removeEventListener('abort', onClientGone);
+        release();
+        context.metrics.requestDuration.observe({ route: start.route, stream: String(start.stream) }, (context.now() - startedAt) / 1000);
+        if (capture.firstContentAt !== null) {
+          context.metrics.timeToFirstToken.observe({ stream: String(start.stream) }, (capture.firstContentAt - startedAt) / 1000);
+        }
+        return recordTurn(draft, capture, status, error);
+      };
+      return {
+        turnId: draft.turnId,
+        sessionId: draft.sessionId,
+        startedAt,
+        headers: {
+          'x-clawrl-turn-id': draft.turnId,
+          'x-clawrl-policy-version': String(capture.policyVersion),
+          'x-clawrl-session-id': draft.sessionId,
+        },
+        capture,
+        async complete() {
+          try {
+            for (let next = await events.next(); next.done !== true; next = await events.next()) {
+              capture.apply(next.value, context.now());
+            }
+          } catch (error) {
+            await finish(abort.signal.aborted ? 'aborted' : 'failed', error instanceof Error ? error.message : String(error));
+            throw error;
+          }
+          if (abort.signal.aborted || capture.result === null) {
+            await finish('aborted', null);
+            throw new ClawrlError('upstream_error', 'The generation was aborted before it completed.');
+          }
+          await finish('completed', null);
+          return capture.result;
+        },
+        stream: (encoder, sink) => writeTurnStream({ events, capture, encoder, abort, now: context.now, finish, logger: context.logger }, sink),
+      };
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  return {
+    begin,
+    acquireSlot: (principal, route) => acquireSlot(tenantOf(principal) ?? 'anonymous', route),
+  };
+}
