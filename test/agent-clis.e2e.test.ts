@@ -15,7 +15,12 @@ import { startFakeVllmServer, type FakeVllmServer } from '../src/engines/testing
 import { agentEnvironment, installAgentClis, type AgentClis } from './testing/agent-clis.js';
 import { repositoryRoot, startClawrlServer, type ClawrlServer } from './testing/start-clawrl-server.js';
 
-const run = promisify(execFile);
+/** Runs a CLI with its stdin closed, as a script would (Claude Code waits for piped input otherwise). */
+function run(file: string, argumentsList: string[], options: Parameters<typeof execFile>[2]): Promise<{ stdout: string; stderr: string }> {
+  const running = promisify(execFile)(file, argumentsList, { ...options, encoding: 'utf8' });
+  running.child.stdin?.end();
+  return running as Promise<{ stdout: string; stderr: string }>;
+}
 
 interface TurnView {
   sessionId: string;
@@ -83,6 +88,98 @@ describe.each(targets)('OpenClaw (openclaw agent --local) against $name', (targe
   it('records both turns in one session, the second user message as the first turn\'s next state, and prints the replies', async () => {
     const first = await openclaw('What is 2 + 3?');
     const second = await openclaw('Thanks. And 4 plus 4?');
+    const { turnIds, first: firstTurn, sessions } = await recordedSession(server);
+    expect(sessions).toBe(1);
+    expect(turnIds).toHaveLength(2);
+    expect(firstTurn.nextState?.map((message) => message.content).join('\n')).toContain('Thanks. And 4 plus 4?');
+    const reply = (firstTurn.response?.content ?? '').trim();
+    expect(reply.length).toBeGreaterThan(0);
+    expect(first.stdout).toContain(reply.slice(0, 40));
+    expect(second.stdout.trim().length).toBeGreaterThan(0);
+  }, 400_000);
+});
+
+describe.each(targets)('Claude Code (claude -p, then --continue) against $name', (target) => {
+  let server: ClawrlServer;
+  let home: string;
+  let workspace: string;
+  beforeAll(async () => {
+    server = await startClawrlServer(target.serveArguments(upstream));
+    home = mkdtempSync(path.join(tmpdir(), 'clawrl-claude-'));
+    workspace = mkdtempSync(path.join(tmpdir(), 'clawrl-claude-workspace-'));
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  // docs/agents.md: the base URL without /v1, any key, the served model for both of its model slots.
+  const claude = (...argumentsList: string[]) =>
+    run(clis.claude, ['-p', ...argumentsList, '--model', target.model], {
+      cwd: workspace,
+      env: agentEnvironment({
+        HOME: home,
+        ANTHROPIC_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: 'sk-clawrl-local',
+        ANTHROPIC_SMALL_FAST_MODEL: target.model,
+        ANTHROPIC_DEFAULT_HAIKU_MODEL: target.model,
+        DISABLE_TELEMETRY: '1',
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      }),
+      timeout: 180_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+
+  it("records both turns in one session, the second user message as the first turn's next state, and prints the replies", async () => {
+    const first = await claude('What is 2 + 3?');
+    const second = await claude('--continue', 'Thanks. And 4 plus 4?');
+    const { turnIds, first: firstTurn, sessions } = await recordedSession(server);
+    expect(sessions).toBe(1);
+    expect(turnIds).toHaveLength(2);
+    expect(firstTurn.nextState?.map((message) => message.content).join('\n')).toContain('Thanks. And 4 plus 4?');
+    const reply = (firstTurn.response?.content ?? '').trim();
+    expect(reply.length).toBeGreaterThan(0);
+    expect(first.stdout).toContain(reply.slice(0, 40));
+    expect(second.stdout.trim().length).toBeGreaterThan(0);
+  }, 400_000);
+});
+
+describe.each(targets)('Codex (codex exec, then exec resume --last) against $name', (target) => {
+  let server: ClawrlServer;
+  let home: string;
+  let workspace: string;
+  beforeAll(async () => {
+    server = await startClawrlServer(target.serveArguments(upstream));
+    home = mkdtempSync(path.join(tmpdir(), 'clawrl-codex-'));
+    workspace = mkdtempSync(path.join(tmpdir(), 'clawrl-codex-workspace-'));
+    // docs/agents.md: a model provider speaking the Responses API.
+    const config = [
+      `model = "${target.model}"`,
+      'model_provider = "clawrl"',
+      '',
+      '[model_providers.clawrl]',
+      'name = "clawrl"',
+      `base_url = "${server.url}/v1"`,
+      'wire_api = "responses"',
+      'env_key = "CLAWRL_API_KEY"',
+      '',
+    ].join('\n');
+    writeFileSync(path.join(home, 'config.toml'), config);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const codex = (...argumentsList: string[]) =>
+    run(clis.codex, ['exec', ...argumentsList], {
+      cwd: workspace,
+      env: agentEnvironment({ HOME: home, CODEX_HOME: home, CLAWRL_API_KEY: 'sk-clawrl-local' }),
+      timeout: 180_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+
+  it("records both turns in one session, the second user message as the first turn's next state, and prints the replies", async () => {
+    const first = await codex('--skip-git-repo-check', 'What is 2 + 3?');
+    const second = await codex('resume', '--last', '--skip-git-repo-check', 'Thanks. And 4 plus 4?');
     const { turnIds, first: firstTurn, sessions } = await recordedSession(server);
     expect(sessions).toBe(1);
     expect(turnIds).toHaveLength(2);

@@ -29,7 +29,8 @@ const thinkingBlock = z.object({ type: z.literal('thinking'), thinking: z.string
 const redactedThinkingBlock = z.object({ type: z.literal('redacted_thinking') }).loose();
 const block = z.discriminatedUnion('type', [textBlock, mediaBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock]);
 
-const message = z.object({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(block)]) }).loose();
+// `system` inside messages: Claude Code's mid-conversation system messages (beta `mid-conversation-system-2026-04-07`).
+const message = z.object({ role: z.enum(['user', 'assistant', 'system']), content: z.union([z.string(), z.array(block)]) }).loose();
 
 const toolName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'tool names are 1-64 letters, digits, _ or -');
 const customTool = z
@@ -111,6 +112,10 @@ export function toDomainMessages(request: CountTokensRequest): ChatMessage[] {
       messages.push({ role: wire.role, content: wire.content });
       return;
     }
+    if (wire.role === 'system') {
+      messages.push({ role: 'system', content: textOf(wire.content, path) });
+      return;
+    }
     if (wire.role === 'assistant') {
       const calls: ToolCall[] = [];
       const texts: Array<{ type: string; text?: unknown }> = [];
@@ -142,12 +147,12 @@ export function toDomainMessages(request: CountTokensRequest): ChatMessage[] {
 }
 
 export function toDomainTools(request: CountTokensRequest): ToolDefinition[] {
-  return (request.tools ?? []).map((wire, index) => {
+  // Server tools (`web_search_20250305`, `code_execution_...`: a type, no input_schema) run on
+  // Anthropic's servers: they are not offered to the model, rather than refusing the client.
+  const custom = (request.tools ?? []).map((wire, index) => ({ wire, index })).filter(({ wire }) => wire.type === undefined || wire.type === 'custom');
+  return custom.map(({ wire, index }) => {
     const parsed = customTool.safeParse(wire);
-    if (!parsed.success) {
-      const reason = wire.type !== undefined && wire.type !== 'custom' ? `tool type '${wire.type}' is not supported; send custom tools with an input_schema` : (parsed.error.issues[0]?.message ?? 'invalid tool');
-      throw new UnsupportedContentError(`tools[${index}]: ${reason}`);
-    }
+    if (!parsed.success) throw new UnsupportedContentError(`tools[${index}]: ${parsed.error.issues[0]?.message ?? 'invalid tool'}`);
     return {
       name: parsed.data.name,
       ...(parsed.data.description === undefined ? {} : { description: parsed.data.description }),

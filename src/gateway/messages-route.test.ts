@@ -162,10 +162,36 @@ describe('POST /v1/messages with the official Anthropic client', () => {
     expect((error as InstanceType<typeof Anthropic.AuthenticationError>).error).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
   });
 
+  it("takes Claude Code's mid-conversation system messages in place, and offers the model no server tools", async () => {
+    const gateway = createTestGateway();
+    const response = await gateway.chat(
+      {
+        model,
+        max_tokens: 8,
+        tools: [
+          { name: 'Bash', input_schema: { type: 'object', properties: { command: { type: 'string' } } } },
+          { type: 'web_search_20250305', name: 'web_search' },
+        ],
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+          { role: 'system', content: 'Available agent types: none.' },
+        ],
+      },
+      { 'anthropic-version': '2023-06-01' },
+      '/v1/messages',
+    );
+    expect(response.status).toBe(200);
+    const turn = await gateway.store.getTurn(response.headers.get('x-clawrl-turn-id') ?? '');
+    expect(turn?.messages).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'system', content: 'Available agent types: none.' },
+    ]);
+    expect(turn?.tools.map((tool) => tool.name)).toEqual(['Bash']);
+  });
+
   it.each([
     ['no max_tokens', { model, messages: [{ role: 'user', content: 'hi' }] }, 400, 'max_tokens'],
     ['an image block', { model, max_tokens: 8, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AA==' } }] }] }, 400, 'text only'],
-    ['a server tool', { model, max_tokens: 8, tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: [{ role: 'user', content: 'hi' }] }, 400, "tool type 'web_search_20250305'"],
     ['an unknown model', { model: 'claude-nope', max_tokens: 8, messages: [{ role: 'user', content: 'hi' }] }, 404, "model 'claude-nope'"],
     ['invalid JSON', '{"model":', 400, 'not valid JSON'],
   ])("rejects %s in Anthropic's error shape", async (_name, body, status, mentions) => {

@@ -91,15 +91,24 @@ function contentText(value: z.infer<typeof content> | z.infer<typeof functionCal
     .join('');
 }
 
-/** Function tools; any other tool type (web search, file search, computer use) is refused by name. */
+/**
+ * The function tools the model is offered: function tools, and the function tools inside a
+ * `namespace` (Codex groups its sub-agent tools so). Hosted tools (`web_search`, `file_search`,
+ * `local_shell`, ...) run on OpenAI's servers or need a protocol of their own: they are not offered
+ * to the model, rather than refusing a client such as Codex that always sends them.
+ */
 export function toDomainResponseTools(request: ResponsesRequest): { tools: ToolDefinition[]; wire: WireTool[] } {
-  const wire = (request.tools ?? []).map((tool, index) => {
-    if (tool.type !== 'function') {
-      throw new UnsupportedContentError(`tools[${index}]: tool type '${tool.type}' is not supported; send function tools`);
-    }
+  const parse = (tool: unknown, path: string): WireTool => {
     const parsed = functionTool.safeParse(tool);
-    if (!parsed.success) throw new UnsupportedContentError(`tools[${index}]: ${parsed.error.issues[0]?.message ?? 'invalid function tool'}`);
+    if (!parsed.success) throw new UnsupportedContentError(`${path}: ${parsed.error.issues[0]?.message ?? 'invalid function tool'}`);
     return parsed.data;
+  };
+  const wire = (request.tools ?? []).flatMap((tool, index): WireTool[] => {
+    if (tool.type === 'function') return [parse(tool, `tools[${index}]`)];
+    if (tool.type !== 'namespace') return [];
+    const inner = (tool as { tools?: unknown }).tools;
+    if (!Array.isArray(inner)) throw new UnsupportedContentError(`tools[${index}]: a namespace needs its tools`);
+    return inner.filter((entry: { type?: unknown }) => entry?.type === 'function').map((entry, innerIndex) => parse(entry, `tools[${index}].tools[${innerIndex}]`));
   });
   const tools = wire.map((tool) => ({
     name: tool.name,

@@ -171,9 +171,23 @@ describe('POST /v1/responses with the official openai client', () => {
     }
   });
 
+  it("offers the model the function tools inside Codex's namespaces and none of the hosted tools, as Codex sends them", async () => {
+    const gateway = createTestGateway();
+    const tools = [
+      { type: 'function', name: 'exec_command', parameters: { type: 'object', properties: { cmd: { type: 'string' } } } },
+      { type: 'namespace', name: 'multi_agent_v1', description: 'sub-agents', tools: [{ type: 'function', name: 'close_agent', parameters: { type: 'object' } }] },
+      { type: 'web_search', external_web_access: false },
+    ];
+    const response = await gateway.chat({ model, input: 'hi', tools }, {}, '/v1/responses');
+    expect(response.status).toBe(200);
+    const turnId = response.headers.get('x-clawrl-turn-id') ?? '';
+    expect((await gateway.store.getTurn(turnId))?.tools.map((tool) => tool.name)).toEqual(['exec_command', 'close_agent']);
+    const broken = await gateway.chat({ model, input: 'hi', tools: [{ type: 'namespace', name: 'x' }] }, {}, '/v1/responses');
+    expect(broken.status).toBe(400);
+  });
+
   it.each([
     ['an image part', { model, input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'https://x/y.png' }] }] }, 'text only'],
-    ['a web search tool', { model, input: 'hi', tools: [{ type: 'web_search' }] }, "tool type 'web_search'"],
     ['an unknown model', { model: 'gpt-9', input: 'hi' }, "model 'gpt-9'"],
     ['no input', { model }, 'input'],
     ['a JSON schema output format', { model, input: 'hi', text: { format: { type: 'json_schema', name: 'x', schema: { type: 'object' } } } }, "text.format 'json_schema'"],
