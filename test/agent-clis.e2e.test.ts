@@ -34,6 +34,18 @@ async function json<Value>(url: string): Promise<Value> {
   return (await response.json()) as Value;
 }
 
+/** Both turns in one session, the second message as the first turn's next state, each reply printed. */
+async function expectTwoTurnsInOneSession(server: ClawrlServer, first: string | undefined, second: string | undefined): Promise<void> {
+  const { turnIds, first: firstTurn, sessions } = await recordedSession(server);
+  expect(sessions).toBe(1);
+  expect(turnIds).toHaveLength(2);
+  expect(firstTurn.nextState?.map((message) => message.content).join('\n')).toContain('Thanks. And 4 plus 4?');
+  const reply = (firstTurn.response?.content ?? '').trim();
+  expect(reply.length).toBeGreaterThan(0);
+  expect(first).toContain(reply.slice(0, 40));
+  expect(second?.trim().length).toBeGreaterThan(0);
+}
+
 /** The sessions with main turns, and the first turn of the only one. */
 async function recordedSession(server: ClawrlServer): Promise<{ turnIds: string[]; first: TurnView; sessions: number }> {
   const sessions = (await json<{ data: { id: string; turnIds: string[] }[] }>(`${server.url}/admin/sessions`)).data.filter((session) => session.turnIds.length > 0);
@@ -47,6 +59,41 @@ const targets: { name: string; model: string; contextWindow: number | undefined;
   // The fake model's ids are bytes, so its usage counts a 51 KB prompt as 51k tokens: a window that holds them keeps OpenClaw from compacting.
   { name: 'a vLLM upstream', model: 'fake-model', contextWindow: 1_000_000, serveArguments: (upstream: FakeVllmServer) => ['--engine', 'vllm', '--upstream', upstream.url, '--model', 'fake-model'] },
 ];
+
+const agentsDocument = readFileSync(path.join(repositoryRoot, 'docs', 'agents.md'), 'utf8');
+const documentAddress = 'http://127.0.0.1:8400';
+
+/** A fenced block of docs/agents.md. */
+function documentBlock(language: string, mentioning: string): string {
+  const found = [...agentsDocument.matchAll(new RegExp('```' + language + '\\n([\\s\\S]*?)```', 'g'))].map((match) => match[1] ?? '').find((text) => text.includes(mentioning));
+  if (found === undefined) throw new Error(`docs/agents.md has no \`\`\`${language} block mentioning ${mentioning}`);
+  return found;
+}
+
+/** What a documented block says, for this server and model. */
+function asServed(text: string, model: string, server: ClawrlServer): string {
+  return text.replaceAll(documentAddress, server.url).replaceAll('builtin:tiny', model);
+}
+
+/**
+ * Runs a documented shell block as written (the address and model aside), its commands on the
+ * PATH as `npm i -g` puts them; resolves with each agent command's output.
+ */
+async function runDocumentedCommands(block: string, model: string, server: ClawrlServer, environment: Record<string, string>): Promise<string[]> {
+  const bin = mkdtempSync(path.join(tmpdir(), 'clawrl-agent-bin-'));
+  const launchers = { claude: `exec "${clis.claude}" "$@"`, codex: `exec "${clis.codex}" "$@"`, openclaw: `exec "${clis.node24}" "${clis.openclaw}" "$@"` };
+  for (const [name, body] of Object.entries(launchers)) writeFileSync(path.join(bin, name), `#!/bin/sh\n${body}\n`, { mode: 0o755 });
+  const marker = '=== clawrl next command ===';
+  const lines = asServed(block, model, server).split('\n').map((line) => (/^(claude|codex|openclaw) /.test(line) ? `echo '${marker}'; ${line}` : line));
+  const workspace = mkdtempSync(path.join(tmpdir(), 'clawrl-agent-workspace-'));
+  const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', lines.join('\n')], {
+    cwd: workspace,
+    env: agentEnvironment({ ...environment, PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}` }),
+    timeout: 360_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return stdout.split(marker).slice(1);
+}
 
 let clis: AgentClis;
 let upstream: FakeVllmServer;
@@ -78,115 +125,43 @@ describe.each(targets)('OpenClaw (openclaw agent --local) against $name', (targe
     await server?.stop();
   });
 
-  const openclaw = (message: string) =>
-    run(clis.node24, [clis.openclaw, 'agent', '--local', '--session-id', 'two-turns', '-m', message], {
-      env: agentEnvironment({ HOME: home }),
-      timeout: 180_000,
-      maxBuffer: 16 * 1024 * 1024,
-    });
-
   it('records both turns in one session, the second user message as the first turn\'s next state, and prints the replies', async () => {
-    const first = await openclaw('What is 2 + 3?');
-    const second = await openclaw('Thanks. And 4 plus 4?');
-    const { turnIds, first: firstTurn, sessions } = await recordedSession(server);
-    expect(sessions).toBe(1);
-    expect(turnIds).toHaveLength(2);
-    expect(firstTurn.nextState?.map((message) => message.content).join('\n')).toContain('Thanks. And 4 plus 4?');
-    const reply = (firstTurn.response?.content ?? '').trim();
-    expect(reply.length).toBeGreaterThan(0);
-    expect(first.stdout).toContain(reply.slice(0, 40));
-    expect(second.stdout.trim().length).toBeGreaterThan(0);
+    const [first, second] = await runDocumentedCommands(documentBlock('sh', 'openclaw agent'), target.model, server, { HOME: home });
+    await expectTwoTurnsInOneSession(server, first, second);
   }, 400_000);
 });
 
+
 describe.each(targets)('Claude Code (claude -p, then --continue) against $name', (target) => {
   let server: ClawrlServer;
-  let home: string;
-  let workspace: string;
   beforeAll(async () => {
     server = await startClawrlServer(target.serveArguments(upstream));
-    home = mkdtempSync(path.join(tmpdir(), 'clawrl-claude-'));
-    workspace = mkdtempSync(path.join(tmpdir(), 'clawrl-claude-workspace-'));
   }, 60_000);
   afterAll(async () => {
     await server?.stop();
   });
 
-  // docs/agents.md: the base URL without /v1, any key, the served model for both of its model slots.
-  const claude = (...argumentsList: string[]) =>
-    run(clis.claude, ['-p', ...argumentsList, '--model', target.model], {
-      cwd: workspace,
-      env: agentEnvironment({
-        HOME: home,
-        ANTHROPIC_BASE_URL: server.url,
-        ANTHROPIC_API_KEY: 'sk-clawrl-local',
-        ANTHROPIC_SMALL_FAST_MODEL: target.model,
-        ANTHROPIC_DEFAULT_HAIKU_MODEL: target.model,
-        DISABLE_TELEMETRY: '1',
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      }),
-      timeout: 180_000,
-      maxBuffer: 16 * 1024 * 1024,
-    });
-
   it("records both turns in one session, the second user message as the first turn's next state, and prints the replies", async () => {
-    const first = await claude('What is 2 + 3?');
-    const second = await claude('--continue', 'Thanks. And 4 plus 4?');
-    const { turnIds, first: firstTurn, sessions } = await recordedSession(server);
-    expect(sessions).toBe(1);
-    expect(turnIds).toHaveLength(2);
-    expect(firstTurn.nextState?.map((message) => message.content).join('\n')).toContain('Thanks. And 4 plus 4?');
-    const reply = (firstTurn.response?.content ?? '').trim();
-    expect(reply.length).toBeGreaterThan(0);
-    expect(first.stdout).toContain(reply.slice(0, 40));
-    expect(second.stdout.trim().length).toBeGreaterThan(0);
+    const home = mkdtempSync(path.join(tmpdir(), 'clawrl-claude-'));
+    const [first, second] = await runDocumentedCommands(documentBlock('sh', 'ANTHROPIC_BASE_URL'), target.model, server, { HOME: home });
+    await expectTwoTurnsInOneSession(server, first, second);
   }, 400_000);
 });
 
 describe.each(targets)('Codex (codex exec, then exec resume --last) against $name', (target) => {
   let server: ClawrlServer;
-  let home: string;
-  let workspace: string;
   beforeAll(async () => {
     server = await startClawrlServer(target.serveArguments(upstream));
-    home = mkdtempSync(path.join(tmpdir(), 'clawrl-codex-'));
-    workspace = mkdtempSync(path.join(tmpdir(), 'clawrl-codex-workspace-'));
-    // docs/agents.md: a model provider speaking the Responses API.
-    const config = [
-      `model = "${target.model}"`,
-      'model_provider = "clawrl"',
-      '',
-      '[model_providers.clawrl]',
-      'name = "clawrl"',
-      `base_url = "${server.url}/v1"`,
-      'wire_api = "responses"',
-      'env_key = "CLAWRL_API_KEY"',
-      '',
-    ].join('\n');
-    writeFileSync(path.join(home, 'config.toml'), config);
   }, 60_000);
   afterAll(async () => {
     await server?.stop();
   });
 
-  const codex = (...argumentsList: string[]) =>
-    run(clis.codex, ['exec', ...argumentsList], {
-      cwd: workspace,
-      env: agentEnvironment({ HOME: home, CODEX_HOME: home, CLAWRL_API_KEY: 'sk-clawrl-local' }),
-      timeout: 180_000,
-      maxBuffer: 16 * 1024 * 1024,
-    });
-
   it("records both turns in one session, the second user message as the first turn's next state, and prints the replies", async () => {
-    const first = await codex('--skip-git-repo-check', 'What is 2 + 3?');
-    const second = await codex('resume', '--last', '--skip-git-repo-check', 'Thanks. And 4 plus 4?');
-    const { turnIds, first: firstTurn, sessions } = await recordedSession(server);
-    expect(sessions).toBe(1);
-    expect(turnIds).toHaveLength(2);
-    expect(firstTurn.nextState?.map((message) => message.content).join('\n')).toContain('Thanks. And 4 plus 4?');
-    const reply = (firstTurn.response?.content ?? '').trim();
-    expect(reply.length).toBeGreaterThan(0);
-    expect(first.stdout).toContain(reply.slice(0, 40));
-    expect(second.stdout.trim().length).toBeGreaterThan(0);
+    const home = mkdtempSync(path.join(tmpdir(), 'clawrl-codex-'));
+    mkdirSync(path.join(home, '.codex'));
+    writeFileSync(path.join(home, '.codex', 'config.toml'), asServed(documentBlock('toml', 'wire_api'), target.model, server));
+    const [first, second] = await runDocumentedCommands(documentBlock('sh', 'codex exec'), target.model, server, { HOME: home });
+    await expectTwoTurnsInOneSession(server, first, second);
   }, 400_000);
 });
