@@ -82,6 +82,8 @@ describe('configuration', () => {
     const file = flattenConfigFile({ learning: { rlWeight: 0.5 } });
     expect(resolveConfiguration(commandSchemas.trainer, { flags: {}, file, environment: {} }).configuration).toMatchObject({ rlWeight: 0.5, opdWeight: 1, opdClip: 1, loss: 'decoupled_ppo' });
     expect(() => flattenConfigFile({ learning: { opdClip: 2 } })).toThrowError(/learning\.opdClip/);
+    // A recipe sets them as before, and the new trainer options too.
+    expect(recipeSchema.parse({ rlWeight: 0.5, opdWeight: 2, opdClip: 0.5, loss: 'ppo' })).toEqual({ rlWeight: 0.5, opdWeight: 2, opdClip: 0.5, loss: 'ppo' });
   });
 
   it("lets each command ignore, and name, the keys of another component's", () => {

@@ -15,7 +15,7 @@ function topList(random: SeededRandom, size: number): TokenLogprob[] {
   return ids.map((id) => ({ id, text: String(id), logprob: -random.next() * 6 }));
 }
 
-/** A judged turn as the judge sees it: any score, hint or none, teacher or not, top lists or not. */
+/** A judged turn as the judge sees it: some score or none, a hint or none, a teacher or not, top lists or not. */
 function judgedTurn(random: SeededRandom): SampleInput {
   const length = random.integer(1, 5);
   const rollout = Array.from({ length }, () => -random.next() * 5);
