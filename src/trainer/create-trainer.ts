@@ -166,7 +166,8 @@ function withProximalLogprobs(datum: TrainingDatum, first: ForwardBackwardOutput
  */
 function rolloutMismatchOf(data: readonly TrainingDatum[], output: ForwardBackwardOutput): Pick<PolicyLossResult, 'importanceRatio' | 'rolloutLogprobAbsoluteDifference'> {
   const options = { ...defaultPolicyLossOptions, importanceSamplingCap: Infinity, klCoefficient: 0, anchorCoefficient: 0 };
-  return policyLoss(lossInputsOf(data.map(({ support: _support, ...datum }) => datum), { ...output, referenceLogprobs: null, anchorKl: null }, false), options);
+  // Without the terms' inputs the number form computes the sampled tokens' surrogate alone.
+  return policyLoss(lossInputsOf(data, { ...output, referenceLogprobs: null, anchorKl: null, supportLogprobs: [] }, false), options);
 }
 
 export function createTrainer(options: TrainerOptions): Trainer {
