@@ -103,6 +103,11 @@ describe.concurrent('clawrl serve says why it cannot start', () => {
     expect(failureLines(result)[0]).toContain('--engine vllm --upstream <url>');
   });
 
+  it('--loss whose form the recipe\'s anchor has no place in, naming the setting to change', async () => {
+    // builtin:tiny's recipe trains with the anchor, which Tinker's ppo (the rollout as old policy) has no term for.
+    expectOneLineFailure(await serve('loss', '--loss', 'ppo'), /^clawrl: The loss ppo takes the rollout as the old policy and has no anchor \(recipe anchorCoefficient 0\.5\): set anchorCoefficient 0 or --loss decoupled_ppo\.$/);
+  });
+
   it('--engine openai without --upstream', async () => {
     expectOneLineFailure(await serve('no-upstream', '--engine', 'openai', '--model', 'gpt-4o-mini'), /^clawrl: --engine openai needs --upstream <url>/);
   });

@@ -2,7 +2,7 @@
 // its language decays, under the trainer's own loss and optimizer but without a server, judge or
 // hints: each step samples 4 first replies (temperature 1), scores each +1 when the user's rules
 // and the usability check both pass and −1 otherwise (a perfect judge), takes leave-one-out
-// advantages (the trainer's `applyRewardBaseline`, `--reward-baseline batch`), one forward-backward per reply with the
+// advantages (the trainer's `rewardBaselines`, `--reward-baseline batch`), one forward-backward per reply with the
 // token-level loss, and one AdamW step with serve's settings. Every `--probe-every` steps it samples
 // the first replies of 24 held-out messages and prints the usable-and-in-style rate, the in-style rate
 // and the unusable share with reasons. A run of 10 steps takes 5–10 minutes on 2 cores, against
@@ -62,9 +62,9 @@ const { builtinUsers, satisfiesPreference } = await import(`${root}dist/builtin/
 const { ruleHolds } = await import(`${root}dist/judge/text-rule.js`);
 const { replyIncoherence } = await import(`${root}dist/builtin/reply-coherence.js`);
 const { anchorKlOf, anchorOfTopLogprobs, createPolicyGradientLoss } = await import(`${root}dist/model/policy-gradient-loss.js`);
-const { applyRewardBaseline } = await import(`${root}dist/core/reward-baseline.js`);
+const { rewardBaselines } = await import(`${root}dist/core/reward-baseline.js`);
 const { decayedLearningRate } = await import(`${root}dist/core/learning-rate-decay.js`);
-const { buildSupportSet, opdAdvantages, supportTargets } = await import(`${root}dist/core/build-samples.js`);
+const { buildSupportSet, clipValue, distillationGapsOf } = await import(`${root}dist/core/build-samples.js`);
 const { appendHint } = await import(`${root}dist/core/hint.js`);
 
 await initializeTensorBackend({ backend: 'wasm' });
@@ -115,10 +115,9 @@ async function probe(step) {
 
 /** Per reply, its token advantages: the trainer's own baseline (`plain`: none), then the sign filter if asked. */
 function advantagesOf(batch, rewards) {
-  const samples = batch.map((result, index) => ({ method: 'rl', score: rewards[index], advantages: result.tokenIds.map(() => rewards[index]) }));
-  const baselined = applyRewardBaseline(samples, values.advantages === 'plain' ? 'none' : 'batch', 1);
+  const baselines = rewardBaselines(batch.map((_, index) => ({ method: 'rl', score: rewards[index] })), values.advantages === 'plain' ? 'none' : 'batch');
   const keep = { positive: (value) => Math.max(0, value), negative: (value) => Math.min(0, value) }[values.advantages] ?? ((value) => value);
-  return baselined.map((advantages) => advantages.map(keep));
+  return batch.map((result, index) => result.tokenIds.map(() => keep(rewards[index] - (baselines[index] ?? 0))));
 }
 
 await probe(0);
@@ -138,10 +137,15 @@ for (let step = 1; step <= steps; step += 1) {
     const hinted = renderer.renderPrompt(appendHint([{ role: 'user', content: result.message }], user.hint), []);
     const teacher = await transformer.score({ promptTokenIds: hinted, continuationTokenIds: result.tokenIds, topLogprobs: 20 });
     const student = await transformer.score({ promptTokenIds: result.promptTokenIds, continuationTokenIds: result.tokenIds, topLogprobs: 20 });
-    supports.push(supportTargets(buildSupportSet(asTokens(student.top), asTokens(teacher.top), supportK, 1, opdWeight)));
+    // As `core/advantages.ts` forms them: w_opd·w_v·clip(Δ_v, ±1) on each support token with a gap.
+    const support = buildSupportSet(asTokens(student.top), asTokens(teacher.top), supportK);
+    supports.push(support.map((position) => {
+      const kept = position.filter((token) => token.gap !== null);
+      return { tokenIds: kept.map((token) => token.id), advantages: kept.map((token) => opdWeight * token.weight * clipValue(token.gap, 1)) };
+    }));
     // --opd-token: the sampled token's own gap as well, clip(teacher − rollout, ±1), at full weight.
     if (values['opd-token']) {
-      const gaps = opdAdvantages(teacher.logprobs, result.logprobs, 1);
+      const gaps = distillationGapsOf(teacher.logprobs, result.logprobs).map((gap) => clipValue(gap, 1));
       advantages[index] = advantages[index].map((advantage, position) => advantage + opdWeight * gaps[position]);
     }
   }

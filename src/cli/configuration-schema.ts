@@ -8,6 +8,8 @@
  */
 import { z } from 'zod';
 import { defaultAnchorTopK } from '../core/policy-loss.js';
+import { sampleMethodSchema } from '../spec/records.js';
+import type { TrainingLossName } from '../spec/training-engine.js';
 
 export interface OptionMetadata {
   /** Flag as commander declares it, e.g. `--port <number>`; its name gives `CLAWRL_PORT`. */
@@ -23,6 +25,9 @@ function option<Schema extends z.ZodType>(schema: Schema, metadata: OptionMetada
   optionRegistry.add(schema, metadata);
   return schema;
 }
+
+/** The losses `--loss` names (`spec/training-engine.ts`). */
+const trainingLossNames = ['decoupled_ppo', 'ppo', 'importance_sampling'] as const satisfies readonly TrainingLossName[];
 
 const port = () => z.number().int().min(0).max(65535);
 const positive = () => z.number().int().positive();
@@ -87,9 +92,7 @@ export const configurationSections = {
     judgeRules: option(z.string().min(1).optional(), { flag: '--judge-rules <file>', description: 'what --judge rules judges by: a rules-judge spec file (JSON) (default: the built-in next-state predicates)' }),
   }),
   learning: z.object({
-    method: option(z.enum(['rl', 'opd', 'combine']).default('combine'), { flag: '--method <method>', description: 'rl | opd | combine', recipe: true }),
-    rlWeight: option(z.number().min(0).default(1), { flag: '--rl-weight <w>', description: "combine: weight of the judge's reward r in A = w_rl·r + w_opd·Δ", recipe: true }),
-    opdWeight: option(z.number().min(0).default(1), { flag: '--opd-weight <w>', description: "combine: weight of the hint-conditioned teacher's gap Δ in A = w_rl·r + w_opd·Δ", recipe: true }),
+    method: option(sampleMethodSchema.default('combine'), { flag: '--method <method>', description: sampleMethodSchema.options.join(' | '), recipe: true }),
   }),
   trainer: z.object({
     trainEvery: option(positive().default(16), { flag: '--train-every <samples>', description: 'ready samples per training step', recipe: true }),
@@ -103,6 +106,10 @@ export const configurationSections = {
     loraRank: option(positive().default(16), { flag: '--lora-rank <r>', description: 'LoRA rank', recipe: true }),
     loraAlpha: option(z.number().positive().default(32), { flag: '--lora-alpha <alpha>', description: 'LoRA alpha (scale alpha / rank)', recipe: true }),
     klCoefficient: option(z.number().min(0).default(0), { flag: '--kl-coefficient <beta>', description: 'weight of the KL to the base model (0: no reference pass)', recipe: true }),
+    loss: option(z.enum(trainingLossNames).default('decoupled_ppo'), { flag: '--loss <loss>', description: `${trainingLossNames.join(' | ')}: the training objective (docs/training.md); the trainer refuses at start-up what its engine cannot compute`, recipe: true }),
+    rlWeight: option(z.number().min(0).default(1), { flag: '--rl-weight <w>', description: "combine: weight of the reward r in A = w_rl·(r − b) + w_opd·clip(Δ, −C, C)", recipe: true }),
+    opdWeight: option(z.number().min(0).default(1), { flag: '--opd-weight <w>', description: "combine: weight of the hint-conditioned teacher's gap Δ in A = w_rl·(r − b) + w_opd·clip(Δ, −C, C)", recipe: true }),
+    opdClip: option(z.number().positive().default(1), { flag: '--opd-clip <C>', description: "opd/combine: the teacher's per-token gap Δ is clipped to [−C, C]", recipe: true }),
   }),
   client: z.object({
     url: option(z.url().optional(), { flag: '--url <url>', description: "URL of a running clawrl server (default: http://<CLAWRL_HOST>:<CLAWRL_PORT>, or the config file's host and port, as the server reads them; else http://127.0.0.1:8400)" }),
@@ -156,7 +163,7 @@ export const commandSchemas = {
   serve: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape, ...judge.shape, ...learning.shape, ...trainer.shape, ...recipeSettings.shape }),
   gateway: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape }),
   judge: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...learning.shape, ...recipeSettings.shape }),
-  trainer: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.pick({ model: true, servedModelName: true }).shape, ...learning.pick({ rlWeight: true }).shape, ...trainer.omit({ noTrain: true }).shape, ...recipeSettings.shape }),
+  trainer: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.pick({ model: true, servedModelName: true }).shape, ...trainer.omit({ noTrain: true }).shape, ...recipeSettings.shape }),
   rejudge: z.object({ ...files.shape, ...storage.pick({ data: true, store: true, storeUrl: true }).shape, ...engine.shape, ...judge.shape, ...learning.pick({ method: true }).shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape }),
   client: z.object({ ...files.pick({ config: true }).shape, ...client.shape, adminKey: gateway.shape.adminKey }),
   samplesExport: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, json: client.shape.json }),

@@ -77,6 +77,15 @@ describe('configuration', () => {
     expect(() => flattenConfigFile({ anchorCoefficient: 0.5 })).toThrowError(/recipe/);
   });
 
+  it('still reads the advantage weights under the component they were in before the trainer took them', () => {
+    expect(flattenConfigFile({ learning: { rlWeight: 0.5, opdWeight: 2 }, trainer: { opdClip: 2 } })).toEqual({ rlWeight: 0.5, opdWeight: 2, opdClip: 2 });
+    const file = flattenConfigFile({ learning: { rlWeight: 0.5 } });
+    expect(resolveConfiguration(commandSchemas.trainer, { flags: {}, file, environment: {} }).configuration).toMatchObject({ rlWeight: 0.5, opdWeight: 1, opdClip: 1, loss: 'decoupled_ppo' });
+    expect(() => flattenConfigFile({ learning: { opdClip: 2 } })).toThrowError(/learning\.opdClip/);
+    // A recipe sets them as before, and the new trainer options too.
+    expect(recipeSchema.parse({ rlWeight: 0.5, opdWeight: 2, opdClip: 0.5, loss: 'ppo' })).toEqual({ rlWeight: 0.5, opdWeight: 2, opdClip: 0.5, loss: 'ppo' });
+  });
+
   it("lets each command ignore, and name, the keys of another component's", () => {
     const file = flattenConfigFile({ gateway: { port: 9000 }, trainer: { trainEvery: 4 }, judge: { judge: 'rules' } });
     const gatewayCommand = resolveConfiguration(commandSchemas.gateway, { flags: {}, file, environment: {} });

@@ -97,6 +97,12 @@ function coerceText(kind: OptionKind, text: string): unknown {
 }
 
 /**
+ * Options that moved to another component, by their old one: a config file written before still
+ * reads (`{"learning": {"rlWeight": 0.5}}`; the weights are the trainer's since it forms advantages).
+ */
+const formerSections: Readonly<Record<string, SectionName>> = { rlWeight: 'learning', opdWeight: 'learning' };
+
+/**
  * A config file's options, flat: a key may sit at the top level or inside its component's
  * object (`{"gateway": {"port": 8400}}`). Unknown keys are an error; recipe settings belong in
  * a recipe file.
@@ -106,7 +112,8 @@ export function flattenConfigFile(file: Record<string, unknown>): Record<string,
   const unknown: string[] = [];
   const add = (key: string, value: unknown, section?: string) => {
     const specification = specificationsByKey.get(key);
-    if (specification === undefined || specification.section === 'recipe' || (section !== undefined && specification.section !== section)) {
+    const inPlace = section === undefined || specification?.section === section || formerSections[key] === section;
+    if (specification === undefined || specification.section === 'recipe' || !inPlace) {
       unknown.push(section === undefined ? key : `${section}.${key}`);
       return;
     }

@@ -69,7 +69,7 @@ describe('createEventPublishingStore', () => {
       score: 1,
       hint: null,
       lossMask: [1, 1],
-      advantages: [1, 1],
+      distillationGaps: null,
       teacherLogprobs: null,
       support: null,
       createdAt: 2,

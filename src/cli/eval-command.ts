@@ -35,15 +35,14 @@ import { environmentVariableOf } from './configuration.js';
 import { defaultExperimentTrainEvery, judgeRulesFileOf, modelRecipeOf, writeExperimentRecipe } from './personalize-recipe.js';
 
 /** Options of the experiment and of the server it starts, with serve's flags, file keys and variables. */
-const { files, storage, engine, gateway, judge, learning, trainer, client } = configurationSections;
+const { files, storage, engine, gateway, judge, trainer, client } = configurationSections;
 export const personalizeSchema = z.object({
   ...files.pick({ config: true }).shape,
   ...client.shape,
   ...gateway.pick({ apiKey: true, adminKey: true, maxTokens: true, temperature: true, topP: true, topK: true }).shape,
   ...engine.shape,
   ...judge.omit({ judgeRules: true }).shape,
-  ...learning.omit({ method: true }).shape,
-  ...trainer.pick({ trainEvery: true, trainParams: true, learningRate: true, klCoefficient: true, maxStaleness: true }).shape,
+  ...trainer.pick({ trainEvery: true, trainParams: true, learningRate: true, klCoefficient: true, maxStaleness: true, rlWeight: true, opdWeight: true }).shape,
   ...storage.pick({ data: true }).shape,
 });
 export type PersonalizeConfiguration = z.infer<typeof personalizeSchema>;

@@ -52,8 +52,11 @@ describe('runSamplesExportCommand', () => {
       teacherLogprobs: null,
       support: null,
     };
-    await store.recordSample({ ...sample, id: 'a', status: 'ready', dropReason: null, lossMask: [1, 1], advantages: [1, 1], createdAt: 10 });
-    await store.recordSample({ ...sample, id: 'b', status: 'ready', dropReason: null, lossMask: [1, 1], advantages: [-1, -1], createdAt: 20 });
+    await store.recordSample({ ...sample, id: 'a', status: 'ready', dropReason: null, lossMask: [1, 1], distillationGaps: null, createdAt: 10 });
+    await store.recordSample({
+      ...sample, id: 'b', method: 'combine', status: 'ready', dropReason: null, score: -1, lossMask: [1, 1], distillationGaps: [0.25, -2], teacherLogprobs: [-0.25, -3.5],
+      support: [[{ id: 7, studentLogprob: -0.5, teacherLogprob: -0.25, gap: 0.25, weight: 1 }], [{ id: 8, studentLogprob: -1.5, teacherLogprob: null, gap: null, weight: 1 }]], createdAt: 20,
+    });
     await store.close();
 
     const out = path.join(directory, 'samples.jsonl');
@@ -61,7 +64,10 @@ describe('runSamplesExportCommand', () => {
     const lines = readFileSync(out, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines).toMatchObject([
       { id: 'a', status: 'dropped', dropReason: 'superseded' },
-      { id: 'b', status: 'ready', promptTokenIds: [1, 2], responseTokenIds: [3, 4], rolloutLogprobs: [-0.5, -1.5], advantages: [-1, -1], policyVersion: 4 },
+      { id: 'b', status: 'ready', promptTokenIds: [1, 2], responseTokenIds: [3, 4], rolloutLogprobs: [-0.5, -1.5], policyVersion: 4,
+        // What the judge measured, from which the trainer forms the advantages: the reward, the gaps, the support set's gaps and weights.
+        method: 'combine', score: -1, distillationGaps: [0.25, -2], teacherLogprobs: [-0.25, -3.5], judgedAdvantages: null,
+        support: [[{ id: 7, studentLogprob: -0.5, teacherLogprob: -0.25, gap: 0.25, weight: 1 }], [{ id: 8, studentLogprob: -1.5, teacherLogprob: null, gap: null, weight: 1 }]] },
     ]);
     expect(lines[1]).not.toHaveProperty('turn');
     const reopened = await openRecordStore(configuration);

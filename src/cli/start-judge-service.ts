@@ -7,14 +7,12 @@ import { createJudgeWorker } from '../judge/create-judge-worker.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
+import type { SampleMethod } from '../spec/records.js';
 import { createJudge, type JudgeConfiguration } from './create-judge.js';
 import { createId } from './start-gateway-service.js';
 
 export interface JudgeServiceConfiguration extends JudgeConfiguration {
-  method: 'rl' | 'opd' | 'combine';
-  /** Combine's weights of the reward and of the teacher's gap. */
-  rlWeight: number;
-  opdWeight: number;
+  method: SampleMethod;
   /** k of OPD's support set; 0 distils on the sampled token only. */
   opdSupportK: number;
 }
@@ -39,7 +37,6 @@ export function startJudgeService(
     logger: dependencies.logger,
     judge,
     method: configuration.method,
-    sampleOptions: { rlWeight: configuration.rlWeight, opdWeight: configuration.opdWeight },
     supportTopK: configuration.opdSupportK,
     now: () => Date.now(),
     createId,

@@ -15,6 +15,7 @@ import type { EventBus } from '../spec/event-bus.js';
 import type { InferenceEngine, PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
+import type { SampleMethod } from '../spec/records.js';
 import type { TrainingEngine } from '../spec/training-engine.js';
 import { createTrainer, type Trainer } from '../trainer/create-trainer.js';
 import type { PolicyServing } from '../trainer/policy-serving.js';
@@ -25,10 +26,13 @@ import { createPublishingPolicyServing } from './create-publishing-policy-servin
 import { createStorePolicyServing } from './create-store-policy-serving.js';
 import { serveActiveVersion } from './start-policy-follower.js';
 
-/** What training reads: the trainer component, the recipe settings, and the model and data folder. */
+/**
+ * What training reads: the trainer component, the recipe settings, and the model and data folder;
+ * the judge's method where this process also judges (`clawrl serve`), so support sets it will
+ * not build are not held against the engine.
+ */
 export type TrainingConfiguration = Resolved<z.infer<typeof configurationSections.trainer>> &
-  Pick<Resolved<z.infer<typeof configurationSections.learning>>, 'rlWeight'> &
-  Pick<EngineConfiguration, 'model' | 'servedModelName'> & { data: string } & Omit<RecipeSettings, 'judgeWeights' | 'judgeHintGrounding' | 'opdSupportK'>;
+  Pick<EngineConfiguration, 'model' | 'servedModelName'> & { data: string; method?: SampleMethod } & Omit<RecipeSettings, 'judgeWeights' | 'judgeHintGrounding'>;
 
 export interface RunningTraining {
   policies: PolicyControl;
@@ -149,9 +153,10 @@ export async function startTraining(configuration: TrainingConfiguration, depend
       trainEvery: configuration.trainEvery,
       trainEpochs: configuration.trainEpochs,
       maxStaleness: configuration.maxStaleness,
+      lossName: configuration.loss,
       loss: { klCoefficient: configuration.klCoefficient, anchorCoefficient: configuration.anchorCoefficient, anchorTopK: configuration.anchorTopK },
-      rewardBaseline: configuration.rewardBaseline,
-      rlWeight: configuration.rlWeight,
+      advantages: { rlWeight: configuration.rlWeight, opdWeight: configuration.opdWeight, opdClip: configuration.opdClip, rewardBaseline: configuration.rewardBaseline },
+      supportTopK: configuration.method === 'rl' ? 0 : configuration.opdSupportK,
       learningRateDecay: { halfLifeSteps: configuration.learningRateHalfLife },
     });
     await trainer.start();

@@ -4,7 +4,7 @@ import {
   buildOpdSample,
   buildRlSample,
   buildSupportSet,
-  opdAdvantages,
+  distillationGapsOf,
   sampleBuilders,
   topKOverlap,
   type SampleInput,
@@ -15,28 +15,20 @@ const base: SampleInput = {
   rolloutLogprobs: [-0.5, -2, -0.25],
   score: -1,
   hint: 'Keep the answer under forty words.',
-  // Gaps teacher − rollout: 0.25, 1.5 (clipped to 1), −3.75 (clipped to −1).
+  // Gaps teacher − rollout: 0.25, 1.5, −3.75.
   teacher: { logprobs: [-0.25, -0.5, -4] },
 };
 
-describe('opdAdvantages', () => {
-  it('clips teacher − rollout to [−C, C]', () => {
-    expect(opdAdvantages([-0.25, -0.5, -4], [-0.5, -2, -0.25], 1)).toEqual([0.25, 1, -1]);
-    expect(opdAdvantages([-0.25, -0.5, -4], [-0.5, -2, -0.25], 2)).toEqual([0.25, 1.5, -2]);
-    expect(opdAdvantages([-Infinity], [-1], 1)).toEqual([-1]);
+describe('distillationGapsOf', () => {
+  it('is teacher − rollout per token, unclipped (the trainer clips)', () => {
+    expect(distillationGapsOf([-0.25, -0.5, -4], [-0.5, -2, -0.25])).toEqual([0.25, 1.5, -3.75]);
+    expect(distillationGapsOf([-Infinity], [-1])).toEqual([-Infinity]);
   });
 });
 
 describe('buildRlSample', () => {
-  it('puts the score on every response token with a full loss mask', () => {
-    expect(buildRlSample(base)).toEqual({
-      status: 'ready',
-      lossMask: [1, 1, 1],
-      advantages: [-1, -1, -1],
-      teacherLogprobs: null,
-      support: null,
-    });
-    expect(buildRlSample({ ...base, score: 0.5 })).toMatchObject({ advantages: [0.5, 0.5, 0.5] });
+  it('keeps a scored turn with a full loss mask and nothing of the teacher (the score is the sample\'s reward)', () => {
+    expect(buildRlSample(base)).toEqual({ status: 'ready', lossMask: [1, 1, 1], distillationGaps: null, teacherLogprobs: null, support: null });
   });
 
   it('drops turns without a score, with score 0, without a response or with misaligned log-probs', () => {
@@ -51,15 +43,14 @@ describe('buildRlSample', () => {
 });
 
 describe('buildOpdSample', () => {
-  it('uses the clipped teacher − rollout gap as the advantage and ignores the score', () => {
+  it('keeps the unclipped teacher − rollout gaps and the teacher\'s log-probs', () => {
     expect(buildOpdSample(base)).toEqual({
       status: 'ready',
       lossMask: [1, 1, 1],
-      advantages: [0.25, 1, -1],
+      distillationGaps: [0.25, 1.5, -3.75],
       teacherLogprobs: [-0.25, -0.5, -4],
       support: null,
     });
-    expect(buildOpdSample(base, { clip: 0.5, rlWeight: 1, opdWeight: 1 })).toMatchObject({ advantages: [0.25, 0.5, -0.5] });
   });
 
   it('drops turns without a hint or a usable teacher, with the reason', () => {
@@ -90,20 +81,16 @@ describe('buildOpdSample', () => {
     const [first, second] = [1 / (1 + Math.exp(-0.5)), Math.exp(-0.5) / (1 + Math.exp(-0.5))];
     expect(sample).toMatchObject({
       status: 'ready',
-      // The distillation moved to the support set: nothing on the sampled tokens themselves.
-      advantages: [0, 0, 0],
+      distillationGaps: [0.25, 1.5, -3.75],
       support: [
         [
-          { id: 10, studentLogprob: -0.5, teacherLogprob: -0.75, advantage: -0.25 },
-          { id: 20, studentLogprob: -1, teacherLogprob: -0.25, advantage: 0.75 },
+          { id: 10, studentLogprob: -0.5, teacherLogprob: -0.75, gap: -0.25, weight: expect.closeTo(first, 12) },
+          { id: 20, studentLogprob: -1, teacherLogprob: -0.25, gap: 0.75, weight: expect.closeTo(second, 12) },
         ],
-        [{ id: 11, studentLogprob: -2, teacherLogprob: null, advantage: null, weightedAdvantage: null }],
-        [{ id: 12, studentLogprob: -0.25, teacherLogprob: null, advantage: null, weightedAdvantage: null }],
+        [{ id: 11, studentLogprob: -2, teacherLogprob: null, gap: null, weight: 1 }],
+        [{ id: 12, studentLogprob: -0.25, teacherLogprob: null, gap: null, weight: 1 }],
       ],
     });
-    const weighted = sample.status === 'ready' ? sample.support?.[0]?.map((token) => token.weightedAdvantage) : [];
-    expect(weighted?.[0]).toBeCloseTo(first * -0.25, 12);
-    expect(weighted?.[1]).toBeCloseTo(second * 0.75, 12);
     expect(buildOpdSample({ ...base, studentTop, supportTopK: 0, teacher: { logprobs: [-0.25, -0.5, -4], top: teacherTop } })).toMatchObject({
       support: null,
     });
@@ -111,36 +98,22 @@ describe('buildOpdSample', () => {
 });
 
 describe('buildCombineSample', () => {
-  it('adds w_rl·r and w_opd·clipped gap per token', () => {
-    // r = −1: [−1 + 0.25, −1 + 1, −1 − 1].
-    expect(buildCombineSample(base)).toMatchObject({ status: 'ready', advantages: [-0.75, 0, -2], teacherLogprobs: [-0.25, -0.5, -4] });
-    // w_rl = 0.5, w_opd = 2: [−0.5 + 0.5, −0.5 + 2, −0.5 − 2].
-    expect(buildCombineSample(base, { clip: 1, rlWeight: 0.5, opdWeight: 2 })).toMatchObject({ advantages: [0, 1.5, -2.5] });
+  it('keeps the reward (its score) and the unclipped gaps apart', () => {
+    expect(buildCombineSample(base)).toEqual({ status: 'ready', lossMask: [1, 1, 1], distillationGaps: [0.25, 1.5, -3.75], teacherLogprobs: [-0.25, -0.5, -4], support: null });
   });
 
-  it('with a support set, keeps w_rl·r on the sampled tokens and puts w_opd·w·Δ on the set', () => {
+  it('with a support set, keeps each support token\'s unclipped gap and weight', () => {
     const studentTop = [[{ id: 10, text: 'a', logprob: -0.5 }], [{ id: 11, text: 'b', logprob: -2 }], [{ id: 12, text: 'c', logprob: -0.25 }]];
     const teacherTop = [[{ id: 10, text: 'a', logprob: -0.25 }], [{ id: 11, text: 'b', logprob: -0.5 }], [{ id: 12, text: 'c', logprob: -4 }]];
-    const sample = buildCombineSample(
-      { ...base, studentTop, supportTopK: 4, teacher: { logprobs: [-0.25, -0.5, -4], top: teacherTop } },
-      { clip: 1, rlWeight: 0.5, opdWeight: 2 },
-    );
-    expect(sample).toMatchObject({ advantages: [-0.5, -0.5, -0.5] });
-    // One token per position, so w = 1: 2·0.25, 2·1 (1.5 clipped), 2·−1 (−3.75 clipped).
-    expect(sample.status === 'ready' ? sample.support?.map((position) => position[0]?.weightedAdvantage) : []).toEqual([0.5, 2, -2]);
+    const sample = buildCombineSample({ ...base, studentTop, supportTopK: 4, teacher: { logprobs: [-0.25, -0.5, -4], top: teacherTop } });
+    expect(sample.status === 'ready' ? sample.support?.map((position) => [position[0]?.gap, position[0]?.weight]) : []).toEqual([[0.25, 1], [1.5, 1], [-3.75, 1]]);
   });
 
-  it('falls back to the RL term without a hint and to the OPD term without a score', () => {
-    expect(buildCombineSample({ ...base, hint: null })).toEqual({
-      status: 'ready',
-      lossMask: [1, 1, 1],
-      advantages: [-1, -1, -1],
-      teacherLogprobs: null,
-      support: null,
-    });
-    expect(buildCombineSample({ ...base, teacher: { unavailable: 'engine-cannot-score' } })).toMatchObject({ advantages: [-1, -1, -1] });
-    expect(buildCombineSample({ ...base, score: null })).toMatchObject({ advantages: [0.25, 1, -1] });
-    expect(buildCombineSample({ ...base, score: 0 })).toMatchObject({ advantages: [0.25, 1, -1] });
+  it('keeps a scored turn without a usable hint, and a hinted turn without a score', () => {
+    expect(buildCombineSample({ ...base, hint: null })).toEqual({ status: 'ready', lossMask: [1, 1, 1], distillationGaps: null, teacherLogprobs: null, support: null });
+    expect(buildCombineSample({ ...base, teacher: { unavailable: 'engine-cannot-score' } })).toMatchObject({ status: 'ready', distillationGaps: null });
+    expect(buildCombineSample({ ...base, score: null })).toMatchObject({ status: 'ready', distillationGaps: [0.25, 1.5, -3.75] });
+    expect(buildCombineSample({ ...base, score: 0 })).toMatchObject({ status: 'ready', distillationGaps: [0.25, 1.5, -3.75] });
   });
 
   it('drops a turn with neither a hint nor a non-zero score', () => {
@@ -177,21 +150,20 @@ describe('topKOverlap', () => {
   });
 
   it('keeps only the k most likely student tokens in the support set', () => {
-    const support = buildSupportSet([[token(1, -3), token(2, -0.5), token(3, -1)]], [[token(3, -0.5), token(4, -0.75)]], 2, 1);
+    const support = buildSupportSet([[token(1, -3), token(2, -0.5), token(3, -1)]], [[token(3, -0.5), token(4, -0.75)]], 2);
     const weights = [1 / (1 + Math.exp(-0.5)), Math.exp(-0.5) / (1 + Math.exp(-0.5))];
     expect(support).toEqual([
       [
         // Outside the teacher's list: the gap is taken against its lowest entry, −0.75.
-        { id: 2, studentLogprob: -0.5, teacherLogprob: null, advantage: -0.25, weightedAdvantage: expect.closeTo((weights[0] ?? 0) * -0.25, 12) },
-        { id: 3, studentLogprob: -1, teacherLogprob: -0.5, advantage: 0.5, weightedAdvantage: expect.closeTo((weights[1] ?? 0) * 0.5, 12) },
+        { id: 2, studentLogprob: -0.5, teacherLogprob: null, gap: -0.25, weight: expect.closeTo(weights[0] ?? 0, 12) },
+        { id: 3, studentLogprob: -1, teacherLogprob: -0.5, gap: 0.5, weight: expect.closeTo(weights[1] ?? 0, 12) },
       ],
     ]);
   });
 
-  it('clips the gap to a token the teacher does not list, and scales the weighted advantage', () => {
-    const support = buildSupportSet([[token(7, -0.1)]], [[token(8, -0.05), token(9, -4)]], 4, 1, 3);
-    // −4 − (−0.1) = −3.9, clipped to −1; w = 1; scaled by 3.
-    expect(support).toEqual([[{ id: 7, studentLogprob: -0.1, teacherLogprob: null, advantage: -1, weightedAdvantage: -3 }]]);
-    expect(buildSupportSet([[token(7, -0.1)]], [[]], 4, 1)).toEqual([[{ id: 7, studentLogprob: -0.1, teacherLogprob: null, advantage: null, weightedAdvantage: null }]]);
+  it('keeps the gap to a token the teacher does not list unclipped, and none where the teacher listed nothing', () => {
+    // −4 − (−0.1) = −3.9 against the list's lowest entry; the trainer clips it.
+    expect(buildSupportSet([[token(7, -0.1)]], [[token(8, -0.05), token(9, -4)]], 4)).toEqual([[{ id: 7, studentLogprob: -0.1, teacherLogprob: null, gap: expect.closeTo(-3.9, 12), weight: 1 }]]);
+    expect(buildSupportSet([[token(7, -0.1)]], [[]], 4)).toEqual([[{ id: 7, studentLogprob: -0.1, teacherLogprob: null, gap: null, weight: 1 }]]);
   });
 });

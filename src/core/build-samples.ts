@@ -1,30 +1,22 @@
 /**
  * Training samples from judged turns, one builder per method (`--method rl|opd|combine`). Tokens
  * are never touched here: a sample trains on the turn's prompt and response ids exactly as
- * sampled, and these functions compute what goes with them, one value per response token.
+ * sampled, and these functions record what the judge measured of it, one value per response
+ * token. They form no advantage: the trainer does, with its own weights, clip and baseline
+ * (`core/advantages.ts`), so no judge setting has to be repeated on the trainer.
  *
- * - Binary RL: advantage A_t = r (the turn's score) on every response token.
- * - OPD: A_t = clip(teacher_t − rollout_t, −C, C), where teacher_t is the log-prob of the same
- *   response token under the hint-augmented prompt (C = 1 by default).
- * - Combine: A_t = w_rl·r + w_opd·clip(teacher_t − rollout_t, −C, C) (weights 1 and 1); without a
- *   usable hint the OPD term is 0, without a non-zero score the RL term is 0.
- * - With a support set (`supportTopK` > 0, `buildSupportSet`) the OPD term leaves the sampled
- *   token and goes to the student's top k at each position instead: OPD's A_t is 0 and combine's
- *   is w_rl·r, and each support token carries w_opd·w_v·Δ_v.
+ * - Binary RL: the reward r (the turn's score).
+ * - OPD: the gap Δ_t = teacher_t − rollout_t (unclipped), where teacher_t is the log-prob of the
+ *   same response token under the hint-augmented prompt.
+ * - Combine: both; without a usable hint there is no gap, without a non-zero score no reward.
+ * - With a support set (`supportTopK` > 0, `buildSupportSet`) each of the student's top k tokens
+ *   at each position carries its own gap and weight, and the distillation leaves the sampled token
+ *   for the set.
  *
  * A turn that gives no training signal comes back `dropped` with a reason, never as an exception.
  */
 import type { TokenLogprob } from '../spec/inference-engine.js';
 import type { SampleMethod, SupportToken } from '../spec/records.js';
-
-export interface SampleOptions {
-  /** C of the OPD advantage clip. */
-  clip: number;
-  rlWeight: number;
-  opdWeight: number;
-}
-
-export const defaultSampleOptions: SampleOptions = { clip: 1, rlWeight: 1, opdWeight: 1 };
 
 /** The teacher's view of the response under the hint-augmented prompt. */
 export type TeacherScores =
@@ -50,21 +42,22 @@ export type BuiltSample =
   | {
       status: 'ready';
       lossMask: number[];
-      advantages: number[];
+      /** teacher − rollout per token, unclipped; null without a usable teacher. */
+      distillationGaps: number[] | null;
       teacherLogprobs: number[] | null;
       support: SupportToken[][] | null;
     }
   | { status: 'dropped'; reason: string };
 
-export type SampleBuilder = (input: SampleInput, options?: SampleOptions) => BuiltSample;
+export type SampleBuilder = (input: SampleInput) => BuiltSample;
 
 export function clipValue(value: number, bound: number): number {
   return Math.min(bound, Math.max(-bound, value));
 }
 
-/** clip(teacher − rollout, −C, C) per token. */
-export function opdAdvantages(teacher: readonly number[], rollout: readonly number[], clip: number): number[] {
-  return teacher.map((value, index) => clipValue(value - (rollout[index] as number), clip));
+/** teacher − rollout per token. */
+export function distillationGapsOf(teacher: readonly number[], rollout: readonly number[]): number[] {
+  return teacher.map((value, index) => value - (rollout[index] as number));
 }
 
 function topIds(top: readonly TokenLogprob[], k: number): TokenLogprob[] {
@@ -74,10 +67,10 @@ function topIds(top: readonly TokenLogprob[], k: number): TokenLogprob[] {
 /**
  * OpenClaw-RL v2's support set: at each response position the student's k most likely tokens,
  * each with w_v = softmax over the set of the student's log-probs (its probability renormalized
- * over the set) and the clipped gap Δ_v = clip(ℓ_teacher(v) − ℓ_student(v), −C, C). The trainer
- * puts `weightedAdvantage` = scale·w_v·Δ_v on each token, so OPD moves the student's whole
- * distribution where teacher and student disagree, not only the token it happened to sample
- * (the paper's ablation: sessions to success 10.3 at k = 4, much worse token-level).
+ * over the set) and the gap Δ_v = ℓ_teacher(v) − ℓ_student(v). The trainer puts w_opd·w_v·clip(Δ_v,
+ * −C, C) on each token (`core/advantages.ts`), so OPD moves the student's whole distribution where
+ * teacher and student disagree, not only the token it happened to sample (the paper's ablation:
+ * sessions to success 10.3 at k = 4, much worse token-level).
  *
  * The teacher reports only its own top list. A token outside it has at most the list's lowest
  * log-prob, so its gap is taken against that bound: an upper bound on the true gap, and exact
@@ -88,8 +81,6 @@ export function buildSupportSet(
   studentTop: readonly (readonly TokenLogprob[])[],
   teacherTop: readonly (readonly TokenLogprob[])[],
   k: number,
-  clip: number,
-  scale = 1,
 ): SupportToken[][] {
   return studentTop.map((position, index) => {
     const reported = teacherTop[index] ?? [];
@@ -101,14 +92,12 @@ export function buildSupportSet(
     return support.map((token) => {
       const teacherLogprob = teacher.get(token.id) ?? null;
       const bound = teacherLogprob ?? lowestReported;
-      const advantage = bound === null ? null : clipValue(bound - token.logprob, clip);
-      const weight = Math.exp(token.logprob - highest) / normalizer;
       return {
         id: token.id,
         studentLogprob: token.logprob,
         teacherLogprob,
-        advantage,
-        weightedAdvantage: advantage === null ? null : scale * weight * advantage,
+        gap: bound === null ? null : bound - token.logprob,
+        weight: Math.exp(token.logprob - highest) / normalizer,
       };
     });
   });
@@ -149,20 +138,12 @@ function teacherOf(input: SampleInput): { logprobs: readonly number[] } | { prob
   return input.teacher;
 }
 
-function supportOf(input: SampleInput, clip: number, scale: number): SupportToken[][] | null {
+function supportOf(input: SampleInput): SupportToken[][] | null {
   const k = input.supportTopK ?? 0;
   if (k <= 0 || input.studentTop === undefined || input.teacher === null || 'unavailable' in input.teacher) return null;
   const teacherTop = input.teacher.top;
   if (teacherTop === undefined || input.studentTop.length !== input.responseTokenIds.length) return null;
-  return buildSupportSet(input.studentTop, teacherTop, k, clip, scale);
-}
-
-/** What a sample's support set asks of the trainer: per position, the tokens that carry an advantage. */
-export function supportTargets(support: readonly (readonly SupportToken[])[]): { tokenIds: number[]; advantages: number[] }[] {
-  return support.map((position) => {
-    const kept = position.filter((token) => token.weightedAdvantage !== null && token.weightedAdvantage !== undefined);
-    return { tokenIds: kept.map((token) => token.id), advantages: kept.map((token) => token.weightedAdvantage as number) };
-  });
+  return buildSupportSet(input.studentTop, teacherTop, k);
 }
 
 function ones(length: number): number[] {
@@ -175,51 +156,38 @@ export const buildRlSample: SampleBuilder = (input) => {
   if (input.score === null) return { status: 'dropped', reason: 'no-score' };
   // A zero reward gives no policy gradient; training on it would only dilute the batch.
   if (input.score === 0) return { status: 'dropped', reason: 'zero-score' };
-  const length = input.responseTokenIds.length;
-  return {
-    status: 'ready',
-    lossMask: ones(length),
-    advantages: new Array<number>(length).fill(input.score),
-    teacherLogprobs: null,
-    support: null,
-  };
+  return { status: 'ready', lossMask: ones(input.responseTokenIds.length), distillationGaps: null, teacherLogprobs: null, support: null };
 };
 
-export const buildOpdSample: SampleBuilder = (input, options = defaultSampleOptions) => {
+export const buildOpdSample: SampleBuilder = (input) => {
   const problem = responseProblem(input);
   if (problem !== null) return { status: 'dropped', reason: problem };
   const teacher = teacherOf(input);
   if ('problem' in teacher) return { status: 'dropped', reason: teacher.problem };
-  const support = supportOf(input, options.clip, 1);
-  const length = input.responseTokenIds.length;
   return {
     status: 'ready',
-    lossMask: ones(length),
-    // With a support set the distillation is on the set, the sampled token included when the
-    // student ranked it in its top k.
-    advantages: support === null ? opdAdvantages(teacher.logprobs, input.rolloutLogprobs, options.clip) : new Array<number>(length).fill(0),
+    lossMask: ones(input.responseTokenIds.length),
+    distillationGaps: distillationGapsOf(teacher.logprobs, input.rolloutLogprobs),
     teacherLogprobs: [...teacher.logprobs],
-    support,
+    support: supportOf(input),
   };
 };
 
-export const buildCombineSample: SampleBuilder = (input, options = defaultSampleOptions) => {
+export const buildCombineSample: SampleBuilder = (input) => {
   const problem = responseProblem(input);
   if (problem !== null) return { status: 'dropped', reason: problem };
   const teacher = teacherOf(input);
   const reward = input.score ?? 0;
-  const hasTeacher = !('problem' in teacher);
-  if (!hasTeacher && reward === 0) return { status: 'dropped', reason: `no-signal (${teacher.problem}, score ${input.score ?? 'none'})` };
-  const length = input.responseTokenIds.length;
-  const support = hasTeacher ? supportOf(input, options.clip, options.opdWeight) : null;
-  const distillation =
-    hasTeacher && support === null ? opdAdvantages(teacher.logprobs, input.rolloutLogprobs, options.clip) : new Array<number>(length).fill(0);
+  if ('problem' in teacher) {
+    if (reward === 0) return { status: 'dropped', reason: `no-signal (${teacher.problem}, score ${input.score ?? 'none'})` };
+    return { status: 'ready', lossMask: ones(input.responseTokenIds.length), distillationGaps: null, teacherLogprobs: null, support: null };
+  }
   return {
     status: 'ready',
-    lossMask: ones(length),
-    advantages: distillation.map((delta) => options.rlWeight * reward + options.opdWeight * delta),
-    teacherLogprobs: hasTeacher ? [...teacher.logprobs] : null,
-    support,
+    lossMask: ones(input.responseTokenIds.length),
+    distillationGaps: distillationGapsOf(teacher.logprobs, input.rolloutLogprobs),
+    teacherLogprobs: [...teacher.logprobs],
+    support: supportOf(input),
   };
 };
 

@@ -258,3 +258,23 @@ export function decoupledFormOf(loss: TrainingLoss): { options: PolicyLossOption
       return { options: { clipLow: Infinity, clipHigh: Infinity, importanceSamplingCap: 1, klCoefficient: 0, anchorCoefficient: 0 }, proximalIsRollout: true };
   }
 }
+
+/** The named loss (`--loss`) with the trainer's settings: each takes the options its definition has. */
+export function trainingLossOf(name: TrainingLoss['name'], options: PolicyLossOptions): TrainingLoss {
+  switch (name) {
+    case 'decoupled_ppo':
+      return {
+        name,
+        clipLow: options.clipLow,
+        clipHigh: options.clipHigh,
+        importanceSamplingCap: options.importanceSamplingCap,
+        klCoefficient: options.klCoefficient,
+        anchorCoefficient: options.anchorCoefficient ?? 0,
+        anchorTopK: options.anchorTopK ?? defaultAnchorTopK,
+      };
+    case 'ppo':
+      return { name, clipLow: options.clipLow, clipHigh: options.clipHigh };
+    case 'importance_sampling':
+      return { name };
+  }
+}

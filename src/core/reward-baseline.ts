@@ -1,7 +1,7 @@
 /**
  * A leave-one-out reward baseline over one training batch (RLOO, Kool et al. 2019): each sample's
  * reward part w·r is taken relative to the mean reward of the batch's other rewarded samples,
- * A_t = a_t − w·mean_{j≠i}(r_j).
+ * b_i = mean_{j≠i}(r_j), which `core/advantages.ts` subtracts from the reward: A_t = w·(r_i − b_i) + ….
  *
  * Why: binary RL puts r = ±1 on every response token. When a user's preference is rarely met most
  * samples are −1, and a step of only −1s pushes down the sampled replies' every token without
@@ -16,32 +16,31 @@
  * the good ones undid a teacher run that had learned (0.88 → 0.62).
  *
  * Samples without a reward part (OPD samples, a null or 0 score) neither get a baseline nor count
- * in the others'; a sample with no rewarded peer keeps its advantages.
+ * in the others'; a sample with no rewarded peer has none.
  */
+import type { SampleMethod } from '../spec/records.js';
 
 export type RewardBaselineKind = 'none' | 'batch' | 'negative';
 
 export interface BaselineSample {
-  method: 'rl' | 'opd' | 'combine';
+  method: SampleMethod;
   score: number | null;
-  advantages: readonly number[];
 }
 
-function rewardOf(sample: BaselineSample): number | null {
+/** The reward a sample's advantage carries: none for OPD samples and for a null or 0 score. */
+export function rewardOf(sample: BaselineSample): number | null {
   return sample.method === 'opd' || sample.score === null || sample.score === 0 ? null : sample.score;
 }
 
-/** Each sample's advantages with its leave-one-out baseline (floored at zero for `negative`) subtracted from the reward part `rlWeight·r`. */
-export function applyRewardBaseline(samples: readonly BaselineSample[], kind: RewardBaselineKind, rlWeight: number): number[][] {
-  if (kind === 'none') return samples.map((sample) => [...sample.advantages]);
+/** Each sample's leave-one-out baseline (floored at zero for `negative`), null where it has none. */
+export function rewardBaselines(samples: readonly BaselineSample[], kind: RewardBaselineKind): (number | null)[] {
+  if (kind === 'none') return samples.map(() => null);
   const rewards = samples.map(rewardOf);
   const rewarded = rewards.filter((reward): reward is number => reward !== null);
   const total = rewarded.reduce((sum, reward) => sum + reward, 0);
-  return samples.map((sample, index) => {
-    const reward = rewards[index] ?? null;
-    if (reward === null || rewarded.length < 2) return [...sample.advantages];
+  return rewards.map((reward) => {
+    if (reward === null || rewarded.length < 2) return null;
     const mean = (total - reward) / (rewarded.length - 1);
-    const baseline = kind === 'negative' ? Math.min(0, mean) : mean;
-    return sample.advantages.map((advantage) => advantage - rlWeight * baseline);
+    return kind === 'negative' ? Math.min(0, mean) : mean;
   });
 }

@@ -132,7 +132,7 @@ describe('POST /v1/feedback', () => {
     expect(overridden.judgement).toMatchObject({ score: -1, judge: 'feedback', votes: [expect.objectContaining({ score: 1 })] });
     expect(overridden.samples).toMatchObject([
       { status: 'dropped', dropReason: 'superseded' },
-      { status: 'ready', score: -1, advantages: expect.arrayContaining([-1]) },
+      { status: 'ready', score: -1, judgedAdvantages: null },
     ]);
     const status = (await (await gateway.app.request('/admin/status')).json()) as Record<string, unknown>;
     expect(status).toMatchObject({ judged: 1, samples: { ready: 1, trained: 0, dropped: 1 }, judging: { pending: 0 } });

@@ -111,7 +111,8 @@ describe('createJudgeWorker', () => {
         responseTokenIds: [4, 5, 6],
         rolloutLogprobs: rollout,
         lossMask: [1, 1, 1],
-        advantages: [1, 1, 1],
+        distillationGaps: null,
+        judgedAdvantages: null,
       },
     ]);
     expect((await store.counts()).judging).toMatchObject({ judged: 1, pending: 0, voteAgreement: 1, samples: { ready: 1 } });
@@ -170,9 +171,9 @@ describe('createJudgeWorker', () => {
     });
     expect(judgement?.votes.filter((vote) => vote.kind === 'hint').map((vote) => vote.rejection)).toEqual([null, null, 'hint-too-short']);
     expect(engine.scoreRequests.every((request) => request.topK === 4 && request.responseTokenIds.join() === '4,5,6')).toBe(true);
-    // clip(teacher − rollout): −0.25 + 0.5 = 0.25, −3 + 1 = −2 → −1, −0.5 + 0.25 = −0.25.
+    // teacher − rollout, unclipped (the trainer clips): −0.25 + 0.5 = 0.25, −3 + 1 = −2, −0.5 + 0.25 = −0.25.
     expect(await store.listSamples()).toMatchObject([
-      { method: 'opd', status: 'ready', hint: 'Use plain text.', teacherLogprobs: [-0.25, -3, -0.5], advantages: [0.25, -1, -0.25] },
+      { method: 'opd', status: 'ready', hint: 'Use plain text.', teacherLogprobs: [-0.25, -3, -0.5], distillationGaps: [0.25, -2, -0.25] },
     ]);
     expect((await store.counts()).judging).toMatchObject({ hintsAccepted: 1, hintsRejected: 0 });
   });
@@ -206,16 +207,17 @@ describe('createJudgeWorker', () => {
     expect(engine.scoreRequests.length).toBeGreaterThan(0);
     expect(engine.scoreRequests.every((request) => request.topK === 20)).toBe(true);
     const [sample] = await store.listSamples();
-    // The reward stays on the sampled tokens; the gap moved to the set.
-    expect(sample).toMatchObject({ method: 'combine', status: 'ready', advantages: [-1, -1, -1] });
+    // The reward and the sampled tokens' gaps are kept; the set carries each token's own gap and weight.
+    expect(sample).toMatchObject({ method: 'combine', status: 'ready', score: -1, distillationGaps: [-1, -4, 0] });
     const w4 = 1 / (1 + Math.exp(-0.5));
     expect(sample?.support).toEqual([
       [
-        { id: 4, studentLogprob: -0.5, teacherLogprob: -1.5, advantage: -1, weightedAdvantage: expect.closeTo(-w4, 12) },
-        { id: 7, studentLogprob: -1, teacherLogprob: -0.25, advantage: 0.75, weightedAdvantage: expect.closeTo(0.75 * (1 - w4), 12) },
+        { id: 4, studentLogprob: -0.5, teacherLogprob: -1.5, gap: -1, weight: expect.closeTo(w4, 12) },
+        { id: 7, studentLogprob: -1, teacherLogprob: -0.25, gap: 0.75, weight: expect.closeTo(1 - w4, 12) },
       ],
-      [{ id: 5, studentLogprob: -1, teacherLogprob: null, advantage: -1, weightedAdvantage: -1 }],
-      [{ id: 6, studentLogprob: -0.25, teacherLogprob: -0.25, advantage: 0, weightedAdvantage: 0 }],
+      // 5 is not in the teacher's list: its gap is taken against the list's lowest entry, −5.
+      [{ id: 5, studentLogprob: -1, teacherLogprob: null, gap: -4, weight: 1 }],
+      [{ id: 6, studentLogprob: -0.25, teacherLogprob: -0.25, gap: 0, weight: 1 }],
     ]);
   });
 
@@ -223,12 +225,12 @@ describe('createJudgeWorker', () => {
     state.verdict = 'The user complains. \\boxed{-1}';
     state.hints = ['\\boxed{1} [HINT_START]Use plain text, no bold.[HINT_END]'];
     await worker('opd', { engine: createScoringEngine(null) }).drain();
-    expect(await store.listSamples()).toMatchObject([{ method: 'opd', status: 'dropped', dropReason: 'engine-cannot-score', advantages: [] }]);
+    expect(await store.listSamples()).toMatchObject([{ method: 'opd', status: 'dropped', dropReason: 'engine-cannot-score', distillationGaps: null }]);
 
     await store.recordTurn(turnOf('t1'));
     await store.linkNextState('t1', [{ role: 'user', content: 'no, use plain text' }], 6_000);
     await worker('combine').drain();
-    expect(await store.listSamples({ turnId: 't1' })).toMatchObject([{ method: 'combine', status: 'ready', advantages: [-1, -1, -1], teacherLogprobs: null }]);
+    expect(await store.listSamples({ turnId: 't1' })).toMatchObject([{ method: 'combine', status: 'ready', score: -1, distillationGaps: null, teacherLogprobs: null }]);
   });
 
   it('rebuilds the sample when feedback arrives: its score overrides the judge, its hint feeds OPD', async () => {
@@ -244,8 +246,8 @@ describe('createJudgeWorker', () => {
       ['dropped', 'superseded'],
       ['ready', null],
     ]);
-    // r = −1 plus clip(−0.5 − rollout): [0, 0.5, −0.25].
-    expect(samples[1]).toMatchObject({ score: -1, hint: 'Never use bold text.', feedbackId: expect.any(Number), advantages: [-1, -0.5, -1.25] });
+    // r = −1 and the gaps −0.5 − rollout: [0, 0.5, −0.25].
+    expect(samples[1]).toMatchObject({ score: -1, hint: 'Never use bold text.', feedbackId: expect.any(Number), distillationGaps: [0, 0.5, -0.25] });
     const hinted = engine.scoreRequests.at(-1)?.prompt;
     expect(hinted !== undefined && 'messages' in hinted ? hinted.messages.at(-1)?.content : null).toBe(
       `What is 2+3? (t0)${hintSeparator}Never use bold text.`,
@@ -266,7 +268,7 @@ describe('createJudgeWorker', () => {
     await store.recordTurn(turnOf('t1'));
     await store.linkNextState('t1', [{ role: 'user', content: 'no, use plain text' }], 6_000);
     expect(await worker('combine', { engine: overflowing() }).drain()).toEqual({ done: 1, failed: 0 });
-    expect(await store.listSamples({ turnId: 't1' })).toMatchObject([{ method: 'combine', status: 'ready', advantages: [-1, -1, -1], teacherLogprobs: null }]);
+    expect(await store.listSamples({ turnId: 't1' })).toMatchObject([{ method: 'combine', status: 'ready', score: -1, distillationGaps: null, teacherLogprobs: null }]);
   });
 
   it('still retries a turn when scoring fails for another reason', async () => {
@@ -279,13 +281,15 @@ describe('createJudgeWorker', () => {
     expect(await store.listSamples()).toEqual([]);
   });
 
-  it('weighs the reward and the teacher gap of combine by its sample options', async () => {
+  it('stores the reward and the unclipped teacher gap of a combine sample apart, never an advantage', async () => {
     state.verdict = 'The user complains. \\boxed{-1}';
     state.hints = ['\\boxed{1} [HINT_START]Use plain text, no bold.[HINT_END]'];
-    const engine = createScoringEngine((request) => ({ promptTokenIds: [1], logprobs: [-0.5, -0.5, -0.5], ...(request.topK ? { top: [] } : {}) }));
-    await worker('combine', { engine, sampleOptions: { rlWeight: 0.5, opdWeight: 2 } }).drain();
-    // 0.5·(−1) + 2·clip(−0.5 − rollout) with rollout [−0.5, −1, −0.25]: [−0.5, 0.5, −1].
-    expect(await store.listSamples({ turnId: 't0' })).toMatchObject([{ method: 'combine', status: 'ready', advantages: [-0.5, 0.5, -1] }]);
+    const engine = createScoringEngine((request) => ({ promptTokenIds: [1], logprobs: [-3, -0.5, -0.5], ...(request.topK ? { top: [] } : {}) }));
+    await worker('combine', { engine }).drain();
+    // −3 − (−0.5) = −2.5 stays unclipped: the trainer's --opd-clip bounds it.
+    const [sample] = await store.listSamples({ turnId: 't0' });
+    expect(sample).toMatchObject({ method: 'combine', status: 'ready', score: -1, distillationGaps: [-2.5, 0.5, -0.25], judgedAdvantages: null });
+    expect(sample).not.toHaveProperty('advantages');
   });
 
   it('trains the last turn of a session only from feedback, judging its text as the next state', async () => {
@@ -300,7 +304,7 @@ describe('createJudgeWorker', () => {
     await worker('rl').drain();
     const [judgement] = await store.listJudgements('last');
     expect(judgement?.score).toBe(-1);
-    expect(await store.listSamples({ turnId: 'last' })).toMatchObject([{ status: 'ready', score: -1, advantages: [-1, -1, -1] }]);
+    expect(await store.listSamples({ turnId: 'last' })).toMatchObject([{ status: 'ready', score: -1, distillationGaps: null }]);
   });
 
   it('runs on its own once started and stops on close', async () => {

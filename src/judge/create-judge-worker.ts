@@ -8,7 +8,6 @@
  * A service with an explicit lifecycle: nothing runs until `start()`; `close()` stops claiming,
  * aborts the turns in flight (they go back to the queue) and waits for them.
  */
-import { defaultSampleOptions, type SampleOptions } from '../core/build-samples.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Judge } from '../spec/judge.js';
@@ -39,7 +38,6 @@ export interface JudgeWorkerOptions {
   pollIntervalMs?: number;
   /** Backoff after the n-th failure: min(maxMs, initialMs · 2^(n−1)); defaults 1 s and 5 min. */
   retry?: { initialMs: number; maxMs: number };
-  sampleOptions?: Partial<SampleOptions>;
   /** k of the overlap-guided hint selection; default 4. */
   overlapTopK?: number;
   /** k of the optional student top-k support set; default 0 (none). */
@@ -85,7 +83,6 @@ export function createJudgeWorker(options: JudgeWorkerOptions): JudgeWorker {
     judge: options.judge,
     method: options.method,
     engine: options.engine,
-    sampleOptions: { ...defaultSampleOptions, ...options.sampleOptions },
     overlapTopK: options.overlapTopK ?? 4,
     supportTopK: options.supportTopK ?? 0,
     now: options.now,

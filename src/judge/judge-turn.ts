@@ -1,7 +1,8 @@
 /**
  * What the judge worker does with one claimed turn: judge it (unless this judge already did),
  * choose the hint, ask the engine for the teacher's log-probs, build the sample for the method
- * and record both. Expected outcomes (no next state, no hint, an engine without scoring, a
+ * and record both. A sample holds what was measured (the reward, the teacher's gaps), not an
+ * advantage: the trainer forms those (`core/advantages.ts`), so the judge has no weights to know. Expected outcomes (no next state, no hint, an engine without scoring, a
  * hint-augmented prompt longer than the model's context) end in a
  * dropped sample with a reason; infrastructure failures throw, and the worker retries the turn.
  *
@@ -14,13 +15,7 @@
 import { appendHint } from '../core/hint.js';
 import { selectHint, type SelectedHint } from '../core/judge-votes.js';
 import { logprobTemperatureOf } from '../core/logprob-temperature.js';
-import {
-  methodUsesHints,
-  sampleBuilders,
-  topKOverlap,
-  type SampleOptions,
-  type TeacherScores,
-} from '../core/build-samples.js';
+import { methodUsesHints, sampleBuilders, topKOverlap, type TeacherScores } from '../core/build-samples.js';
 import type { ChatMessage } from '../spec/chat.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine, ScoreResult, TokenLogprob } from '../spec/inference-engine.js';
@@ -33,7 +28,6 @@ export interface JudgeTurnDependencies {
   judge: Judge;
   method: SampleMethod;
   engine: InferenceEngine | undefined;
-  sampleOptions: SampleOptions;
   /** k of the overlap-guided hint selection (4). */
   overlapTopK: number;
   /** k of the optional support set; 0 builds none. */
@@ -187,7 +181,6 @@ export async function judgeTurn(claim: JudgeClaim, dependencies: JudgeTurnDepend
       ...(studentTop === undefined ? {} : { studentTop }),
       supportTopK: dependencies.supportTopK,
     },
-    dependencies.sampleOptions,
   );
   const ready = built.status === 'ready';
   await store.recordSample({
@@ -202,7 +195,7 @@ export async function judgeTurn(claim: JudgeClaim, dependencies: JudgeTurnDepend
     score,
     hint,
     lossMask: ready ? built.lossMask : [],
-    advantages: ready ? built.advantages : [],
+    distillationGaps: ready ? built.distillationGaps : null,
     teacherLogprobs: ready ? built.teacherLogprobs : null,
     support: ready ? built.support : null,
     createdAt: dependencies.now(),

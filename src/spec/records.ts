@@ -2,6 +2,7 @@
  * Persisted record types. The record store is the source of truth: every service can restart
  * and rebuild its state from these.
  */
+import { z } from 'zod';
 import type { ChatMessage, SamplingOptions, ToolDefinition } from './chat.js';
 import type { FinishReason, PolicyVersion } from './inference-engine.js';
 
@@ -153,32 +154,41 @@ export interface FeedbackRecord extends NewFeedback {
   id: number;
 }
 
-export type SampleMethod = 'rl' | 'opd' | 'combine';
+/**
+ * How a sample was built (`--method`). The databases hold it as plain text and the stores check it
+ * with `sampleMethodSchema` when they write and read a row, so a new method is a new entry here,
+ * not a migration.
+ */
+export const sampleMethods = ['rl', 'opd', 'combine'] as const;
+export type SampleMethod = (typeof sampleMethods)[number];
+export const sampleMethodSchema = z.enum(sampleMethods);
 
 /** `ready`: waits for the trainer; `trained`: used by a step; `dropped`: never trained (see the reason). */
 export type SampleStatus = 'ready' | 'trained' | 'dropped';
 
-/** One entry of a top-k support set: a token the student ranked high, with both models' log-probs. */
+/**
+ * One entry of a top-k support set: a token the student ranked high, with both models' log-probs,
+ * its gap and its weight. The trainer forms the token's advantage from them (`core/advantages.ts`).
+ */
 export interface SupportToken {
   id: number;
   studentLogprob: number;
   /** Null when the token is outside the teacher's reported top list. */
   teacherLogprob: number | null;
   /**
-   * clip(teacher − student, −C, C); for a token outside the teacher's list, against the list's
-   * lowest log-prob (a bound); null when the teacher reported nothing at the position.
+   * teacher − student, unclipped; for a token outside the teacher's list, the list's lowest
+   * log-prob − student (an upper bound); null when the teacher reported nothing at the position.
    */
-  advantage: number | null;
-  /**
-   * What the trainer puts on the token: w_opd · (the student's probability renormalized over the
-   * set) · advantage; null with the advantage.
-   */
-  weightedAdvantage: number | null;
+  gap: number | null;
+  /** w_v: the student's probability renormalized over the position's set. */
+  weight: number;
 }
 
 /**
- * What the trainer needs of a sample beyond the turn's own tokens. The per-token arrays hold one
- * entry per response token; dropped samples have empty arrays.
+ * What the judge measured of a turn, beside the turn's own tokens: the reward, the teacher's
+ * per-token gap and the support sets. It stores no advantage: the trainer forms the advantages
+ * from these with its own weights, clip and baseline (`core/advantages.ts`). The per-token arrays
+ * hold one entry per response token; dropped samples have empty arrays.
  */
 export interface NewSample {
   id: string;
@@ -191,15 +201,32 @@ export interface NewSample {
   policyVersion: PolicyVersion;
   judgementId: number | null;
   feedbackId: number | null;
-  /** The reward r in −1..1 used for the RL part; null when there was none. */
+  /** The reward r in −1..1 (the feedback's score, else the judge's); null when there was none. */
   score: number | null;
   hint: string | null;
   lossMask: number[];
-  advantages: number[];
+  /**
+   * Δ_t = teacher_t − rollout_t per response token, unclipped: the log-prob of the sampled token
+   * under the hint-augmented prompt minus the one it was sampled with. Null without a usable
+   * teacher (RL samples, combine samples without a hint).
+   */
+  distillationGaps: number[] | null;
   teacherLogprobs: number[] | null;
   /** Per response position, the student's top-k support set; null when not built. */
   support: SupportToken[][] | null;
   createdAt: number;
+}
+
+/**
+ * The advantages of a sample judged before samples stored their reward and gaps apart (SQLite
+ * schema 4, Postgres schema 3 and older): the judge combined w_rl·r + w_opd·clip(Δ) itself, with
+ * its own weights and clip then, and the trainer trains such a sample on them as before.
+ */
+export interface JudgedAdvantages {
+  /** One per response token. */
+  advantages: number[];
+  /** Per response position, the support tokens and the advantage the judge put on each. */
+  support: { tokenIds: number[]; advantages: number[] }[] | null;
 }
 
 /** A stored sample with the turn's exact tokens: everything a training step reads. */
@@ -210,6 +237,8 @@ export interface SampleRecord extends Omit<NewSample, 'status'> {
   responseTokenIds: number[];
   /** The log-probs the response was sampled with. */
   rolloutLogprobs: number[];
+  /** Null for every sample judged since the upgrade; see `JudgedAdvantages`. */
+  judgedAdvantages: JudgedAdvantages | null;
   updatedAt: number;
 }
 

@@ -4,6 +4,7 @@
  * conversion serves both and their records cannot drift apart.
  */
 import { decodeFloat64Blob } from '../core/token-blob-codec.js';
+import { ClawrlError } from '../spec/clawrl-error.js';
 import type {
   FeedbackRecord,
   JudgingCounts,
@@ -14,12 +15,14 @@ import type {
   HintSelection,
   JudgeScore,
   JudgeVote,
+  JudgedAdvantages,
   JudgementRecord,
-  SampleMethod,
+  NewSample,
   SampleRecord,
   SampleStatus,
   SupportToken,
 } from '../spec/records.js';
+import { sampleMethodSchema } from '../spec/records.js';
 
 export interface JudgementRow {
   id: number;
@@ -53,7 +56,8 @@ export interface SampleRow {
   turn_ordinal: number;
   turn_id: string;
   session_id: string;
-  method: SampleMethod;
+  /** Plain text in the database (no CHECK), checked when read: `sampleMethodOf`. */
+  method: string;
   status: SampleStatus;
   drop_reason: string | null;
   policy_version: number;
@@ -62,7 +66,9 @@ export interface SampleRow {
   score: number | null;
   hint: string | null;
   loss_mask: Uint8Array;
-  advantages: Uint8Array;
+  /** The judge's combined advantages of a sample judged before the upgrade; null since (`JudgedAdvantages`). */
+  judged_advantages: Uint8Array | null;
+  distillation_gaps: Uint8Array | null;
   teacher_logprobs: Uint8Array | null;
   support: string | null;
   created_at: number;
@@ -98,16 +104,83 @@ export function toFeedbackRecord(row: FeedbackRow): FeedbackRecord {
   };
 }
 
+/**
+ * What a store checks of a sample before writing it, as the databases' CHECK constraints and
+ * lengths would: a method this clawrl knows, and one entry per response token in every array.
+ */
+export function checkNewSample(sample: NewSample, responseLength: number): void {
+  if (!sampleMethodSchema.safeParse(sample.method).success) {
+    throw new ClawrlError('store_error', `sample ${sample.id}: unknown method ${JSON.stringify(sample.method)} (one of ${sampleMethodSchema.options.join(', ')})`);
+  }
+  if (sample.status !== 'ready') return;
+  const lengths: [string, number | undefined][] = [
+    ['lossMask', sample.lossMask.length],
+    ['distillationGaps', sample.distillationGaps?.length],
+    ['teacherLogprobs', sample.teacherLogprobs?.length],
+    ['support', sample.support?.length],
+  ];
+  for (const [field, length] of lengths) {
+    if (length !== undefined && length !== responseLength) {
+      throw new ClawrlError('store_error', `sample ${sample.id}: ${field} has ${length} entries, the response has ${responseLength} tokens`);
+    }
+  }
+}
+
+function sampleMethodOf(row: SampleRow): SampleRecord['method'] {
+  const parsed = sampleMethodSchema.safeParse(row.method);
+  if (!parsed.success) {
+    throw new ClawrlError('store_error', `sample ${row.id} has the method ${JSON.stringify(row.method)}, which this clawrl does not know: upgrade clawrl`);
+  }
+  return parsed.data;
+}
+
+/** A support token as the judge stored it before the upgrade, with the advantage it combined. */
+interface JudgedSupportToken {
+  id: number;
+  weightedAdvantage: number | null;
+}
+
+/**
+ * A sample judged before samples stored their reward and gaps apart: its advantages as the judge
+ * combined them, the support tokens' included. Its gaps are what can be derived exactly (teacher −
+ * rollout where the teacher's log-probs were stored); its support set is only in the advantages.
+ */
+function judgedFieldsOf(row: SampleRow, judged: Uint8Array, rolloutLogprobs: number[], teacherLogprobs: number[] | null): Pick<SampleRecord, 'judgedAdvantages' | 'distillationGaps' | 'support'> {
+  const stored = row.support === null ? null : (JSON.parse(row.support) as JudgedSupportToken[][]);
+  const judgedAdvantages: JudgedAdvantages = {
+    advantages: decodeFloat64Blob(judged),
+    support:
+      stored === null
+        ? null
+        : stored.map((position) => {
+            const kept = position.filter((token): token is { id: number; weightedAdvantage: number } => token.weightedAdvantage !== null && token.weightedAdvantage !== undefined);
+            return { tokenIds: kept.map((token) => token.id), advantages: kept.map((token) => token.weightedAdvantage) };
+          }),
+  };
+  const distillationGaps = teacherLogprobs === null ? null : teacherLogprobs.map((value, index) => value - (rolloutLogprobs[index] ?? 0));
+  return { judgedAdvantages, distillationGaps, support: null };
+}
+
 /** A sample record from its row plus its turn's exact tokens and rollout log-probs. */
 export function toSampleRecord(
   row: SampleRow,
   turn: { promptTokenIds: number[]; responseTokenIds: number[]; rolloutLogprobs: Uint8Array },
 ): SampleRecord {
+  const rolloutLogprobs = decodeFloat64Blob(turn.rolloutLogprobs);
+  const teacherLogprobs = row.teacher_logprobs === null ? null : decodeFloat64Blob(row.teacher_logprobs);
+  const measured =
+    row.judged_advantages === null
+      ? {
+          judgedAdvantages: null,
+          distillationGaps: row.distillation_gaps === null ? null : decodeFloat64Blob(row.distillation_gaps),
+          support: row.support === null ? null : (JSON.parse(row.support) as SupportToken[][]),
+        }
+      : judgedFieldsOf(row, row.judged_advantages, rolloutLogprobs, teacherLogprobs);
   return {
     id: row.id,
     turnId: row.turn_id,
     sessionId: row.session_id,
-    method: row.method,
+    method: sampleMethodOf(row),
     status: row.status,
     dropReason: row.drop_reason,
     policyVersion: row.policy_version,
@@ -117,11 +190,10 @@ export function toSampleRecord(
     hint: row.hint,
     promptTokenIds: turn.promptTokenIds,
     responseTokenIds: turn.responseTokenIds,
-    rolloutLogprobs: decodeFloat64Blob(turn.rolloutLogprobs),
+    rolloutLogprobs,
     lossMask: decodeFloat64Blob(row.loss_mask),
-    advantages: decodeFloat64Blob(row.advantages),
-    teacherLogprobs: row.teacher_logprobs === null ? null : decodeFloat64Blob(row.teacher_logprobs),
-    support: row.support === null ? null : (JSON.parse(row.support) as SupportToken[][]),
+    ...measured,
+    teacherLogprobs,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

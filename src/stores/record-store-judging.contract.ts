@@ -70,9 +70,9 @@ function sample(id: string, turnId: string, overrides: Partial<NewSample> = {}):
     score: 1,
     hint: 'Keep it short and friendly.',
     lossMask: [1, 1],
-    advantages: [1.25, 0.5],
+    distillationGaps: [0.25, -1.5],
     teacherLogprobs: [-0.25, -0.75],
-    support: [[{ id: 4, studentLogprob: -0.5, teacherLogprob: -0.25, advantage: 0.25, weightedAdvantage: 0.25 }], [{ id: 9, studentLogprob: -1, teacherLogprob: null, advantage: null, weightedAdvantage: null }]],
+    support: [[{ id: 4, studentLogprob: -0.5, teacherLogprob: -0.25, gap: 0.25, weight: 0.75 }], [{ id: 9, studentLogprob: -1, teacherLogprob: null, gap: null, weight: 1 }]],
     createdAt: 3_000,
     ...overrides,
   };
@@ -223,11 +223,12 @@ export function runRecordStoreJudgingContract(currentStore: () => RecordStore): 
         promptTokenIds: [1, 2, 3],
         responseTokenIds: [4, 5],
         rolloutLogprobs: [-0.5, -0.25],
+        judgedAdvantages: null,
         updatedAt: 3_000,
       });
-      const dropped = sample('y1', 'b', { status: 'dropped', dropReason: 'no-hint', lossMask: [], advantages: [], teacherLogprobs: null, support: null });
+      const dropped = sample('y1', 'b', { status: 'dropped', dropReason: 'no-hint', lossMask: [], distillationGaps: null, teacherLogprobs: null, support: null });
       await store.recordSample(dropped);
-      await store.recordSample(sample('x2', 'a', { method: 'rl', teacherLogprobs: null, support: null, createdAt: 4_000 }));
+      await store.recordSample(sample('x2', 'a', { method: 'rl', distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 4_000 }));
       expect(await store.listSamples({ turnId: 'a' })).toMatchObject([
         { id: 'x1', status: 'dropped', dropReason: 'superseded', updatedAt: 4_000 },
         { id: 'x2', status: 'ready', dropReason: null },
@@ -238,10 +239,11 @@ export function runRecordStoreJudgingContract(currentStore: () => RecordStore): 
       expect(await store.listSamples({ turnId: 'missing' })).toEqual([]);
     });
 
-    it('rejects samples of unknown turns, duplicate ids and per-token arrays that do not fit the response', async () => {
+    it('rejects samples of unknown turns, duplicate ids, unknown methods and per-token arrays that do not fit the response', async () => {
       await store.recordTurn(turn('a'));
       await expectStoreError(store.recordSample(sample('x', 'missing')));
-      await expectStoreError(store.recordSample(sample('x', 'a', { advantages: [1] })));
+      await expectStoreError(store.recordSample(sample('x', 'a', { distillationGaps: [1] })));
+      await expectStoreError(store.recordSample(sample('x', 'a', { method: 'grpo' as NewSample['method'] })));
       await expectStoreError(store.recordSample(sample('x', 'a', { teacherLogprobs: [1, 2, 3] })));
       await store.recordSample(sample('x', 'a'));
       await expectStoreError(store.recordSample(sample('x', 'a')));
@@ -295,7 +297,7 @@ export function runRecordStoreJudgingContract(currentStore: () => RecordStore): 
       );
       await store.recordFeedback({ turnId: 'c', score: 1, text: null, hint: null, tenant: null, createdAt: 600 });
       await store.recordSample(sample('x', 'a'));
-      await store.recordSample(sample('y', 'b', { status: 'dropped', dropReason: 'no-hint', lossMask: [], advantages: [], teacherLogprobs: null, support: null }));
+      await store.recordSample(sample('y', 'b', { status: 'dropped', dropReason: 'no-hint', lossMask: [], distillationGaps: null, teacherLogprobs: null, support: null }));
       await store.closeSession('s1', 'done', 700);
       expect((await store.counts()).judging).toEqual({
         judged: 3,

@@ -97,7 +97,7 @@ export function runRecordStoreTrainingContract(getStore: () => RecordStore): voi
           score: 1,
           hint: null,
           lossMask: [1, 1],
-          advantages: [1, 1],
+          distillationGaps: null,
           teacherLogprobs: null,
           support: null,
           createdAt: 3_000 + index,

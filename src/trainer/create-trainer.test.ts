@@ -8,7 +8,7 @@ import { createTinyModelFolder } from '../engines/local/testing/create-tiny-mode
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
-import type { TrainingEngine } from '../spec/training-engine.js';
+import type { TrainingEngine, TrainingLoss } from '../spec/training-engine.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
 import { createTrainer } from './create-trainer.js';
 import { createPolicyServing } from './policy-serving.js';
@@ -28,7 +28,7 @@ async function servedVersion(): Promise<number> {
   throw new Error('no start event');
 }
 
-type SampleFields = Pick<Parameters<RecordStore['recordSample']>[0], 'method' | 'policyVersion' | 'score' | 'hint' | 'advantages' | 'teacherLogprobs'> &
+type SampleFields = Pick<Parameters<RecordStore['recordSample']>[0], 'method' | 'policyVersion' | 'score' | 'hint' | 'distillationGaps' | 'teacherLogprobs'> &
   Partial<Pick<Parameters<RecordStore['recordSample']>[0], 'support'>>;
 
 /** A completed two-token main turn of session `s` and its ready sample. */
@@ -80,7 +80,7 @@ describe('the trainer', () => {
       });
       await store.recordSample({
         id: `sample-${index}`, turnId: id, method: 'rl', status: 'ready', dropReason: null, policyVersion, judgementId: null, feedbackId: null,
-        score: 1, hint: null, lossMask: [1, 1, 1], advantages: [1, 1, 1], teacherLogprobs: null, support: null, createdAt: 10 + index,
+        score: 1, hint: null, lossMask: [1, 1, 1], distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 10 + index,
       });
     }
     const trainer = createTrainer({ store, trainingEngine, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 16, maxStaleness: 2, pollIntervalMs: 60_000 });
@@ -119,15 +119,15 @@ describe('the trainer', () => {
       const serving = createPolicyServing({ store: batchStore, engine, logger: silent, now: () => 1_000 });
       await serving.start();
       await batchStore.upsertSession({ id: 's', tenant: null, at: 1 });
-      // Combine samples at w_rl = 0.5: A = 0.5·r + Δ, with Δ = 0.1 on the first token.
+      // Combine samples at w_rl = 0.5: A = 0.5·(r − b) + Δ, with Δ = 0.1 on the first token.
       for (const [index, score] of [-1, -1, 1].entries()) {
         await recordSampledTurn(batchStore, index, {
-          method: 'combine', policyVersion: 0, score, hint: 'h', advantages: [0.5 * score + 0.1, 0.5 * score], teacherLogprobs: [-4, -4.5],
+          method: 'combine', policyVersion: 0, score, hint: 'h', distillationGaps: [0.1, 0], teacherLogprobs: [-3.9, -4.5],
         });
       }
       const trainer = createTrainer({
         store: batchStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 16, pollIntervalMs: 60_000,
-        rewardBaseline: 'batch', rlWeight: 0.5,
+        advantages: { rewardBaseline: 'batch', rlWeight: 0.5 },
       });
       await trainer.start();
       expect(await trainer.trainNow()).toMatchObject({ kind: 'trained' });
@@ -157,20 +157,21 @@ describe('the trainer', () => {
       await serving.start();
       await supportStore.upsertSession({ id: 's', tenant: null, at: 1 });
       await recordSampledTurn(supportStore, 0, {
-        method: 'combine', policyVersion: 0, score: 0, hint: 'h', advantages: [0, 0], teacherLogprobs: [-4, -4.5],
+        method: 'combine', policyVersion: 0, score: 0, hint: 'h', distillationGaps: [0.5, -2], teacherLogprobs: [-3.5, -6.5],
         support: [
           [
-            { id: 7, studentLogprob: -1, teacherLogprob: -0.5, advantage: 0.5, weightedAdvantage: 0.3 },
-            { id: 9, studentLogprob: -2, teacherLogprob: null, advantage: null, weightedAdvantage: null },
+            { id: 7, studentLogprob: -1, teacherLogprob: -0.5, gap: 0.5, weight: 0.6 },
+            { id: 9, studentLogprob: -2, teacherLogprob: null, gap: null, weight: 0.4 },
           ],
-          [{ id: 11, studentLogprob: -1, teacherLogprob: -3, advantage: -1, weightedAdvantage: -1 }],
+          // −2 is clipped to −1 (C = 1).
+          [{ id: 11, studentLogprob: -1, teacherLogprob: -3, gap: -2, weight: 1 }],
         ],
       });
       const trainer = createTrainer({ store: supportStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 1, pollIntervalMs: 60_000 });
       await trainer.start();
       const outcome = await trainer.trainNow();
       await trainer.close();
-      expect(handed).toEqual([[{ tokenIds: [7], advantages: [0.3] }, { tokenIds: [11], advantages: [-1] }]]);
+      expect(handed).toEqual([[{ tokenIds: [7], advantages: [expect.closeTo(0.3, 12)] }, { tokenIds: [11], advantages: [-1] }]]);
       // Every advantage on the sampled tokens is 0, so the loss is the support set's alone.
       expect(outcome).toMatchObject({ kind: 'trained' });
       const metrics = outcome.kind === 'trained' ? outcome.step.metrics : null;
@@ -195,7 +196,7 @@ describe('the trainer', () => {
       await serving.start();
       await decayStore.upsertSession({ id: 's', tenant: null, at: 1 });
       const addSample = (index: number, policyVersion: number) =>
-        recordSampledTurn(decayStore, index, { method: 'rl', policyVersion, score: 1, hint: null, advantages: [1, 1], teacherLogprobs: null });
+        recordSampledTurn(decayStore, index, { method: 'rl', policyVersion, score: 1, hint: null, distillationGaps: null, teacherLogprobs: null });
       const options = {
         store: decayStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 1, pollIntervalMs: 60_000,
         learningRateDecay: { halfLifeSteps: 2 },
@@ -243,7 +244,7 @@ describe('the trainer', () => {
       });
       await trainer.start();
       for (const index of [0, 1]) {
-        await recordSampledTurn(anchorStore, index, { method: 'rl', policyVersion: index, score: 1, hint: null, advantages: [1, 1], teacherLogprobs: null });
+        await recordSampledTurn(anchorStore, index, { method: 'rl', policyVersion: index, score: 1, hint: null, distillationGaps: null, teacherLogprobs: null });
         const outcome = await trainer.trainNow();
         expect(outcome).toMatchObject({ kind: 'trained' });
         if (outcome.kind !== 'trained') throw new Error('no step');
@@ -284,8 +285,8 @@ describe('the trainer', () => {
       await serving.start();
       await epochStore.upsertSession({ id: 's', tenant: null, at: 1 });
       await recordSampledTurn(epochStore, 0, {
-        method: 'combine', policyVersion: 0, score: 1, hint: 'h', advantages: [1, 1], teacherLogprobs: [-4, -4.5],
-        support: [[{ id: 7, studentLogprob: -1, teacherLogprob: -0.5, advantage: 0.5, weightedAdvantage: 0.5 }], []],
+        method: 'combine', policyVersion: 0, score: 1, hint: 'h', distillationGaps: [0, 0], teacherLogprobs: [-4, -4.5],
+        support: [[{ id: 7, studentLogprob: -1, teacherLogprob: -0.5, gap: 0.5, weight: 1 }], []],
       });
       expect(() => createTrainer({ store: epochStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEpochs: 0 })).toThrow(/trainEpochs/);
       const trainer = createTrainer({ store: epochStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 1, trainEpochs: 3, pollIntervalMs: 60_000 });
@@ -306,5 +307,59 @@ describe('the trainer', () => {
     } finally {
       await epochStore.close();
     }
+  });
+
+  it('sends the configured loss and works out the step\'s policy loss for that loss, the rollout as its old policy', async () => {
+    const lossStore = createSqliteRecordStore({ path: ':memory:' });
+    const seen: { loss: TrainingLoss; logprobs: number[] }[] = [];
+    const spied: TrainingEngine = Object.assign(Object.create(trainingEngine) as TrainingEngine, {
+      forwardBackward: async (input: Parameters<TrainingEngine['forwardBackward']>[0]) => {
+        const output = await trainingEngine.forwardBackward(input);
+        seen.push({ loss: input.loss, logprobs: output.logprobs[0] ?? [] });
+        return output;
+      },
+    });
+    try {
+      const serving = createPolicyServing({ store: lossStore, engine, logger: silent, now: () => 1_000 });
+      await serving.start();
+      await lossStore.upsertSession({ id: 's', tenant: null, at: 1 });
+      const rollout = [-4, -4.5];
+      const perToken: Record<'importance_sampling' | 'ppo', (ratio: number, advantage: number) => number> = {
+        importance_sampling: (ratio, advantage) => -ratio * advantage,
+        ppo: (ratio, advantage) => Math.max(-ratio * advantage, -Math.min(1.28, Math.max(0.8, ratio)) * advantage),
+      };
+      for (const [index, lossName] of (['importance_sampling', 'ppo'] as const).entries()) {
+        const score = index === 0 ? 1 : -1;
+        await recordSampledTurn(lossStore, index, { method: 'rl', policyVersion: index, score, hint: null, distillationGaps: null, teacherLogprobs: null });
+        const trainer = createTrainer({ store: lossStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 1, pollIntervalMs: 60_000, lossName });
+        await trainer.start();
+        const outcome = await trainer.trainNow();
+        await trainer.close();
+        const { loss, logprobs } = seen[index] ?? { loss: null, logprobs: [] };
+        expect(loss).toEqual(lossName === 'ppo' ? { name: 'ppo', clipLow: 0.2, clipHigh: 0.28 } : { name: 'importance_sampling' });
+        const ratios = logprobs.map((logprob, position) => Math.exp(logprob - (rollout[position] ?? 0)));
+        const metrics = outcome.kind === 'trained' ? outcome.step.metrics : null;
+        expect(metrics?.policyGradientLoss).toBeCloseTo(ratios.reduce((sum, ratio) => sum + perToken[lossName](ratio, score), 0) / 2, 9);
+        // The engine's own loss agrees, and the sampler mismatch is still reported, untruncated.
+        expect(metrics?.loss).toBeCloseTo(metrics?.policyGradientLoss ?? Number.NaN, 4);
+        expect(metrics?.importanceRatio.mean).toBeCloseTo(((ratios[0] ?? 0) + (ratios[1] ?? 0)) / 2, 9);
+      }
+    } finally {
+      await lossStore.close();
+    }
+  });
+
+  it('refuses at start-up, in one line naming the option, a configuration its training engine cannot run', () => {
+    const remote = Object.create(trainingEngine, {
+      engineId: { value: 'remote' },
+      capabilities: { value: { losses: ['ppo', 'importance_sampling'], referenceLogprobs: false, anchor: false, supportSets: false, proximalLogprobs: false } },
+    }) as TrainingEngine;
+    const serving = createPolicyServing({ store, engine, logger: silent, now: () => 1_000 });
+    const create = (options: Partial<Parameters<typeof createTrainer>[0]>) => () => createTrainer({ store, trainingEngine: remote, serving, logger: silent, now: () => 0, workerId: 'w', ...options });
+    expect(create({})).toThrow(/^The training engine remote cannot compute the loss decoupled_ppo \(it computes ppo, importance_sampling\): change --loss\.$/);
+    expect(create({ lossName: 'ppo', trainEpochs: 2 })).toThrow(expect.objectContaining({ code: 'configuration_error', param: 'trainEpochs' }));
+    expect(create({ lossName: 'importance_sampling', supportTopK: 4 })).toThrow(/opdSupportK/);
+    expect(create({ lossName: 'ppo', loss: { klCoefficient: 0.1 } })).toThrow(/--kl-coefficient/);
+    expect(create({ lossName: 'ppo' })).not.toThrow();
   });
 });

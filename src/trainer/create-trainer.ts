@@ -1,9 +1,10 @@
 /**
  * The training loop. A step fires when `trainEvery` samples are ready (checked every
  * `pollIntervalMs`) or on demand (`trainNow`). It claims a batch under a lease, drops and counts
- * samples more than `maxStaleness` versions old, runs forward-backward with the clipped surrogate
- * (rewards optionally against the batch's, `core/reward-baseline.ts`) and one optimizer step on
- * the training engine — or `trainEpochs` passes over the batch, each with its own optimizer step,
+ * samples more than `maxStaleness` versions old, forms the batch's advantages from what the judge
+ * stored (`core/advantages.ts`: weights, clip and reward baseline are the trainer's alone), runs
+ * forward-backward with the configured loss (`--loss`) and one optimizer step on the training
+ * engine — or `trainEpochs` passes over the batch, each with its own optimizer step,
  * the later ones against the first pass's log-probs so the clip bounds them — publishes the
  * weights, saves the trainer state, commits version + step + sample statuses in one store write,
  * and has serving switch to the new version. A crash anywhere before the commit leaves the
@@ -14,17 +15,30 @@
  * The trainer always continues from what is served: activating another version (a rollback)
  * resets the training weights to it, and a restart whose active version is not the last step's
  * starts from the active version's weights instead of the checkpoint.
+ *
+ * A configuration the engine cannot run (a loss it does not compute, a term it lacks) is refused
+ * when the trainer is created (`core/training-capability-problem.ts`), not trained as something else.
  */
-import { defaultPolicyLossOptions, partitionByStaleness, policyLoss, type PolicyLossOptions, type PolicyLossSequence, type SupportLossTerms } from '../core/policy-loss.js';
-import { supportTargets } from '../core/build-samples.js';
-import { applyRewardBaseline, type RewardBaselineKind } from '../core/reward-baseline.js';
+import { advantagesOf, defaultAdvantageOptions, type AdvantageOptions, type SampleAdvantages } from '../core/advantages.js';
+import {
+  decoupledFormOf,
+  defaultPolicyLossOptions,
+  partitionByStaleness,
+  policyLoss,
+  trainingLossOf,
+  type PolicyLossOptions,
+  type PolicyLossResult,
+  type PolicyLossSequence,
+  type SupportLossTerms,
+} from '../core/policy-loss.js';
+import { trainingCapabilityProblem } from '../core/training-capability-problem.js';
 import { decayedLearningRate, type LearningRateDecay } from '../core/learning-rate-decay.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
 import type { TrainingSample, TrainingStepMetrics, TrainingStepRecord } from '../spec/records.js';
-import type { ForwardBackwardOutput, TrainingDatum, TrainingEngine } from '../spec/training-engine.js';
+import type { ForwardBackwardOutput, TrainingDatum, TrainingEngine, TrainingLossName } from '../spec/training-engine.js';
 import type { PolicyServing } from './policy-serving.js';
 
 export interface TrainerOptions {
@@ -45,11 +59,16 @@ export interface TrainerOptions {
   trainEpochs?: number;
   /** Samples more versions old than this are dropped; default 2. */
   maxStaleness?: number;
+  /** The named loss (`spec/training-engine.ts`); default `decoupled_ppo`. */
+  lossName?: TrainingLossName;
   loss?: Partial<PolicyLossOptions>;
-  /** `batch`: each reward against the mean of the step's other rewards (`core/reward-baseline.ts`); default `none`. */
-  rewardBaseline?: RewardBaselineKind;
-  /** w_rl, the weight the judge put on the reward in combine samples; the baseline is scaled by it. Default 1. */
-  rlWeight?: number;
+  /** How advantages are formed: w_rl, w_opd, the clip C, the reward baseline (`core/advantages.ts`); defaults 1, 1, 1, none. */
+  advantages?: Partial<AdvantageOptions>;
+  /**
+   * k of the OPD support sets the judge builds (0: none), so the start-up check can refuse an
+   * engine or loss that cannot train them; default 0.
+   */
+  supportTopK?: number;
   /** Halves the engine's learning rate every `halfLifeSteps` steps (`core/learning-rate-decay.ts`); default constant. */
   learningRateDecay?: LearningRateDecay;
   /** Default 30 minutes: longer than any step. */
@@ -89,15 +108,15 @@ export interface Trainer {
   close(): Promise<void>;
 }
 
-function datumOf(sample: TrainingSample, advantages: number[]): TrainingDatum {
+function datumOf(sample: TrainingSample, advantages: SampleAdvantages): TrainingDatum {
   return {
     promptTokenIds: sample.promptTokenIds,
     responseTokenIds: sample.responseTokenIds,
     lossMask: sample.lossMask,
-    advantages,
+    advantages: advantages.advantages,
     rolloutLogprobs: sample.rolloutLogprobs,
     temperature: sample.samplingTemperature,
-    ...(sample.support === null ? {} : { support: supportTargets(sample.support) }),
+    ...(advantages.support === null ? {} : { support: advantages.support }),
   };
 }
 
@@ -113,10 +132,14 @@ function supportTermsOf(support: TrainingDatum['support'], logprobs: number[][] 
   };
 }
 
-/** The number form of the loss over what one `forwardBackward` pass saw. */
-function lossInputsOf(data: readonly TrainingDatum[], output: ForwardBackwardOutput): PolicyLossSequence[] {
+/**
+ * The number form of the loss over what one `forwardBackward` pass saw. A loss that takes the
+ * rollout as the old policy (`decoupledFormOf`) is the decoupled form with ℓ_old = μ.
+ */
+function lossInputsOf(data: readonly TrainingDatum[], output: ForwardBackwardOutput, proximalIsRollout: boolean): PolicyLossSequence[] {
   return data.map(({ support, ...datum }, index) => ({
     ...datum,
+    ...(proximalIsRollout ? { proximalLogprobs: datum.rolloutLogprobs } : {}),
     logprobs: output.logprobs[index] ?? [],
     ...(output.referenceLogprobs === null ? {} : { referenceLogprobs: output.referenceLogprobs[index] ?? [] }),
     ...(output.anchorKl === null || output.anchorKl === undefined ? {} : { anchorKl: output.anchorKl[index] ?? [] }),
@@ -136,20 +159,35 @@ function withProximalLogprobs(datum: TrainingDatum, first: ForwardBackwardOutput
   };
 }
 
+/**
+ * exp(ℓ − μ) and |ℓ − μ| over the loss tokens, untruncated: how far trainer and sampler disagree.
+ * The decoupled form reports it as its importance weight; a loss whose old policy is the rollout
+ * has none (its ℓ_old − μ is 0), so it is worked out on its own.
+ */
+function rolloutMismatchOf(data: readonly TrainingDatum[], output: ForwardBackwardOutput): Pick<PolicyLossResult, 'importanceRatio' | 'rolloutLogprobAbsoluteDifference'> {
+  const options = { ...defaultPolicyLossOptions, importanceSamplingCap: Infinity, klCoefficient: 0, anchorCoefficient: 0 };
+  // Without the terms' inputs the number form computes the sampled tokens' surrogate alone.
+  return policyLoss(lossInputsOf(data, { ...output, referenceLogprobs: null, anchorKl: null, supportLogprobs: [] }, false), options);
+}
+
 export function createTrainer(options: TrainerOptions): Trainer {
   const { store, trainingEngine, serving, logger } = options;
   const trainEvery = options.trainEvery ?? 16;
   const trainEpochs = options.trainEpochs ?? 1;
   const maxStaleness = options.maxStaleness ?? 2;
-  const loss: PolicyLossOptions = { ...defaultPolicyLossOptions, ...options.loss };
-  const rewardBaseline = options.rewardBaseline ?? 'none';
-  const rlWeight = options.rlWeight ?? 1;
+  const lossOptions: PolicyLossOptions = { ...defaultPolicyLossOptions, ...options.loss };
+  const loss = trainingLossOf(options.lossName ?? 'decoupled_ppo', lossOptions);
+  // What the step metrics are computed with: the loss the engine was sent, as plain numbers.
+  const { options: metricLoss, proximalIsRollout } = decoupledFormOf(loss);
+  const advantageOptions: AdvantageOptions = { ...defaultAdvantageOptions, ...options.advantages };
   const learningRateDecay = options.learningRateDecay ?? {};
   const leaseMs = options.leaseMs ?? 30 * 60_000;
   const pollIntervalMs = options.pollIntervalMs ?? 1_000;
   if (!Number.isInteger(trainEvery) || trainEvery < 1) throw new ClawrlError('configuration_error', `trainEvery must be a positive integer, got ${trainEvery}`);
   if (!Number.isInteger(trainEpochs) || trainEpochs < 1) throw new ClawrlError('configuration_error', `trainEpochs must be a positive integer, got ${trainEpochs}`);
   if (!Number.isInteger(maxStaleness) || maxStaleness < 0) throw new ClawrlError('configuration_error', `maxStaleness must be a non-negative integer, got ${maxStaleness}`);
+  const problem = trainingCapabilityProblem({ loss: loss.name, lossOptions, trainEpochs, supportTopK: options.supportTopK ?? 0 }, trainingEngine);
+  if (problem !== null) throw new ClawrlError('configuration_error', problem.message, { param: problem.option });
 
   let paused = false;
   let closed = false;
@@ -198,21 +236,22 @@ export function createTrainer(options: TrainerOptions): Trainer {
     training = true;
     logger.info('training step started', { samples: fresh.length, parent: trainingVersion });
     try {
-      const advantages = applyRewardBaseline(fresh, rewardBaseline, rlWeight);
-      const data = fresh.map((sample, index) => datumOf(sample, advantages[index] ?? sample.advantages));
-      const output = await trainingEngine.forwardBackward({ data, loss: { name: 'decoupled_ppo', ...loss } });
+      const advantages = advantagesOf(fresh, advantageOptions);
+      const data = fresh.map((sample, index) => datumOf(sample, advantages[index] as SampleAdvantages));
+      const output = await trainingEngine.forwardBackward({ data, loss });
       const stepNumber = (summary.lastStep?.step ?? 0) + 1;
       const learningRate = decayedLearningRate(trainingEngine.info.learningRate, stepNumber, learningRateDecay);
       const optimizer = await trainingEngine.optimizerStep({ learningRate });
-      const computed = policyLoss(lossInputsOf(data, output), loss);
+      const computed = policyLoss(lossInputsOf(data, output, proximalIsRollout), metricLoss);
+      const mismatch = proximalIsRollout ? rolloutMismatchOf(data, output) : computed;
       const later = trainEpochs > 1 ? data.map((datum, index) => withProximalLogprobs(datum, output, index)) : [];
       let lastOutput: ForwardBackwardOutput | null = null;
       for (let pass = 2; pass <= trainEpochs; pass += 1) {
-        lastOutput = await trainingEngine.forwardBackward({ data: later, loss: { name: 'decoupled_ppo', ...loss } });
+        lastOutput = await trainingEngine.forwardBackward({ data: later, loss });
         await trainingEngine.optimizerStep({ learningRate });
       }
       // Only the last pass's clip fraction is reported, so only its loss is worked out.
-      const lastPass = lastOutput === null ? computed : policyLoss(lossInputsOf(later, lastOutput), loss);
+      const lastPass = lastOutput === null ? computed : policyLoss(lossInputsOf(later, lastOutput, proximalIsRollout), metricLoss);
       const version = newest + 1;
       const artifact = await trainingEngine.publishWeights(version);
       const checkpoint = await trainingEngine.saveState(`step-${stepNumber}`);
@@ -223,8 +262,8 @@ export function createTrainer(options: TrainerOptions): Trainer {
         clipFraction: lastPass.clipFraction,
         kl: computed.kl,
         ...(computed.anchorKl === null ? {} : { anchorKl: computed.anchorKl }),
-        importanceRatio: computed.importanceRatio,
-        rolloutLogprobAbsoluteDifference: computed.rolloutLogprobAbsoluteDifference,
+        importanceRatio: mismatch.importanceRatio,
+        rolloutLogprobAbsoluteDifference: mismatch.rolloutLogprobAbsoluteDifference,
         samplesUsed: fresh.length,
         samplesDropped: stale.length,
         lossTokens: computed.lossTokens,

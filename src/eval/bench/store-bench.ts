@@ -184,7 +184,7 @@ async function addSamples(store: RecordStore, scripts: SessionScript[]): Promise
       score: 1,
       hint: null,
       lossMask: Array<number>(length).fill(1),
-      advantages: Array<number>(length).fill(1),
+      distillationGaps: null,
       teacherLogprobs: null,
       support: null,
       createdAt: turn.timings.endedAt,

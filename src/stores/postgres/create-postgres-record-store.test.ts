@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../spec/chat.js';
 import type { RecordStore } from '../../spec/record-store.js';
+import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 import type { NewTurn } from '../../spec/records.js';
 import { runRecordStoreContract } from '../record-store.contract.js';
 import { createPostgresRecordStore } from './create-postgres-record-store.js';
@@ -117,7 +118,7 @@ describe('createPostgresRecordStore', () => {
       await first.recordSample({
         id: `sample-${index}`, turnId: previous.id, method: 'rl', status: 'ready', dropReason: null, policyVersion: 0,
         judgementId: null, feedbackId: null, score: 1, hint: null, lossMask: Array<number>(response).fill(1),
-        advantages: Array<number>(response).fill(1), teacherLogprobs: null, support: null, createdAt: index,
+        distillationGaps: null, teacherLogprobs: null, support: null, createdAt: index,
       });
     }
     const claimAll = async (store: RecordStore, workerId: string) => {
@@ -138,7 +139,42 @@ describe('createPostgresRecordStore', () => {
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(1)));
     expect(stores).toHaveLength(4);
     const versions = await queryTestSchema<{ version: number }>(schema, 'SELECT version FROM schema_migrations ORDER BY version');
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('keeps the samples judged before migration 4 on their judged advantages, and lets the methods be checked above the database', async () => {
+    schema = uniqueTestSchema();
+    const first = await open();
+    await first.upsertSession({ id: 's1', tenant: null, at: 0 });
+    const turn = turnOf('s1', 0, undefined);
+    await first.recordTurn(turn);
+    await first.close();
+    // The samples table as schema 3 had it, with a sample as the judge stored it then.
+    await queryTestSchema(schema, `ALTER TABLE samples DROP COLUMN distillation_gaps;
+      ALTER TABLE samples RENAME COLUMN judged_advantages TO advantages;
+      ALTER TABLE samples ALTER COLUMN advantages SET NOT NULL;
+      ALTER TABLE samples ADD CONSTRAINT samples_method_check CHECK (method IN ('rl', 'opd', 'combine'));
+      DELETE FROM schema_migrations WHERE version >= 4;`);
+    const length = turn.responseTokenIds.length;
+    const judged = Array.from({ length }, (_, index) => 0.5 + index / 100);
+    const teacher = turn.logprobs.map((logprob) => logprob + 0.25);
+    const support = [[{ id: 7, studentLogprob: -1, teacherLogprob: -0.5, advantage: 0.5, weightedAdvantage: 0.3 }], ...Array.from({ length: length - 1 }, () => [])];
+    await queryTestSchema(
+      schema,
+      `INSERT INTO samples (id, turn_ordinal, method, status, policy_version, score, hint, loss_mask, advantages, teacher_logprobs, support, created_at, updated_at)
+       VALUES ('old', (SELECT ordinal FROM turns WHERE id = $1), 'combine', 'ready', 0, 1, 'h', $2, $3, $4, $5, 5, 5)`,
+      [turn.id, encodeFloat64Blob(Array<number>(length).fill(1), 'lossMask'), encodeFloat64Blob(judged, 'advantages'), encodeFloat64Blob(teacher, 'teacher'), JSON.stringify(support)],
+    );
+    const upgraded = await open();
+    const [claimed] = await upgraded.claimSamplesForTraining({ limit: 10, leaseMs: 1_000, now: 10, workerId: 'trainer' });
+    expect(claimed?.judgedAdvantages).toEqual({ advantages: judged, support: [{ tokenIds: [7], advantages: [0.3] }, ...Array.from({ length: length - 1 }, () => ({ tokenIds: [], advantages: [] }))] });
+    expect(claimed?.distillationGaps?.map((gap) => Number(gap.toFixed(12)))).toEqual(Array<number>(length).fill(0.25));
+    await upgraded.close();
+    expect(await queryTestSchema(schema, "SELECT conname FROM pg_constraint WHERE conname = 'samples_method_check'")).toEqual([]);
+    await queryTestSchema(schema, "UPDATE samples SET method = 'grpo'");
+    const reopened = await open();
+    await expect(reopened.listSamples()).rejects.toMatchObject({ code: 'store_error', message: expect.stringContaining('"grpo"') });
+    await reopened.close();
   });
 
   it('refuses a schema written by a newer clawrl', async () => {

@@ -27,7 +27,7 @@ import type {
 import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { checkPaging } from './postgres-paging.js';
-import { toFeedbackRecord, toJudgementRecord, toJudgingCounts, type FeedbackRow, type JudgementRow, type JudgingCountsRow } from '../record-rows.js';
+import { checkNewSample, toFeedbackRecord, toJudgementRecord, toJudgingCounts, type FeedbackRow, type JudgementRow, type JudgingCountsRow } from '../record-rows.js';
 import { sampleColumns, toSampleRecord, type PostgresSampleRow } from './postgres-sample-rows.js';
 
 const defaultListLimit = 100;
@@ -198,7 +198,7 @@ export class PostgresJudgingRecords {
   async recordSample(sample: NewSample): Promise<SampleRecord> {
     const encoded = {
       lossMask: encodeFloat64Blob(sample.lossMask, 'lossMask'),
-      advantages: encodeFloat64Blob(sample.advantages, 'advantages'),
+      distillationGaps: sample.distillationGaps === null ? null : encodeFloat64Blob(sample.distillationGaps, 'distillationGaps'),
       teacherLogprobs: sample.teacherLogprobs === null ? null : encodeFloat64Blob(sample.teacherLogprobs, 'teacherLogprobs'),
     };
     await this.#database.transaction(async (client) => {
@@ -210,14 +210,14 @@ export class PostgresJudgingRecords {
         )
       ).rows;
       if (turn === undefined) throw new ClawrlError('store_error', `cannot record a sample: unknown turn ${sample.turnId}`);
-      if (sample.status === 'ready') checkSampleLengths(sample, turn.response_length);
+      checkNewSample(sample, turn.response_length);
       await client.query(
         "UPDATE samples SET status = 'dropped', drop_reason = 'superseded', updated_at = $1 WHERE turn_ordinal = $2 AND status = 'ready'",
         [sample.createdAt, turn.ordinal],
       );
       await client.query(
         `INSERT INTO samples (id, turn_ordinal, method, status, drop_reason, policy_version, judgement_id, feedback_id,
-           score, hint, loss_mask, advantages, teacher_logprobs, support, created_at, updated_at)
+           score, hint, loss_mask, distillation_gaps, teacher_logprobs, support, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`,
         [
           sample.id,
@@ -231,7 +231,7 @@ export class PostgresJudgingRecords {
           sample.score,
           sample.hint,
           encoded.lossMask,
-          encoded.advantages,
+          encoded.distillationGaps,
           encoded.teacherLogprobs,
           sample.support === null ? null : JSON.stringify(sample.support),
           sample.createdAt,
@@ -300,21 +300,3 @@ export class PostgresJudgingRecords {
     return toJudgingCounts(row);
   }
 }
-
-function checkSampleLengths(sample: NewSample, responseLength: number): void {
-  const lengths: [string, number | undefined][] = [
-    ['lossMask', sample.lossMask.length],
-    ['advantages', sample.advantages.length],
-    ['teacherLogprobs', sample.teacherLogprobs?.length],
-    ['support', sample.support?.length],
-  ];
-  for (const [field, length] of lengths) {
-    if (length !== undefined && length !== responseLength) {
-      throw new ClawrlError(
-        'store_error',
-        `sample ${sample.id}: ${field} has ${length} entries, the response has ${responseLength} tokens`,
-      );
-    }
-  }
-}
-

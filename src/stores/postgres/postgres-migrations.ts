@@ -189,6 +189,17 @@ export const postgresMigrations: readonly string[] = [
     ended_at bigint NOT NULL
   );
   `,
+  // 4: samples store what the judge measured, not an advantage. The judge's combined advantages of
+  // the samples judged so far stay, as judged_advantages, and the trainer trains those rows on them
+  // as before; new rows leave it NULL and store the unclipped teacher − rollout gaps instead. The
+  // method loses its CHECK (the stores check it against the methods this clawrl knows), so a new
+  // method is not a migration.
+  `
+  ALTER TABLE samples DROP CONSTRAINT samples_method_check;
+  ALTER TABLE samples RENAME COLUMN advantages TO judged_advantages;
+  ALTER TABLE samples ALTER COLUMN judged_advantages DROP NOT NULL;
+  ALTER TABLE samples ADD COLUMN distillation_gaps bytea;
+  `,
 ];
 
 // Advisory locks share one key space per database; the first key names clawrl ('claw'), the

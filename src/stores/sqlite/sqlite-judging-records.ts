@@ -25,7 +25,7 @@ import type {
   SampleRecord,
   TurnRecord,
 } from '../../spec/records.js';
-import { toFeedbackRecord, toJudgementRecord, toJudgingCounts, toSampleRecord, type SampleRow } from '../record-rows.js';
+import { checkNewSample, toFeedbackRecord, toJudgementRecord, toJudgingCounts, toSampleRecord, type SampleRow } from '../record-rows.js';
 import { sqliteJudgingStatements, type SqliteJudgingStatements, type TurnKeyRow } from './sqlite-judging-statements.js';
 import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 
@@ -244,22 +244,7 @@ export class SqliteJudgingRecords {
 
   #insertSample(sample: NewSample): void {
     const turn = this.#requireTurn(sample.turnId, 'record a sample');
-    if (sample.status === 'ready') {
-      const lengths: [string, number | undefined][] = [
-        ['lossMask', sample.lossMask.length],
-        ['advantages', sample.advantages.length],
-        ['teacherLogprobs', sample.teacherLogprobs?.length],
-        ['support', sample.support?.length],
-      ];
-      for (const [field, length] of lengths) {
-        if (length !== undefined && length !== turn.response_length) {
-          throw new ClawrlError(
-            'store_error',
-            `sample ${sample.id}: ${field} has ${length} entries, the response has ${turn.response_length} tokens`,
-          );
-        }
-      }
-    }
+    checkNewSample(sample, turn.response_length);
     this.#statements.supersedeReady.run(sample.createdAt, turn.ordinal);
     this.#statements.insertSample.run({
       id: sample.id,
@@ -273,7 +258,7 @@ export class SqliteJudgingRecords {
       score: sample.score,
       hint: sample.hint,
       loss_mask: encodeFloat64Blob(sample.lossMask, 'lossMask'),
-      advantages: encodeFloat64Blob(sample.advantages, 'advantages'),
+      distillation_gaps: sample.distillationGaps === null ? null : encodeFloat64Blob(sample.distillationGaps, 'distillationGaps'),
       teacher_logprobs: sample.teacherLogprobs === null ? null : encodeFloat64Blob(sample.teacherLogprobs, 'teacherLogprobs'),
       support: sample.support === null ? null : JSON.stringify(sample.support),
       created_at: sample.createdAt,

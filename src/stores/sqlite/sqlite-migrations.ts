@@ -202,6 +202,47 @@ export const sqliteMigrations: readonly string[] = [
   ALTER TABLE turns DROP COLUMN next_state;
   ALTER TABLE turns DROP COLUMN next_state_at;
   `,
+  // 5: samples store what the judge measured, not an advantage. The judge's combined advantages of
+  // the samples judged so far stay, as judged_advantages, and the trainer trains those rows on them
+  // as before; new rows leave it NULL and store the unclipped teacher − rollout gaps instead. The
+  // method loses its CHECK (the stores check it against the methods this clawrl knows), so a new
+  // method is not a migration. SQLite cannot drop a constraint, so the table is rebuilt once.
+  `
+  CREATE TABLE samples_rebuilt (
+    ordinal INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    turn_ordinal INTEGER NOT NULL REFERENCES turns (ordinal),
+    method TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ready', 'trained', 'dropped')),
+    drop_reason TEXT,
+    policy_version INTEGER NOT NULL,
+    judgement_id INTEGER,
+    feedback_id INTEGER,
+    score REAL,
+    hint TEXT,
+    loss_mask BLOB NOT NULL,
+    judged_advantages BLOB,
+    distillation_gaps BLOB,
+    teacher_logprobs BLOB,
+    support TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    lease_owner TEXT,
+    lease_expires_at INTEGER,
+    training_step INTEGER
+  );
+  INSERT INTO samples_rebuilt (ordinal, id, turn_ordinal, method, status, drop_reason, policy_version, judgement_id,
+      feedback_id, score, hint, loss_mask, judged_advantages, distillation_gaps, teacher_logprobs, support, created_at,
+      updated_at, lease_owner, lease_expires_at, training_step)
+    SELECT ordinal, id, turn_ordinal, method, status, drop_reason, policy_version, judgement_id,
+      feedback_id, score, hint, loss_mask, advantages, NULL, teacher_logprobs, support, created_at,
+      updated_at, lease_owner, lease_expires_at, training_step
+    FROM samples;
+  DROP TABLE samples;
+  ALTER TABLE samples_rebuilt RENAME TO samples;
+  CREATE INDEX samples_by_status ON samples (status, ordinal);
+  CREATE INDEX samples_by_turn ON samples (turn_ordinal, ordinal);
+  `,
 ];
 
 /**

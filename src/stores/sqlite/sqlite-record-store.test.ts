@@ -9,6 +9,7 @@ import type { NewTurn } from '../../spec/records.js';
 import { runRecordStoreContract } from '../record-store.contract.js';
 import { canonicalJson } from '../../core/canonical-json.js';
 import { createSqliteRecordStore } from './create-sqlite-record-store.js';
+import { rollBackSampleMeasures } from './testing/roll-back-sample-measures.js';
 
 runRecordStoreContract({
   name: 'sqlite :memory:',
@@ -211,7 +212,7 @@ describe('createSqliteRecordStore on a file', () => {
 
     const database = new Database(path, { readonly: true });
     expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }]);
+    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }]);
     const prefixes = database.prepare('SELECT prompt_prefix_length FROM turns ORDER BY ordinal').pluck().all();
     database.close();
     expect(prefixes).toEqual([0, turn0.promptTokenIds.length + 25, turn1.promptTokenIds.length + 25]);
@@ -232,6 +233,7 @@ describe('createSqliteRecordStore on a file', () => {
 
   /** Undoes migration 4: next states back in the turn's row, as schemas 1–3 kept them. */
   function rollBackNextStates(database: Database.Database): void {
+    rollBackSampleMeasures(database);
     database.exec(`ALTER TABLE turns ADD COLUMN next_state TEXT; ALTER TABLE turns ADD COLUMN next_state_at INTEGER;
       UPDATE turns SET
         next_state = (SELECT next_state FROM turn_next_states WHERE turn_ordinal = turns.ordinal),

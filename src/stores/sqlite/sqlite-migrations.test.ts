@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
+import type { NewTurn } from '../../spec/records.js';
+import { createSqliteRecordStore } from './create-sqlite-record-store.js';
+import { rollBackSampleMeasures } from './testing/roll-back-sample-measures.js';
+
+function turnOf(id: string): NewTurn {
+  return {
+    id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion: 0,
+    messages: [{ role: 'user', content: `question ${id}` }], tools: [], sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0 },
+    promptTokenIds: [1, 2, 3], responseTokenIds: [4, 5], logprobs: [-0.5, -1], response: { role: 'assistant', content: 'answer' },
+    finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
+  };
+}
+
+const float64 = (values: number[]) => encodeFloat64Blob(values, 'test');
+
+describe('SQLite migration 5: samples store what the judge measured, the method unconstrained', () => {
+  let directory: string;
+  let path: string;
+
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'clawrl-migration-'));
+    path = join(directory, 'records.db');
+  });
+
+  afterEach(() => {
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('keeps the samples judged before it on their judged advantages, and lets the methods be checked above the database', async () => {
+    const store = createSqliteRecordStore({ path });
+    await store.upsertSession({ id: 's', tenant: null, at: 1 });
+    for (const id of ['a', 'b', 'c']) await store.recordTurn(turnOf(id));
+    await store.close();
+    // Samples as schema 4 stored them: the judge's w_rl·r + w_opd·clip(Δ), and w_opd·w·clip(Δ) on each support token.
+    const database = new Database(path);
+    rollBackSampleMeasures(database);
+    const insert = database.prepare(`INSERT INTO samples (id, turn_ordinal, method, status, drop_reason, policy_version, judgement_id, feedback_id,
+        score, hint, loss_mask, advantages, teacher_logprobs, support, created_at, updated_at)
+      VALUES (?, (SELECT ordinal FROM turns WHERE id = ?), ?, ?, ?, 0, NULL, NULL, ?, ?, ?, ?, ?, ?, 5, 5)`);
+    const support = [[{ id: 7, studentLogprob: -1, teacherLogprob: -0.5, advantage: 0.5, weightedAdvantage: 0.3 }, { id: 9, studentLogprob: -2, teacherLogprob: null, advantage: null, weightedAdvantage: null }], []];
+    insert.run('old-combine', 'a', 'combine', 'ready', null, 1, 'h', float64([1, 1]), float64([0.5, 0.5]), float64([-0.25, -3]), JSON.stringify(support));
+    insert.run('old-rl', 'b', 'rl', 'ready', null, -1, null, float64([1, 1]), float64([-1, -1]), null, null);
+    insert.run('old-dropped', 'c', 'opd', 'dropped', 'no-hint', null, null, float64([]), float64([]), null, null);
+    database.close();
+
+    const upgraded = createSqliteRecordStore({ path });
+    const claimed = await upgraded.claimSamplesForTraining({ limit: 10, leaseMs: 1_000, now: 10, workerId: 'trainer' });
+    expect(claimed.map((sample) => [sample.id, sample.judgedAdvantages])).toEqual([
+      ['old-combine', { advantages: [0.5, 0.5], support: [{ tokenIds: [7], advantages: [0.3] }, { tokenIds: [], advantages: [] }] }],
+      ['old-rl', { advantages: [-1, -1], support: null }],
+    ]);
+    // What can be derived exactly is derived: teacher − rollout where the teacher's log-probs were kept.
+    expect(claimed[0]).toMatchObject({ method: 'combine', score: 1, distillationGaps: [0.25, -2], teacherLogprobs: [-0.25, -3], support: null });
+    expect(claimed[1]).toMatchObject({ method: 'rl', score: -1, distillationGaps: null });
+    // A sample judged since carries no judged advantages.
+    const fresh = await upgraded.recordSample({
+      id: 'new', turnId: 'c', method: 'opd', status: 'ready', dropReason: null, policyVersion: 0, judgementId: null, feedbackId: null,
+      score: null, hint: 'h', lossMask: [1, 1], distillationGaps: [0.25, -2], teacherLogprobs: [-0.25, -3], support: null, createdAt: 20,
+    });
+    expect(fresh).toMatchObject({ judgedAdvantages: null, distillationGaps: [0.25, -2] });
+    await upgraded.close();
+
+    // The database no longer constrains the method; the store refuses one it does not know when it reads it.
+    const raw = new Database(path);
+    expect(raw.prepare("SELECT sql FROM sqlite_master WHERE name = 'samples'").pluck().get()).not.toContain('method IN');
+    raw.prepare("UPDATE samples SET method = 'grpo' WHERE id = 'old-rl'").run();
+    raw.close();
+    const reopened = createSqliteRecordStore({ path });
+    await expect(reopened.listSamples()).rejects.toMatchObject({ code: 'store_error', message: expect.stringContaining('"grpo"') });
+    await reopened.close();
+  });
+});
