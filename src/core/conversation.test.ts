@@ -2,19 +2,19 @@ import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../spec/chat.js';
 import {
   conversationRootOf,
-  inferTurnType,
   isTruthyFlag,
   nextStateAfter,
-  openClawSessionHint,
   parseTurnType,
   quotedReplyIndex,
   quotedReplyKeys,
   replyKeyOf,
+  type ConversationRules,
 } from './conversation.js';
 
-const internalContext: ChatMessage = {
-  role: 'user',
-  content: '<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nworkspace files...\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>',
+/** A client that adds `[env]` messages and strips `[tag]` from replies it sends back. */
+const rules: ConversationRules = {
+  isEnvironmentNoise: (message) => message.role === 'user' && message.content.startsWith('[env]'),
+  replyText: (content) => content.replaceAll('[tag]', ''),
 };
 
 describe('conversation', () => {
@@ -26,28 +26,24 @@ describe('conversation', () => {
     expect(replyKeyOf(first, reply)).toBe(replyKeyOf(first, { role: 'assistant', content: 'Hello!\n' }));
   });
 
-  it('finds a reply OpenClaw sends back without its internal-context markers', () => {
-    const root = conversationRootOf([{ role: 'system', content: 'S' }, { role: 'user', content: 'hi' }]);
-    const sent = 'You said: <<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nnone\n<<<END_OPENCLAW_INTERNAL_CONTEXT>>>';
-    const replayed = 'You said: <<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>\nnone';
-    expect(replyKeyOf(root, { role: 'assistant', content: replayed })).toBe(replyKeyOf(root, { role: 'assistant', content: sent }));
-    expect(replyKeyOf(root, { role: 'assistant', content: 'You said: none, really' })).not.toBe(replyKeyOf(root, { role: 'assistant', content: sent }));
-  });
-
-  it('keeps the root stable when OpenClaw drops its internal context block between turns', () => {
-    const turnOne: ChatMessage[] = [{ role: 'system', content: 'S' }, { role: 'user', content: 'what is 2+2?' }, internalContext];
+  it("applies a client's rules: its noise is no part of the root nor of a next state, and a reply it strips is found again", () => {
+    const turnOne: ChatMessage[] = [{ role: 'system', content: 'S' }, { role: 'user', content: 'what is 2+2?' }, { role: 'user', content: '[env] one' }];
     const turnTwo: ChatMessage[] = [
       { role: 'system', content: 'S' },
       { role: 'user', content: 'what is 2+2?' },
       { role: 'assistant', content: '4' },
       { role: 'user', content: 'Thanks. And 4 plus 4?' },
-      { ...internalContext, content: `${internalContext.content} v2` },
+      { role: 'user', content: '[env] two' },
     ];
-    const root = conversationRootOf(turnOne);
-    expect(conversationRootOf(turnTwo)).toBe(root);
-    const [quoted] = quotedReplyKeys(turnTwo, root);
-    expect(quoted).toEqual({ index: 2, key: replyKeyOf(root, { role: 'assistant', content: '4' }) });
-    expect(nextStateAfter(turnTwo, 2)).toEqual([{ role: 'user', content: 'Thanks. And 4 plus 4?' }]);
+    const root = conversationRootOf(turnOne, rules);
+    expect(conversationRootOf(turnTwo, rules)).toBe(root);
+    expect(conversationRootOf([{ role: 'system', content: 'S' }, { role: 'user', content: '[env] one' }, { role: 'user', content: 'what is 2+2?' }])).not.toBe(root);
+    expect(quotedReplyKeys(turnTwo, root, 1, rules)).toEqual([{ index: 2, key: replyKeyOf(root, { role: 'assistant', content: '4' }, rules) }]);
+    expect(nextStateAfter(turnTwo, 2, rules)).toEqual([{ role: 'user', content: 'Thanks. And 4 plus 4?' }]);
+    expect(nextStateAfter(turnTwo, 2)).toHaveLength(2);
+    const sent = replyKeyOf(root, { role: 'assistant', content: '4 [tag]' }, rules);
+    expect(quotedReplyIndex(turnTwo, root, sent, rules)).toBe(2);
+    expect(replyKeyOf(root, { role: 'assistant', content: '4 [tag]' })).not.toBe(replyKeyOf(root, { role: 'assistant', content: '4' }));
   });
 
   it('matches tool-call replies whatever the JSON formatting the client sends back', () => {
@@ -94,19 +90,6 @@ describe('conversation', () => {
     expect(conversationRootOf([{ role: 'system', content: prompt }, { role: 'user', content: 'other' }])).not.toBe(first);
     for (let index = 0; index < 100; index += 1) conversationRootOf([{ role: 'system', content: `other ${index}` }]);
     expect(conversationRootOf(messages)).toBe(first);
-  });
-
-  it('reads the OpenClaw runtime session hint', () => {
-    expect(openClawSessionHint([{ role: 'user', content: '[Mon] hi\nRuntime: agent=main session=x sessionId=abc-123 model=m' }])).toBe('abc-123');
-    expect(openClawSessionHint([{ role: 'user', content: 'my sessionId=abc is here' }])).toBeNull();
-  });
-
-  it('marks heartbeat, memory-flush and cron traffic as side turns and the rest as main', () => {
-    expect(inferTurnType([{ role: 'user', content: 'Read HEARTBEAT.md if it exists. If nothing needs attention, reply HEARTBEAT_OK.' }])).toBe('side');
-    expect(inferTurnType([{ role: 'user', content: 'Pre-compaction memory flush. Store durable memories now.' }])).toBe('side');
-    expect(inferTurnType([{ role: 'user', content: '[cron:daily-report] Summarize the inbox' }])).toBe('side');
-    expect(inferTurnType([{ role: 'user', content: 'Summarize the inbox' }, internalContext])).toBe('main');
-    expect(inferTurnType([{ role: 'user', content: 'HEARTBEAT_OK?' }, { role: 'assistant', content: '' }, { role: 'tool', content: 'x', toolCallId: 'a' }])).toBe('main');
   });
 
   it('parses flags and turn types leniently and rejects unknown values', () => {

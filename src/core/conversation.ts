@@ -8,17 +8,19 @@ import type { ChatMessage } from '../spec/chat.js';
 import type { TurnType } from '../spec/records.js';
 
 /**
- * OpenClaw appends an internal context block as an extra user message on every turn and drops it
- * on the next one. It is environment noise: not the user's reaction, not a stable part of the
- * conversation.
+ * What an agent client adds to a conversation that is not the conversation, and what it changes
+ * in a reply it sends back. The rules of each client live with the gateway
+ * (`gateway/agent-clients/`); these functions only apply them.
  */
-const internalContextMarker = '<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>';
-
-const internalContextMarkers = /<<<(?:BEGIN|END)_OPENCLAW_INTERNAL_CONTEXT>>>/g;
-
-export function isEnvironmentNoise(message: ChatMessage): boolean {
-  return message.role === 'user' && message.content.includes(internalContextMarker);
+export interface ConversationRules {
+  /** A message the client adds on its own (environment, not the user's words): no part of a root or a next state. */
+  isEnvironmentNoise(message: ChatMessage): boolean;
+  /** A reply's text as the server sent it, with what a client strips when it sends it back taken out of both. */
+  replyText(content: string): string;
 }
+
+/** A conversation with no client's additions. */
+export const plainConversation: ConversationRules = { isEnvironmentNoise: () => false, replyText: (content) => content };
 
 export function lastAssistantIndex(messages: readonly ChatMessage[]): number {
   for (let index = messages.length - 1; index >= 0; index -= 1) {
@@ -40,10 +42,10 @@ function canonicalArguments(text: string): string {
  * A digest of the conversation's root: its system prompt and first real user message. It stays
  * the same for every turn of a conversation, even when the agent drops internal context blocks.
  */
-export function conversationRootOf(messages: readonly ChatMessage[]): string {
+export function conversationRootOf(messages: readonly ChatMessage[], rules: ConversationRules = plainConversation): string {
   const system = messages.find((message) => message.role === 'system')?.content ?? '';
   const firstUser =
-    messages.find((message) => message.role === 'user' && !isEnvironmentNoise(message))?.content ?? '';
+    messages.find((message) => message.role === 'user' && !rules.isEnvironmentNoise(message))?.content ?? '';
   return hashAfterSystem(system).copy().update('\u0001').update(firstUser).digest('base64url');
 }
 
@@ -72,9 +74,8 @@ function hashAfterSystem(system: string): Hash {
  * to the conversation's root, so two sessions that receive the same short reply ("Hello!") to
  * different openings are not confused.
  */
-export function replyKeyOf(conversationRoot: string, reply: ChatMessage): string {
-  // OpenClaw strips its internal-context markers from a reply it sends back (seen with 2026.9.6).
-  const content = reply.content.includes('_OPENCLAW_INTERNAL_CONTEXT>>>') ? reply.content.replace(internalContextMarkers, '') : reply.content;
+export function replyKeyOf(conversationRoot: string, reply: ChatMessage, rules: ConversationRules = plainConversation): string {
+  const content = rules.replyText(reply.content);
   const toolCalls = (reply.toolCalls ?? []).map((call) => `${call.name}\u0000${canonicalArguments(call.arguments)}`);
   return createHash('sha256')
     .update(conversationRoot)
@@ -90,63 +91,31 @@ export function quotedReplyKeys(
   messages: readonly ChatMessage[],
   conversationRoot: string,
   limit = Number.POSITIVE_INFINITY,
+  rules: ConversationRules = plainConversation,
 ): Array<{ index: number; key: string }> {
   const keys: Array<{ index: number; key: string }> = [];
   for (let index = messages.length - 1; index >= 0 && keys.length < limit; index -= 1) {
     const message = messages[index];
-    if (message?.role === 'assistant') keys.push({ index, key: replyKeyOf(conversationRoot, message) });
+    if (message?.role === 'assistant') keys.push({ index, key: replyKeyOf(conversationRoot, message, rules) });
   }
   return keys;
 }
 
 /** Where a request quotes the reply with this key, searching newest first; -1 when it does not. */
-export function quotedReplyIndex(messages: readonly ChatMessage[], conversationRoot: string, replyKey: string): number {
+export function quotedReplyIndex(messages: readonly ChatMessage[], conversationRoot: string, replyKey: string, rules: ConversationRules = plainConversation): number {
   for (let index = messages.length - 1; index >= 0; index -= 1) {
     const message = messages[index];
-    if (message?.role === 'assistant' && replyKeyOf(conversationRoot, message) === replyKey) return index;
+    if (message?.role === 'assistant' && replyKeyOf(conversationRoot, message, rules) === replyKey) return index;
   }
   return -1;
 }
 
 /**
  * The next state of the turn whose reply sits at `replyIndex`: everything after it (the user's
- * reply, tool results), without OpenClaw's internal context blocks.
+ * reply, tool results), without the client's own additions.
  */
-export function nextStateAfter(messages: readonly ChatMessage[], replyIndex: number): ChatMessage[] {
-  return messages.slice(replyIndex + 1).filter((message) => !isEnvironmentNoise(message));
-}
-
-/** OpenClaw puts `sessionId=<id>` on its "Runtime:" line; a reliable hint when present. */
-export function openClawSessionHint(messages: readonly ChatMessage[]): string | null {
-  for (const message of messages) {
-    if (message.role !== 'user' && message.role !== 'system') continue;
-    const match = /Runtime:[^\n]*\bsessionId=([A-Za-z0-9._:-]{1,128})/.exec(message.content);
-    if (match?.[1]) return match[1];
-  }
-  return null;
-}
-
-/**
- * Side-traffic patterns of OpenClaw: heartbeat runs (which ask the model to read HEARTBEAT.md and
- * answer HEARTBEAT_OK), pre-compaction memory flushes and cron-triggered runs. Only the newest
- * user message is inspected, because earlier turns of a main conversation may mention them.
- */
-const sidePatterns: readonly RegExp[] = [
-  /\bHEARTBEAT(?:_OK|\.md)\b/,
-  /\bpre-compaction memory flush\b/i,
-  /\bmemory flush\b/i,
-  /^\s*\[cron(?::[^\]]*)?\]/i,
-];
-
-/** The documented turn-type heuristic, used when no `X-Turn-Type` header is given. */
-export function inferTurnType(messages: readonly ChatMessage[]): TurnType {
-  for (let index = messages.length - 1; index >= 0; index -= 1) {
-    const message = messages[index];
-    if (message === undefined || message.role === 'assistant' || message.role === 'tool') break;
-    if (message.role !== 'user' || isEnvironmentNoise(message)) continue;
-    return sidePatterns.some((pattern) => pattern.test(message.content)) ? 'side' : 'main';
-  }
-  return 'main';
+export function nextStateAfter(messages: readonly ChatMessage[], replyIndex: number, rules: ConversationRules = plainConversation): ChatMessage[] {
+  return messages.slice(replyIndex + 1).filter((message) => !rules.isEnvironmentNoise(message));
 }
 
 const truthyValues = new Set(['1', 'true', 'yes', 'on']);

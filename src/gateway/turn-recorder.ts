@@ -6,7 +6,8 @@
  * `responses-route.ts`, `messages-route.ts`) only parse their wire into a `GenerateRequest` and
  * encode the events back; nothing here knows a wire format.
  */
-import { inferTurnType, isTruthyFlag, nextStateAfter, parseTurnType, quotedReplyIndex, replyKeyOf } from '../core/conversation.js';
+import { isTruthyFlag, nextStateAfter, parseTurnType, quotedReplyIndex, replyKeyOf } from '../core/conversation.js';
+import { agentConversationRules, inferTurnType } from './agent-clients/known-agent-clients.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { GenerateEvent, GenerateRequest, GenerateResult } from '../spec/inference-engine.js';
 import type { TurnStatus, TurnType } from '../spec/records.js';
@@ -124,7 +125,7 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
         finishReason: choice.finishReason,
         timings: { startedAt: draft.startedAt, firstTokenAt: capture.firstContentAt, endedAt },
         error,
-        replyKey: isMainLine && status === 'completed' ? replyKeyOf(draft.conversationRoot, choice.message) : null,
+        replyKey: isMainLine && status === 'completed' ? replyKeyOf(draft.conversationRoot, choice.message, agentConversationRules) : null,
       });
       context.metrics.turns.inc({ type, status });
     }
@@ -139,7 +140,7 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
   async function linkPreviousTurn(sessionId: string, messages: GenerateRequest['messages'], root: string): Promise<void> {
     const previous = await context.store.getLastMainTurn(sessionId);
     if (previous === null || previous.linked || previous.replyKey === null) return;
-    const quoted = quotedReplyIndex(messages, root, previous.replyKey);
+    const quoted = quotedReplyIndex(messages, root, previous.replyKey, agentConversationRules);
     if (quoted === -1) {
       context.logger.warn('request does not quote the previous reply of its session; next state not linked', {
         sessionId,
@@ -147,7 +148,7 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
       });
       return;
     }
-    await context.store.linkNextState(previous.id, nextStateAfter(messages, quoted), context.now());
+    await context.store.linkNextState(previous.id, nextStateAfter(messages, quoted, agentConversationRules), context.now());
   }
 
   async function begin(start: TurnStart): Promise<ActiveTurn> {
