@@ -99,6 +99,9 @@ export const configurationSections = {
     loraRank: option(positive().default(16), { flag: '--lora-rank <r>', description: 'LoRA rank', recipe: true }),
     loraAlpha: option(z.number().positive().default(32), { flag: '--lora-alpha <alpha>', description: 'LoRA alpha (scale alpha / rank)', recipe: true }),
     klCoefficient: option(z.number().min(0).default(0), { flag: '--kl-coefficient <beta>', description: 'weight of the KL to the base model (0: no reference pass)', recipe: true }),
+    trainer: option(z.enum(['local', 'tinker']).default('local'), { flag: '--trainer <trainer>', description: 'local | tinker: train in this process, or on a Tinker-compatible service (--tinker-url; API key from CLAWRL_TINKER_API_KEY only)' }),
+    tinkerUrl: option(z.url().optional(), { flag: '--tinker-url <url>', description: 'base URL of the Tinker service (hosted: https://tinker.thinkingmachines.dev/services/tinker-prod; SkyRL: http://127.0.0.1:8000)' }),
+    tinkerBaseModel: option(z.string().min(1).optional(), { flag: '--tinker-base-model <name>', description: 'the base model as the Tinker service names it, e.g. Qwen/Qwen3-4B-Instruct-2507 (default: the served model name)' }),
   }),
   client: z.object({
     url: option(z.url().optional(), { flag: '--url <url>', description: "URL of a running clawrl server (default: http://<CLAWRL_HOST>:<CLAWRL_PORT>, or the config file's host and port, as the server reads them; else http://127.0.0.1:8400)" }),

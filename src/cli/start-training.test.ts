@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import { tinkerApiKeyOf } from './start-training.js';
+
+describe('the Tinker trainer configuration', () => {
+  it('reads the API key only from CLAWRL_TINKER_API_KEY, and says how to set it when it is missing', () => {
+    expect(tinkerApiKeyOf({ CLAWRL_TINKER_API_KEY: 'tml-abc' })).toBe('tml-abc');
+    for (const environment of [{}, { CLAWRL_TINKER_API_KEY: '' }, { TINKER_API_KEY: 'tml-abc' }]) {
+      expect(() => tinkerApiKeyOf(environment)).toThrow(/CLAWRL_TINKER_API_KEY/);
+      expect(() => tinkerApiKeyOf(environment)).toSatisfy(() => {
+        try {
+          tinkerApiKeyOf(environment);
+        } catch (error) {
+          return ClawrlError.isInstance(error) && error.code === 'configuration_error';
+        }
+        return false;
+      });
+    }
+  });
+});
