@@ -24,6 +24,8 @@ import {
   httpErrorBodySchema,
   requestFailedSchema,
   retrieveFutureBody,
+  createSamplingSessionBody,
+  samplingSessionResultSchema,
   serverCapabilitiesSchema,
   tryAgainSchema,
   unloadModelBody,
@@ -63,6 +65,11 @@ export interface TinkerClient {
    */
   submit<Result>(modelId: string, path: string, body: (seqId: number) => object, schema: z.ZodType<Result>): Promise<Result>;
   unloadModel(modelId: string): Promise<void>;
+  /**
+   * A sampling session of the base model or of saved sampler weights; its `asample` calls go
+   * through `submit` with its id, counting `seq_id` from 0 (the SDK's sampling counter).
+   */
+  createSamplingSession(source: { baseModel: string } | { modelPath: string }): Promise<string>;
   /** Stops the heartbeat. Idempotent. */
   close(): Promise<void>;
 }
@@ -212,6 +219,7 @@ export async function createTinkerClient(options: TinkerClientOptions): Promise<
   heartbeat.unref();
 
   let nextModelSeqId = 0;
+  let nextSamplingSessionSeqId = 0;
   const models = new Map<string, { nextSeqId: number; dispatched: Promise<unknown> }>();
 
   return {
@@ -242,6 +250,20 @@ export async function createTinkerClient(options: TinkerClientOptions): Promise<
     async unloadModel(modelId) {
       models.delete(modelId);
       await request('unload_model', unloadModelBody(modelId), createModelResultSchema.partial().passthrough().nullable());
+    },
+    async createSamplingSession(source) {
+      const answer = await call('POST', 'create_sampling_session', createSamplingSessionBody(sessionId, nextSamplingSessionSeqId++, source));
+      // The SDK gets the id at once; a server that answers with a future is waited for.
+      const direct = samplingSessionResultSchema.safeParse(answer.body);
+      let id: string;
+      if (direct.success) id = direct.data.sampling_session_id;
+      else {
+        const future = futureResponseSchema.safeParse(answer.body);
+        if (!future.success) throw new ClawrlError('upstream_error', `Tinker create_sampling_session: no sampling_session_id in ${JSON.stringify(answer.body).slice(0, 200)}`);
+        id = (await awaitFuture('create_sampling_session', future.data.request_id, () => Promise.reject(new ClawrlError('upstream_error', 'a sampling session expired before it was read')), samplingSessionResultSchema)).sampling_session_id;
+      }
+      models.set(id, { nextSeqId: 0, dispatched: Promise.resolve() });
+      return id;
     },
     async close() {
       closed = true;

@@ -95,7 +95,77 @@ export const requestSchemas = {
   save_weights: z.object({ model_id: z.string(), seq_id: z.number().int(), path: z.string().regex(/^[A-Za-z0-9_-]+$/) }),
   load_weights: z.object({ model_id: z.string(), seq_id: z.number().int(), path: z.string(), optimizer: z.boolean().default(false) }),
   retrieve_future: z.object({ request_id: z.union([z.string(), z.number()]).transform(String) }),
+  create_sampling_session: z.object({ session_id: z.string(), sampling_session_seq_id: z.number().int().nonnegative(), base_model: z.string().nullish(), model_path: z.string().nullish() }),
+  asample: z.object({
+    sampling_session_id: z.string(),
+    seq_id: z.number().int(),
+    num_samples: z.number().int().positive().default(1),
+    prompt: modelInputSchema,
+    sampling_params: z.object({
+      max_tokens: z.number().int().positive(),
+      temperature: z.number().min(0).default(1),
+      top_k: z.number().int().default(-1),
+      top_p: z.number().gt(0).max(1).default(1),
+      seed: z.number().int().nullish(),
+      stop: z.union([z.array(z.string()), z.array(z.number().int())]).nullish(),
+    }),
+    prompt_logprobs: z.boolean().default(false),
+    topk_prompt_logprobs: z.number().int().min(0).default(0),
+  }),
 };
+
+export const samplingSessionResultSchema = z.object({ sampling_session_id: z.string() });
+export const sampleResultSchema = z.object({
+  sequences: z.array(z.object({ tokens: z.array(z.number().int()), logprobs: z.array(z.number()).nullish(), stop_reason: z.string().nullish() })),
+  prompt_logprobs: z.array(z.number().nullable()).nullish(),
+  topk_prompt_logprobs: z.array(z.array(z.tuple([z.number().int(), z.number()])).nullable()).nullish(),
+});
+export type WireSampleResult = z.infer<typeof sampleResultSchema>;
+
+export function createSamplingSessionBody(sessionId: string, samplingSessionSeqId: number, source: { baseModel: string } | { modelPath: string }) {
+  return {
+    session_id: sessionId,
+    sampling_session_seq_id: samplingSessionSeqId,
+    ...('baseModel' in source ? { base_model: source.baseModel } : { model_path: source.modelPath }),
+    type: 'create_sampling_session',
+  };
+}
+
+export interface SampleBodyOptions {
+  samplingSessionId: string;
+  seqId: number;
+  promptTokenIds: number[];
+  numSamples: number;
+  maxTokens: number;
+  temperature: number;
+  /** 0: no top-k filter (Tinker's −1). */
+  topK: number;
+  topP: number;
+  seed: number | null;
+  stopTokenIds: readonly number[];
+  promptLogprobs: boolean;
+  topkPromptLogprobs: number;
+}
+
+export function sampleBody(options: SampleBodyOptions) {
+  return {
+    sampling_session_id: options.samplingSessionId,
+    seq_id: options.seqId,
+    num_samples: options.numSamples,
+    prompt: { chunks: [{ type: 'encoded_text', tokens: options.promptTokenIds }] },
+    sampling_params: {
+      max_tokens: options.maxTokens,
+      temperature: options.temperature,
+      top_k: options.topK > 0 ? options.topK : -1,
+      top_p: options.topP,
+      seed: options.seed,
+      stop: [...options.stopTokenIds],
+    },
+    prompt_logprobs: options.promptLogprobs,
+    topk_prompt_logprobs: options.topkPromptLogprobs,
+    type: 'sample',
+  };
+}
 
 const tensor = (data: number[], dtype: WireTensorData['dtype']): WireTensorData => ({ data, dtype, shape: [data.length] });
 

@@ -11,6 +11,10 @@
  * the local engine's "sum over loss tokens / batchLossTokens" is Tinker's plain sum. Tinker's
  * `ppo` thresholds (1 − ε_lo, 1 + ε_hi) map back onto the local `ppo` loss's ε.
  *
+ * Sampling (`create_sampling_session`, `asample`) runs on a transformer in this process: the base
+ * model, or the adapter a `save_weights_for_sampler` saved, with the local sampler's log-probs,
+ * `prompt_logprobs` from a score of the whole prompt (the first entry null, as Tinker's).
+ *
  * `inject` makes the next matching requests meet a fault, so clients can be tested against 408s,
  * `try_again`, expired futures (410), 5xx, dropped connections and user errors.
  */
@@ -21,6 +25,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { z } from 'zod';
 import { createLocalTrainingEngine } from '../../local/create-local-training-engine.js';
+import { loadTransformerFromFolder, type Transformer } from '../../../model/transformer.js';
+import { initializeTensorBackend } from '../../../tensor/initialize-tensor-backend.js';
 import type { TrainingDatum, TrainingEngine, TrainingLoss } from '../../../spec/training-engine.js';
 import { requestSchemas, tinkerPathOf, type WireDatum } from '../tinker-api.js';
 import { wireLossOf } from '../tinker-datums.js';
@@ -74,6 +80,40 @@ export async function createTinkerTestServer(options: TinkerTestServerOptions): 
   const saved = new Map<string, { stateName: string | null; files: Record<string, Uint8Array> }>();
   let nextId = 1;
   let heartbeats = 0;
+  const samplingSessions = new Map<string, { files: Record<string, Uint8Array> | null; lastSeqId: number }>();
+  let sampler: Promise<{ transformer: Transformer; base: Record<string, Uint8Array> }> | null = null;
+  let samplerQueue: Promise<unknown> = Promise.resolve();
+
+  /** The in-process sampling transformer, loaded on the first sampling request. */
+  function samplerOf() {
+    sampler ??= (async () => {
+      await initializeTensorBackend({ backend: 'cpu' });
+      const transformer = await loadTransformerFromFolder(options.modelDirectory);
+      return { transformer, base: await transformer.exportAdapter({ baseModelNameOrPath: options.baseModel }) };
+    })();
+    return sampler;
+  }
+
+  async function sample(files: Record<string, Uint8Array> | null, request: z.infer<typeof requestSchemas.asample>) {
+    const { transformer, base } = await samplerOf();
+    transformer.importAdapter(files ?? base);
+    const prompt = request.prompt.chunks.flatMap((chunk) => chunk.tokens);
+    const params = request.sampling_params;
+    const stop = (params.stop ?? []).filter((entry): entry is number => typeof entry === 'number');
+    if ((params.stop ?? []).length !== stop.length) throw new UserError('this server takes stop token ids only');
+    const { sequences } = await transformer.sample({
+      promptTokenIds: prompt, n: request.num_samples, maxTokens: params.max_tokens, temperature: params.temperature, topP: params.top_p,
+      topK: params.top_k > 0 ? params.top_k : 0, stopTokenIds: stop, ...(params.seed === null || params.seed === undefined ? {} : { seed: params.seed }),
+    });
+    const wantsPrompt = request.prompt_logprobs || request.topk_prompt_logprobs > 0;
+    const scored = wantsPrompt && prompt.length > 1 ? await transformer.score({ promptTokenIds: prompt.slice(0, 1), continuationTokenIds: prompt.slice(1), topLogprobs: request.topk_prompt_logprobs }) : null;
+    return {
+      sequences: sequences.map((sequence) => ({ tokens: sequence.tokenIds, logprobs: sequence.logprobs, stop_reason: sequence.finishReason === 'length' ? 'length' : 'stop' })),
+      prompt_logprobs: scored === null ? null : [null, ...scored.logprobs],
+      topk_prompt_logprobs: scored === null || request.topk_prompt_logprobs === 0 ? null : [null, ...scored.top.map((entries) => entries.map((entry) => [entry.tokenId, entry.logprob]))],
+      type: 'sample',
+    };
+  }
 
   const takeFault = (name: string): TinkerFaultKind | null => {
     const fault = faults.find((entry) => entry.path === name && entry.times > 0);
@@ -213,6 +253,32 @@ export async function createTinkerTestServer(options: TinkerTestServerOptions): 
       if (state.state === 'failed') return send(response, 200, { error: state.error, category: state.category });
       return send(response, 200, state.result);
     }
+    if (name === 'create_sampling_session') {
+      const request = requestSchemas.create_sampling_session.parse(body);
+      let files: Record<string, Uint8Array> | null = null;
+      if (request.model_path) {
+        const checkpoint = saved.get(request.model_path);
+        if (checkpoint === undefined || !request.model_path.includes('/sampler_weights/')) return send(response, 404, { detail: `Checkpoint not found: ${request.model_path}` });
+        files = checkpoint.files;
+      } else if (request.base_model !== options.baseModel) return send(response, 400, { detail: `base model '${String(request.base_model)}' is not served here` });
+      const id = `sampling-${nextId++}`;
+      samplingSessions.set(id, { files, lastSeqId: -1 });
+      return send(response, 200, { sampling_session_id: id });
+    }
+    if (name === 'asample') {
+      const request = requestSchemas.asample.parse(body);
+      const session = samplingSessions.get(request.sampling_session_id);
+      if (session === undefined) return send(response, 404, { detail: 'Sampling session not found' });
+      received.push({ path: name, modelId: request.sampling_session_id, seqId: request.seq_id });
+      if (request.seq_id <= session.lastSeqId) return send(response, 400, { detail: `seq_id ${request.seq_id} is out of order: the last sample of this session had seq_id ${session.lastSeqId}` });
+      session.lastSeqId = request.seq_id;
+      const run = samplerQueue.then(() => {
+        if (fault === 'user-error') throw new UserError('injected user error on asample');
+        return sample(session.files, request);
+      });
+      samplerQueue = run.catch(() => undefined);
+      return send(response, 200, { request_id: startFuture(() => run) });
+    }
     if (name === 'create_model') {
       const request = requestSchemas.create_model.parse(body);
       const modelId = `model-${nextId++}`;
@@ -292,6 +358,7 @@ export async function createTinkerTestServer(options: TinkerTestServerOptions): 
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await Promise.all([...models.values()].map(async (model) => (await model.engine.catch(() => null))?.close()));
+      if (sampler !== null) (await sampler.catch(() => null))?.transformer.dispose();
       models.clear();
       rmSync(checkpoints, { recursive: true, force: true });
     },
