@@ -27,11 +27,12 @@ import { localModelDirectoryOf, servedModelNameOf, type EngineConfiguration } fr
 import { createPublishingPolicyServing } from './create-publishing-policy-serving.js';
 import { createStorePolicyServing } from './create-store-policy-serving.js';
 import { serveActiveVersion } from './start-policy-follower.js';
+import { tinkerApiKeyOf } from './tinker-api-key.js';
 
 /** What training reads: the trainer component, the recipe settings, and the model and data folder. */
 export type TrainingConfiguration = Resolved<z.infer<typeof configurationSections.trainer>> &
   Pick<Resolved<z.infer<typeof configurationSections.learning>>, 'rlWeight'> &
-  Pick<EngineConfiguration, 'model' | 'servedModelName'> & { data: string } & Omit<RecipeSettings, 'judgeWeights' | 'judgeHintGrounding' | 'opdSupportK'>;
+  Pick<EngineConfiguration, 'model' | 'servedModelName' | 'tinkerUrl' | 'tinkerBaseModel'> & { data: string } & Omit<RecipeSettings, 'judgeWeights' | 'judgeHintGrounding' | 'opdSupportK'>;
 
 export interface RunningTraining {
   policies: PolicyControl;
@@ -77,6 +78,7 @@ export function defaultLearningRate(model: string, trainParams: 'lora' | 'full')
 function whyTrainingIsOff(configuration: TrainingConfiguration, engine: InferenceEngine | undefined): string | null {
   if (configuration.noTrain) return null;
   if (engine !== undefined && !engine.capabilities.policyLoading) return `the ${engine.engineId} engine cannot load policy versions (for vLLM/SGLang give it an adapter directory)`;
+  if (engine?.engineId === 'tinker' && configuration.trainer !== 'tinker') return 'the tinker engine samples only versions trained on Tinker: train with --trainer tinker';
   // A Tinker trainer trains on the service: no local weights needed.
   if (configuration.trainer === 'tinker') return null;
   try {
@@ -124,15 +126,6 @@ export async function startFollowerServing(dependencies: Omit<TrainingDependenci
   };
 }
 
-/** The API key of a Tinker service: only from the environment, never a flag (it would show in `ps`). */
-export function tinkerApiKeyOf(environment: Record<string, string | undefined>): string {
-  const key = environment.CLAWRL_TINKER_API_KEY;
-  if (key === undefined || key === '') {
-    throw new ClawrlError('configuration_error', '--trainer tinker needs the service\'s API key in CLAWRL_TINKER_API_KEY (a self-hosted server that checks none, such as SkyRL\'s: tml-dummy)', { param: 'trainer' });
-  }
-  return key;
-}
-
 async function createTrainingEngine(configuration: TrainingConfiguration, learningRate: number, dependencies: TrainingDependencies): Promise<TrainingEngine> {
   const optimizer = { learningRate, beta1: configuration.adamBeta1, beta2: configuration.adamBeta2, weightDecay: configuration.weightDecay };
   if (configuration.trainer === 'local') {
@@ -147,7 +140,7 @@ async function createTrainingEngine(configuration: TrainingConfiguration, learni
   }
   if (configuration.tinkerUrl === undefined) throw new ClawrlError('configuration_error', '--trainer tinker needs --tinker-url <url> (CLAWRL_TINKER_URL)', { param: 'tinkerUrl' });
   if (configuration.trainParams !== 'lora') throw new ClawrlError('configuration_error', 'Tinker trains LoRA adapters only: --trainer tinker needs --train-params lora', { param: 'trainParams' });
-  const apiKey = tinkerApiKeyOf(dependencies.environment ?? process.env);
+  const apiKey = tinkerApiKeyOf(dependencies.environment ?? process.env, '--trainer tinker');
   if (dependencies.engine !== undefined && dependencies.engine.engineId !== 'tinker') {
     dependencies.logger.warn(`versions trained on Tinker are Tinker sampler checkpoints: the ${dependencies.engine.engineId} engine cannot load them and keeps serving the version it has`);
   }
