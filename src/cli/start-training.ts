@@ -190,7 +190,7 @@ export async function startTraining(configuration: TrainingConfiguration, depend
     await trainingEngine?.close();
     throw error;
   }
-  logger.info('training on', { trainer: trainingEngine.engineId, trainParams: configuration.trainParams, learningRate, learningRateHalfLife: configuration.learningRateHalfLife ?? null, trainEvery: configuration.trainEvery, trainEpochs: configuration.trainEpochs, maxStaleness: configuration.maxStaleness, ...(configuration.anchorCoefficient > 0 ? { anchorCoefficient: configuration.anchorCoefficient, anchorTopK: configuration.anchorTopK } : {}) });
+  logger.info('training on', { trainParams: configuration.trainParams, learningRate, learningRateHalfLife: configuration.learningRateHalfLife ?? null, trainEvery: configuration.trainEvery, trainEpochs: configuration.trainEpochs, maxStaleness: configuration.maxStaleness, ...(configuration.anchorCoefficient > 0 ? { anchorCoefficient: configuration.anchorCoefficient, anchorTopK: configuration.anchorTopK } : {}), ...(configuration.trainer === 'local' ? {} : { trainer: configuration.trainer }) });
   const running = trainer;
   const runningEngine = trainingEngine;
   return {
