@@ -11,7 +11,7 @@
  * 400 `{detail}`) and any other 4xx fail at once, since sending them again cannot succeed.
  */
 import { randomUUID } from 'node:crypto';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { silentLogger, type Logger } from '../../spec/logger.js';
 import {
@@ -52,7 +52,7 @@ export interface TinkerClientOptions {
   fetch?: typeof fetch;
 }
 
-export type TinkerServerCapabilities = z.infer<typeof serverCapabilitiesSchema>;
+export type TinkerServerCapabilities = z.output<typeof serverCapabilitiesSchema>;
 
 export interface TinkerClient {
   readonly sessionId: string;
@@ -162,7 +162,7 @@ export async function createTinkerClient(options: TinkerClientOptions): Promise<
     const answer = await call('POST', path, body, idempotencyKey);
     const parsed = futureResponseSchema.safeParse(answer.body);
     if (!parsed.success) throw new ClawrlError('upstream_error', `Tinker ${path}: no request_id in ${JSON.stringify(answer.body).slice(0, 200)}`);
-    return parsed.data.request_id;
+    return parsed.data.requestId;
   }
 
   async function awaitFuture<Result>(path: string, requestId: string, resubmit: () => Promise<string>, schema: z.ZodType<Result>): Promise<Result> {
@@ -205,9 +205,9 @@ export async function createTinkerClient(options: TinkerClientOptions): Promise<
 
   const session = createSessionResponseSchema.safeParse((await call('POST', 'create_session', createSessionBody(sdkVersion))).body);
   if (!session.success) throw new ClawrlError('upstream_error', `Tinker create_session: no session_id (${session.error.message})`);
-  if (session.data.error_message) throw new ClawrlError('configuration_error', `Tinker create_session: ${session.data.error_message}`);
-  if (session.data.warning_message) logger.warn('Tinker session warning', { message: session.data.warning_message });
-  const sessionId = session.data.session_id;
+  if (session.data.error !== null) throw new ClawrlError('configuration_error', `Tinker create_session: ${session.data.error}`);
+  if (session.data.warning !== null) logger.warn('Tinker session warning', { message: session.data.warning });
+  const { sessionId } = session.data;
   const heartbeat = setInterval(() => {
     send('POST', 'session_heartbeat', heartbeatBody(sessionId)).then(
       (answer) => {
@@ -233,8 +233,8 @@ export async function createTinkerClient(options: TinkerClientOptions): Promise<
     async createModel(baseModel, rank) {
       const result = await request('create_model', createModelBody(sessionId, nextModelSeqId++, baseModel, rank), createModelResultSchema);
       // Training calls of a model count from 1 (the SDK's request counter + 1).
-      models.set(result.model_id, { nextSeqId: 1, dispatched: Promise.resolve() });
-      return result.model_id;
+      models.set(result.modelId, { nextSeqId: 1, dispatched: Promise.resolve() });
+      return result.modelId;
     },
     async submit(modelId, path, body, schema) {
       const model = models.get(modelId) ?? { nextSeqId: 1, dispatched: Promise.resolve() };
@@ -249,18 +249,18 @@ export async function createTinkerClient(options: TinkerClientOptions): Promise<
     },
     async unloadModel(modelId) {
       models.delete(modelId);
-      await request('unload_model', unloadModelBody(modelId), createModelResultSchema.partial().passthrough().nullable());
+      await request('unload_model', unloadModelBody(modelId), z.unknown());
     },
     async createSamplingSession(source) {
       const answer = await call('POST', 'create_sampling_session', createSamplingSessionBody(sessionId, nextSamplingSessionSeqId++, source));
       // The SDK gets the id at once; a server that answers with a future is waited for.
       const direct = samplingSessionResultSchema.safeParse(answer.body);
       let id: string;
-      if (direct.success) id = direct.data.sampling_session_id;
+      if (direct.success) id = direct.data.samplingSessionId;
       else {
         const future = futureResponseSchema.safeParse(answer.body);
         if (!future.success) throw new ClawrlError('upstream_error', `Tinker create_sampling_session: no sampling_session_id in ${JSON.stringify(answer.body).slice(0, 200)}`);
-        id = (await awaitFuture('create_sampling_session', future.data.request_id, () => Promise.reject(new ClawrlError('upstream_error', 'a sampling session expired before it was read')), samplingSessionResultSchema)).sampling_session_id;
+        id = (await awaitFuture('create_sampling_session', future.data.requestId, () => Promise.reject(new ClawrlError('upstream_error', 'a sampling session expired before it was read')), samplingSessionResultSchema)).samplingSessionId;
       }
       models.set(id, { nextSeqId: 0, dispatched: Promise.resolve() });
       return id;

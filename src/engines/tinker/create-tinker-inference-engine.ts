@@ -20,7 +20,7 @@ import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { ChoiceResult, FinishReason, GenerateEvent, GenerateRequest, InferenceEngine, PolicyArtifact, PolicyVersion, ScoreRequest, ScoreResult } from '../../spec/inference-engine.js';
 import type { TinkerClient } from './create-tinker-client.js';
 import { tinkerCheckpointFileName, tinkerCheckpointFileSchema } from './create-tinker-training-engine.js';
-import { sampleBody, sampleResultSchema, type SampleBodyOptions, type WireSampleResult } from './tinker-api.js';
+import { sampleBody, sampleResultSchema, type SampleBodyOptions, type SampleResult } from './tinker-api.js';
 
 export interface TinkerInferenceEngineOptions {
   client: TinkerClient;
@@ -34,7 +34,7 @@ export interface TinkerInferenceEngineOptions {
   contextLength?: number;
 }
 
-type SampledSequence = WireSampleResult['sequences'][number];
+type SampledSequence = SampleResult['sequences'][number];
 
 /** One sequence as events and its choice: stop tokens end it, a stop string cuts it after the token that completes it. */
 function choiceOf(renderer: ChatRenderer, index: number, sequence: SampledSequence, stops: readonly string[]): { events: GenerateEvent[]; choice: ChoiceResult } {
@@ -44,7 +44,7 @@ function choiceOf(renderer: ChatRenderer, index: number, sequence: SampledSequen
   const stopTokens = new Set(renderer.stopTokenIds);
   const deltas: AssistantOutputDelta[] = [];
   const kept: number[] = [];
-  let finishReason: FinishReason = sequence.stop_reason === 'length' ? 'length' : 'stop';
+  let finishReason: FinishReason = sequence.stopReason === 'length' ? 'length' : 'stop';
   for (const id of sequence.tokens) {
     kept.push(id);
     if (stopTokens.has(id)) {
@@ -86,8 +86,8 @@ function choiceOf(renderer: ChatRenderer, index: number, sequence: SampledSequen
 
 export async function createTinkerInferenceEngine(options: TinkerInferenceEngineOptions): Promise<InferenceEngine> {
   const { client, renderer } = options;
-  const served = (await client.serverCapabilities()).supported_models.find((model) => model.model_name === options.baseModel);
-  const contextLength = options.contextLength ?? served?.max_context_length ?? 32_768;
+  const served = (await client.serverCapabilities()).models.find((model) => model.name === options.baseModel);
+  const contextLength = options.contextLength ?? served?.contextLength ?? 32_768;
   const sessions = new Map<PolicyVersion, string>([[0, await client.createSamplingSession({ baseModel: options.baseModel })]]);
   let active: PolicyVersion = 0;
 
@@ -97,7 +97,7 @@ export async function createTinkerInferenceEngine(options: TinkerInferenceEngine
     return session;
   }
 
-  function sample(session: string, body: Omit<SampleBodyOptions, 'samplingSessionId' | 'seqId'>): Promise<WireSampleResult> {
+  function sample(session: string, body: Omit<SampleBodyOptions, 'samplingSessionId' | 'seqId'>): Promise<SampleResult> {
     return client.submit(session, 'asample', (seqId) => sampleBody({ ...body, samplingSessionId: session, seqId }), sampleResultSchema);
   }
 
@@ -164,11 +164,11 @@ export async function createTinkerInferenceEngine(options: TinkerInferenceEngine
       const result = await sample(session, {
         promptTokenIds: full, numSamples: 1, maxTokens: 1, temperature: 1, topK: 0, topP: 1, seed: null, stopTokenIds: [], promptLogprobs: true, topkPromptLogprobs: topK,
       });
-      const logprobs = (result.prompt_logprobs ?? []).slice(promptTokenIds.length);
+      const logprobs = (result.promptLogprobs ?? []).slice(promptTokenIds.length);
       if (logprobs.length !== request.responseTokenIds.length || logprobs.some((value) => value === null || !Number.isFinite(value))) {
         throw new ClawrlError('upstream_error', 'the Tinker service returned prompt log-probs that do not line up with the scored tokens');
       }
-      const top = topK > 0 ? (result.topk_prompt_logprobs ?? []).slice(promptTokenIds.length).map((entries) => (entries ?? []).map(([id, logprob]) => ({ id, text: renderer.tokenText(id), logprob }))) : [];
+      const top = topK > 0 ? (result.topPromptLogprobs ?? []).slice(promptTokenIds.length).map((entries) => (entries ?? []).map(([id, logprob]) => ({ id, text: renderer.tokenText(id), logprob }))) : [];
       return { promptTokenIds, logprobs: logprobs as number[], ...(request.topK === undefined ? {} : { top }) };
     },
 

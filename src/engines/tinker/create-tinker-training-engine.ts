@@ -30,9 +30,11 @@ import {
   parseTinkerPath,
   saveBody,
   savedPathResultSchema,
-  type WireAdamParams,
+  wireDatumOf,
+  wireLossConfigOf,
+  type AdamParams,
 } from './tinker-api.js';
-import { checkTinkerBatch, lossTokensOf, needsCurrentLogprobs, responseLogprobsOf, tinkerBatchOf, wireLossOf, type TinkerBatch } from './tinker-datums.js';
+import { checkTinkerBatch, lossTokensOf, needsCurrentLogprobs, responseLogprobsOf, tinkerBatchOf, tinkerLossOf, type TinkerBatch } from './tinker-datums.js';
 
 export interface TinkerTrainingEngineOptions {
   client: TinkerClient;
@@ -84,15 +86,15 @@ export async function createTinkerTrainingEngine(options: TinkerTrainingEngineOp
   const logger = options.logger ?? silentLogger;
   const loraRank = options.loraRank ?? 16;
   const learningRate = options.optimizer?.learningRate ?? 1e-4;
-  const adam: WireAdamParams = {
-    learning_rate: learningRate,
+  const adam: AdamParams = {
+    learningRate,
     beta1: options.optimizer?.beta1 ?? 0.9,
     beta2: options.optimizer?.beta2 ?? 0.98,
-    eps: options.optimizer?.epsilon ?? 1e-8,
-    weight_decay: options.optimizer?.weightDecay ?? 0.1,
-    grad_clip_norm: options.optimizer?.maxGradientNorm ?? 1,
+    epsilon: options.optimizer?.epsilon ?? 1e-8,
+    weightDecay: options.optimizer?.weightDecay ?? 0.1,
+    maxGradientNorm: options.optimizer?.maxGradientNorm ?? 1,
   };
-  const served = (await client.serverCapabilities()).supported_models.map((model) => model.model_name).filter((name): name is string => typeof name === 'string');
+  const served = (await client.serverCapabilities()).models.map((model) => model.name);
   if (served.length > 0 && !served.includes(baseModel)) {
     throw new ClawrlError('configuration_error', `the Tinker service does not train '${baseModel}'; it serves: ${served.join(', ')} (--tinker-base-model)`);
   }
@@ -116,7 +118,8 @@ export async function createTinkerTrainingEngine(options: TinkerTrainingEngineOp
   }
 
   async function runBatch(batch: TinkerBatch, forwardOnly: boolean) {
-    return submit(forwardOnly ? 'forward' : 'forward_backward', (seqId) => forwardBackwardBody(model.id, seqId, batch.data, batch.lossFunction, batch.config, forwardOnly), forwardBackwardResultSchema);
+    const data = batch.sequences.map((sequence) => wireDatumOf(sequence.tokens, sequence.logprobs, sequence.advantages));
+    return submit(forwardOnly ? 'forward' : 'forward_backward', (seqId) => forwardBackwardBody(model.id, seqId, data, batch.lossFunction, wireLossConfigOf(batch.clip), forwardOnly), forwardBackwardResultSchema);
   }
 
   async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBackwardOutput> {
@@ -132,13 +135,13 @@ export async function createTinkerTrainingEngine(options: TinkerTrainingEngineOp
         // A forward pass with zero advantages only reads ℓ on the weights the update will see.
         const still = data.map((datum) => ({ ...datum, advantages: datum.advantages.map(() => 0) }));
         const read = await runBatch(tinkerBatchOf(still, { name: 'importance_sampling' }, 1, null), true);
-        current = data.map((datum, index) => responseLogprobsOf(datum, read.loss_fn_outputs[index]?.logprobs.data ?? []));
+        current = data.map((datum, index) => responseLogprobsOf(datum, read.targetLogprobs[index] ?? []));
       }
       const batch = tinkerBatchOf(data, input.loss, batchLossTokens, current);
       const result = await runBatch(batch, false);
-      if (result.loss_fn_outputs.length !== data.length) throw new ClawrlError('upstream_error', `Tinker forward_backward returned ${result.loss_fn_outputs.length} outputs for ${data.length} datums`);
-      const targets = result.loss_fn_outputs.map((output) => output.logprobs.data);
-      loss += result.metrics['loss:sum'] ?? wireLossOf(batch, targets);
+      const targets = result.targetLogprobs;
+      if (targets.length !== data.length) throw new ClawrlError('upstream_error', `Tinker forward_backward returned ${targets.length} outputs for ${data.length} datums`);
+      loss += result.lossSum ?? tinkerLossOf(batch, targets);
       data.forEach((datum, index) => logprobs.push(responseLogprobsOf(datum, targets[index] ?? [])));
     }
     return { loss, logprobs, referenceLogprobs: null, supportLogprobs: input.data.map(() => null), anchorKl: null };
@@ -167,7 +170,7 @@ export async function createTinkerTrainingEngine(options: TinkerTrainingEngineOp
     forwardBackward,
     async optimizerStep(input = {}): Promise<OptimizerStepOutput> {
       const rate = input.learningRate ?? learningRate;
-      const result = await submit('optim_step', (seqId) => optimStepBody(model.id, seqId, { ...adam, learning_rate: rate }), optimStepResultSchema);
+      const result = await submit('optim_step', (seqId) => optimStepBody(model.id, seqId, { ...adam, learningRate: rate }), optimStepResultSchema);
       steps += 1;
       const metrics = result.metrics ?? {};
       // Tinker documents no gradient-norm metric: NaN when the service reports none.

@@ -37,7 +37,7 @@ export const forwardBackwardInputSchema = z.object({
 });
 
 /** A mutating call's answer: the future to poll (SkyRL adds `future_id` and `status`). */
-export const futureResponseSchema = z.object({ request_id: z.union([z.string(), z.number()]).transform(String), model_id: z.string().nullish() });
+export const futureResponseSchema = z.object({ request_id: z.union([z.string(), z.number()]).transform(String), model_id: z.string().nullish() }).transform((wire) => ({ requestId: wire.request_id }));
 
 /** `retrieve_future` answers, besides the result itself. */
 export const tryAgainSchema = z.object({ type: z.literal('try_again'), request_id: z.union([z.string(), z.number()]).optional(), queue_state: z.string().optional() });
@@ -45,28 +45,39 @@ export const requestFailedSchema = z.object({ error: z.string(), category: z.enu
 /** HTTP error bodies: FastAPI's `{detail}` (SkyRL), or a message object. */
 export const httpErrorBodySchema = z.object({ detail: z.unknown().optional(), message: z.string().optional(), error: z.unknown().optional() });
 
-export const createSessionResponseSchema = z.object({ session_id: z.string(), warning_message: z.string().nullish(), error_message: z.string().nullish() });
-export const serverCapabilitiesSchema = z.object({
-  supported_models: z.array(z.object({ model_name: z.string().nullish(), max_context_length: z.number().nullish() })).default([]),
-  supported_loss_fns: z.array(z.string()).nullish(),
-});
-export const createModelResultSchema = z.object({ model_id: z.string() });
-export const forwardBackwardResultSchema = z.object({
-  loss_fn_output_type: z.string().nullish(),
-  loss_fn_outputs: z.array(z.object({ logprobs: tensorDataSchema }).passthrough()),
-  metrics: z.record(z.string(), z.number()).default({}),
-});
+export const createSessionResponseSchema = z
+  .object({ session_id: z.string(), warning_message: z.string().nullish(), error_message: z.string().nullish() })
+  .transform((wire) => ({ sessionId: wire.session_id, warning: wire.warning_message ?? null, error: wire.error_message ?? null }));
+export const serverCapabilitiesSchema = z
+  .object({
+    supported_models: z.array(z.object({ model_name: z.string().nullish(), max_context_length: z.number().nullish() })).default([]),
+    supported_loss_fns: z.array(z.string()).nullish(),
+  })
+  .transform((wire) => ({
+    models: wire.supported_models.flatMap((model) => (typeof model.model_name === 'string' ? [{ name: model.model_name, contextLength: model.max_context_length ?? null }] : [])),
+  }));
+export const createModelResultSchema = z.object({ model_id: z.string() }).transform((wire) => ({ modelId: wire.model_id }));
+/** The target log-probs of each datum, and Tinker's summed loss where the service reports it. */
+export const forwardBackwardResultSchema = z
+  .object({
+    loss_fn_output_type: z.string().nullish(),
+    loss_fn_outputs: z.array(z.object({ logprobs: tensorDataSchema }).passthrough()),
+    metrics: z.record(z.string(), z.number()).default({}),
+  })
+  .transform((wire) => ({ targetLogprobs: wire.loss_fn_outputs.map((output) => output.logprobs.data), lossSum: wire.metrics['loss:sum'] ?? null }));
 export const optimStepResultSchema = z.object({ metrics: z.record(z.string(), z.number()).nullish() });
 export const savedPathResultSchema = z.object({ path: z.string() });
 export const emptyResultSchema = z.unknown();
 
-export interface WireAdamParams {
-  learning_rate: number;
+/** AdamW as clawrl names it; `optimStepBody` sends it as Tinker's `adam_params`. */
+export interface AdamParams {
+  learningRate: number;
   beta1: number;
   beta2: number;
-  eps: number;
-  weight_decay: number;
-  grad_clip_norm: number;
+  epsilon: number;
+  weightDecay: number;
+  /** 0: no clipping. */
+  maxGradientNorm: number;
 }
 export const adamParamsSchema = z.object({
   learning_rate: z.number().positive(),
@@ -114,13 +125,20 @@ export const requestSchemas = {
   }),
 };
 
-export const samplingSessionResultSchema = z.object({ sampling_session_id: z.string() });
-export const sampleResultSchema = z.object({
-  sequences: z.array(z.object({ tokens: z.array(z.number().int()), logprobs: z.array(z.number()).nullish(), stop_reason: z.string().nullish() })),
-  prompt_logprobs: z.array(z.number().nullable()).nullish(),
-  topk_prompt_logprobs: z.array(z.array(z.tuple([z.number().int(), z.number()])).nullable()).nullish(),
-});
-export type WireSampleResult = z.infer<typeof sampleResultSchema>;
+export const samplingSessionResultSchema = z.object({ sampling_session_id: z.string() }).transform((wire) => ({ samplingSessionId: wire.sampling_session_id }));
+export const sampleResultSchema = z
+  .object({
+    sequences: z.array(z.object({ tokens: z.array(z.number().int()), logprobs: z.array(z.number()).nullish(), stop_reason: z.string().nullish() })),
+    prompt_logprobs: z.array(z.number().nullable()).nullish(),
+    topk_prompt_logprobs: z.array(z.array(z.tuple([z.number().int(), z.number()])).nullable()).nullish(),
+  })
+  .transform((wire) => ({
+    sequences: wire.sequences.map((sequence) => ({ tokens: sequence.tokens, logprobs: sequence.logprobs ?? null, stopReason: sequence.stop_reason ?? null })),
+    /** One per prompt token, the first null (it has no context). */
+    promptLogprobs: wire.prompt_logprobs ?? null,
+    topPromptLogprobs: wire.topk_prompt_logprobs ?? null,
+  }));
+export type SampleResult = z.output<typeof sampleResultSchema>;
 
 export function createSamplingSessionBody(sessionId: string, samplingSessionSeqId: number, source: { baseModel: string } | { modelPath: string }) {
   return {
@@ -202,7 +220,12 @@ export const createSessionBody = (sdkVersion: string) => ({ tags: ['clawrl'], us
 export const heartbeatBody = (sessionId: string) => ({ session_id: sessionId, type: 'session_heartbeat' });
 export const unloadModelBody = (modelId: string) => ({ model_id: modelId, type: 'unload_model' });
 export const retrieveFutureBody = (requestId: string) => ({ request_id: requestId, allow_metadata_only: false });
-export const optimStepBody = (modelId: string, seqId: number, adam: WireAdamParams) => ({ model_id: modelId, seq_id: seqId, adam_params: adam, type: 'optim_step' });
+export const optimStepBody = (modelId: string, seqId: number, adam: AdamParams) => ({
+  model_id: modelId,
+  seq_id: seqId,
+  adam_params: { learning_rate: adam.learningRate, beta1: adam.beta1, beta2: adam.beta2, eps: adam.epsilon, weight_decay: adam.weightDecay, grad_clip_norm: adam.maxGradientNorm },
+  type: 'optim_step',
+});
 export const saveBody = (kind: 'save_weights' | 'save_weights_for_sampler', modelId: string, seqId: number, name: string) => ({ model_id: modelId, seq_id: seqId, path: name, type: kind });
 export const loadWeightsBody = (modelId: string, seqId: number, path: string, optimizer: boolean) => ({ model_id: modelId, seq_id: seqId, path, optimizer, type: 'load_weights' });
 

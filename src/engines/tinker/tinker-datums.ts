@@ -14,7 +14,7 @@
  */
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { TrainingDatum, TrainingLoss } from '../../spec/training-engine.js';
-import { wireDatumOf, wireLossConfigOf, type WireDatum, type WireLossFunction } from './tinker-api.js';
+import type { WireLossFunction } from './tinker-api.js';
 
 const sum = (values: readonly number[]) => values.reduce((total, value) => total + value, 0);
 
@@ -49,10 +49,12 @@ export function needsCurrentLogprobs(data: readonly TrainingDatum[], loss: Train
   return loss.name === 'decoupled_ppo' && data.some((datum) => datum.proximalLogprobs === undefined && datum.advantages.some((advantage, index) => advantage * (datum.lossMask[index] ?? 0) !== 0));
 }
 
+/** A batch as Tinker computes it: per sequence, one target log-prob and advantage per position after the first. */
 export interface TinkerBatch {
   lossFunction: WireLossFunction;
-  config: ReturnType<typeof wireLossConfigOf>;
-  data: WireDatum[];
+  /** `ppo`'s ε (sent as the ratio bounds 1 − clipLow, 1 + clipHigh). */
+  clip: { clipLow: number; clipHigh: number } | null;
+  sequences: { tokens: number[]; logprobs: number[]; advantages: number[] }[];
 }
 
 /**
@@ -60,7 +62,7 @@ export interface TinkerBatch {
  * ℓ_old where a `decoupled_ppo` datum has no `proximalLogprobs`.
  */
 export function tinkerBatchOf(data: readonly TrainingDatum[], loss: TrainingLoss, batchLossTokens: number, currentLogprobs: readonly (readonly number[])[] | null): TinkerBatch {
-  const wire = data.map((datum, index) => {
+  const sequences = data.map((datum, index) => {
     const prompt = datum.promptTokenIds.length;
     const old = datum.proximalLogprobs ?? currentLogprobs?.[index] ?? datum.rolloutLogprobs;
     const responseLogprobs = loss.name === 'decoupled_ppo' ? old : datum.rolloutLogprobs;
@@ -68,10 +70,10 @@ export function tinkerBatchOf(data: readonly TrainingDatum[], loss: TrainingLoss
     const advantages = datum.advantages.map((advantage, position) => ((weights[position] ?? 1) * advantage * (datum.lossMask[position] ?? 0)) / batchLossTokens);
     // Target j is token j + 1 of the sequence: the first response token is target prompt − 1.
     const padding = Array.from({ length: prompt - 1 }, () => 0);
-    return wireDatumOf([...datum.promptTokenIds, ...datum.responseTokenIds], [...padding, ...responseLogprobs], [...padding, ...advantages]);
+    return { tokens: [...datum.promptTokenIds, ...datum.responseTokenIds], logprobs: [...padding, ...responseLogprobs], advantages: [...padding, ...advantages] };
   });
-  if (loss.name === 'importance_sampling') return { lossFunction: 'importance_sampling', config: null, data: wire };
-  return { lossFunction: 'ppo', config: wireLossConfigOf(loss), data: wire };
+  if (loss.name === 'importance_sampling') return { lossFunction: 'importance_sampling', clip: null, sequences };
+  return { lossFunction: 'ppo', clip: { clipLow: loss.clipLow, clipHigh: loss.clipHigh }, sequences };
 }
 
 /** The response part of a datum's target log-probs. */
@@ -82,14 +84,15 @@ export function responseLogprobsOf(datum: TrainingDatum, targetLogprobs: readonl
   return values;
 }
 
-/** Tinker's loss of a wire batch from the log-probs it returned, where a service reports no `loss:sum`. */
-export function wireLossOf(batch: TinkerBatch, targetLogprobs: readonly (readonly number[])[]): number {
-  const low = batch.config?.clip_low_threshold ?? 0.8;
-  const high = batch.config?.clip_high_threshold ?? 1.2;
+/** Tinker's loss of a batch from the target log-probs it returned, where a service reports no `loss:sum`. */
+export function tinkerLossOf(batch: TinkerBatch, targetLogprobs: readonly (readonly number[])[]): number {
+  // Without a config, Tinker's default ratio bounds (0.8, 1.2).
+  const low = 1 - (batch.clip?.clipLow ?? 0.2);
+  const high = 1 + (batch.clip?.clipHigh ?? 0.2);
   return sum(
-    batch.data.map((datum, index) => {
-      const sampled = datum.loss_fn_inputs.logprobs?.data ?? [];
-      const advantages = datum.loss_fn_inputs.advantages?.data ?? [];
+    batch.sequences.map((sequence, index) => {
+      const sampled = sequence.logprobs;
+      const advantages = sequence.advantages;
       return sum(
         advantages.map((advantage, position) => {
           if (advantage === 0) return 0;

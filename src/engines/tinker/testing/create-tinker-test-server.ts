@@ -29,7 +29,7 @@ import { loadTransformerFromFolder, type Transformer } from '../../../model/tran
 import { initializeTensorBackend } from '../../../tensor/initialize-tensor-backend.js';
 import type { TrainingDatum, TrainingEngine, TrainingLoss } from '../../../spec/training-engine.js';
 import { requestSchemas, tinkerPathOf, type WireDatum } from '../tinker-api.js';
-import { wireLossOf } from '../tinker-datums.js';
+import { tinkerLossOf } from '../tinker-datums.js';
 
 export type TinkerFaultKind = 'http-500' | 'drop' | '408' | 'try-again' | 'expire' | 'user-error';
 
@@ -161,11 +161,15 @@ export async function createTinkerTestServer(options: TinkerTestServerOptions): 
     else throw new UserError(`loss_fn '${input.loss_fn}' is not supported by this server (importance_sampling, ppo)`);
     // A forward pass runs with zero advantages: zero gradients, the same log-probs.
     const output = await engine.forwardBackward({ data: input.data.map((datum) => localDatumOf(datum, !forwardOnly)), loss, batchLossTokens: 1 });
-    const batch = { lossFunction: loss.name === 'ppo' ? ('ppo' as const) : ('importance_sampling' as const), config, data: input.data };
+    const batch = {
+      lossFunction: loss.name === 'ppo' ? ('ppo' as const) : ('importance_sampling' as const),
+      clip: loss.name === 'ppo' ? { clipLow: loss.clipLow, clipHigh: loss.clipHigh } : null,
+      sequences: input.data.map((datum) => ({ tokens: [], logprobs: datum.loss_fn_inputs.logprobs?.data ?? [], advantages: datum.loss_fn_inputs.advantages?.data ?? [] })),
+    };
     return {
       loss_fn_output_type: 'TensorData',
       loss_fn_outputs: output.logprobs.map((values) => ({ logprobs: { data: values, dtype: 'float32', shape: [values.length] } })),
-      metrics: { 'loss:sum': forwardOnly ? wireLossOf(batch, output.logprobs) : output.loss },
+      metrics: { 'loss:sum': forwardOnly ? tinkerLossOf(batch, output.logprobs) : output.loss },
     };
   }
 
