@@ -2,8 +2,9 @@
  * `clawrl serve --trainer tinker`: training runs on the Tinker-protocol test server (which trains
  * the same tiny model for real). Feedback on four turns makes a step due (`--train-every 4`); the
  * step runs forward_backward and optim_step on the service and publishes version 1 as a Tinker
- * sampler checkpoint. With the local engine serving, the version is recorded but not served; with
- * `--engine tinker` the whole loop runs on the service and the next request samples version 1.
+ * sampler checkpoint. With the local engine serving, the version's PEFT adapter is downloaded from
+ * the service's checkpoint archive and the local engine serves it; with `--engine tinker` the whole
+ * loop runs on the service and the next request samples version 1 there.
  */
 import path from 'node:path';
 import { rmSync } from 'node:fs';
@@ -74,7 +75,7 @@ afterAll(async () => {
 });
 
 describe('clawrl serve --trainer tinker', () => {
-  it('trains a step on the service from feedback and publishes the version', async () => {
+  it('trains a step on the service from feedback, publishes the version and serves its downloaded adapter', async () => {
     expect(server.stderr()).toMatch(/training on .* trainer=tinker/);
     for (let index = 0; index < 4; index += 1) await chatWithFeedback(`local-${index}`, index % 2 === 0 ? 'up' : 'down');
     const policies = await policiesOnceTrained();
@@ -83,6 +84,7 @@ describe('clawrl serve --trainer tinker', () => {
     const paths = tinker.received.map((request) => request.path);
     for (const name of ['forward', 'forward_backward', 'optim_step', 'save_weights_for_sampler', 'save_weights']) expect(paths).toContain(name);
     expect((await admin<{ trainSteps: number }>('/admin/status')).trainSteps).toBe(1);
+    expect(await chatWithFeedback('local-after-step', 'up')).toBe('1');
   });
 
   it('with --engine tinker, samples on the service and serves the version it trained there', async () => {

@@ -141,13 +141,13 @@ async function createTrainingEngine(configuration: TrainingConfiguration, learni
   if (configuration.tinkerUrl === undefined) throw new ClawrlError('configuration_error', '--trainer tinker needs --tinker-url <url> (CLAWRL_TINKER_URL)', { param: 'tinkerUrl' });
   if (configuration.trainParams !== 'lora') throw new ClawrlError('configuration_error', 'Tinker trains LoRA adapters only: --trainer tinker needs --train-params lora', { param: 'trainParams' });
   const apiKey = tinkerApiKeyOf(dependencies.environment ?? process.env, '--trainer tinker');
-  if (dependencies.engine !== undefined && dependencies.engine.engineId !== 'tinker') {
-    dependencies.logger.warn(`versions trained on Tinker are Tinker sampler checkpoints: the ${dependencies.engine.engineId} engine cannot load them and keeps serving the version it has`);
-  }
+  // Engines other than Tinker's serve PEFT adapters: each version's archive is downloaded for them
+  // (a trainer process does not know what the gateways run, so it downloads too).
+  const downloadAdapters = dependencies.engine?.engineId !== 'tinker';
   const client = await createTinkerClient({ url: configuration.tinkerUrl, apiKey, logger: dependencies.logger });
   try {
     // LoRA alpha is no Tinker parameter: the service fixes it (SkyRL: 32, which it cites as Tinker's).
-    return await createTinkerTrainingEngine({ client, baseModel: configuration.tinkerBaseModel ?? servedModelNameOf(configuration), loraRank: configuration.loraRank, optimizer, logger: dependencies.logger });
+    return await createTinkerTrainingEngine({ client, baseModel: configuration.tinkerBaseModel ?? servedModelNameOf(configuration), loraRank: configuration.loraRank, optimizer, downloadAdapters, logger: dependencies.logger });
   } catch (error) {
     await client.close();
     throw error;

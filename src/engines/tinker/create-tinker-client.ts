@@ -65,6 +65,8 @@ export interface TinkerClient {
    */
   submit<Result>(modelId: string, path: string, body: (seqId: number) => object, schema: z.ZodType<Result>): Promise<Result>;
   unloadModel(modelId: string): Promise<void>;
+  /** The `.tar.gz` of saved sampler weights `name` of `modelId` (redirects followed). */
+  downloadCheckpointArchive(modelId: string, name: string): Promise<Uint8Array>;
   /**
    * A sampling session of the base model or of saved sampler weights; its `asample` calls go
    * through `submit` with its id, counting `seq_id` from 0 (the SDK's sampling counter).
@@ -250,6 +252,26 @@ export async function createTinkerClient(options: TinkerClientOptions): Promise<
     async unloadModel(modelId) {
       models.delete(modelId);
       await request('unload_model', unloadModelBody(modelId), z.unknown());
+    },
+    async downloadCheckpointArchive(modelId, name) {
+      for (let attempt = 0; ; attempt += 1) {
+        let response: Response;
+        try {
+          response = await fetchFunction(`${base}/api/v1/training_runs/${encodeURIComponent(modelId)}/checkpoints/${encodeURIComponent(name)}/archive`, { headers: { 'X-API-Key': options.apiKey } });
+        } catch (error) {
+          if (attempt + 1 >= maxAttempts) throw new ClawrlError('upstream_error', `Tinker checkpoint archive: ${String(error)}`, { retryable: true });
+          await sleep(delayOf(attempt));
+          continue;
+        }
+        if (response.ok) return new Uint8Array(await response.arrayBuffer());
+        const body: unknown = await response.json().catch(() => null);
+        // 425: SkyRL's "still being created"; 5xx and 429 as everywhere.
+        if ((response.status >= 500 || response.status === 429 || response.status === 425) && attempt + 1 < maxAttempts) {
+          await sleep(delayOf(attempt));
+          continue;
+        }
+        throw clientErrorOf('checkpoint archive', { status: response.status, body });
+      }
     },
     async createSamplingSession(source) {
       const answer = await call('POST', 'create_sampling_session', createSamplingSessionBody(sessionId, nextSamplingSessionSeqId++, source));

@@ -3,10 +3,11 @@
  * base model named on the service, trained with `forward_backward` / `optim_step`, published with
  * `save_weights_for_sampler`, checkpointed with `save_weights` / `load_weights`.
  *
- * A published version's artifact is one small JSON file, `tinker-checkpoint.json` (see
- * `TinkerCheckpointFile`): the sampler path an engine sampling on Tinker loads, and the training
- * weights path `resetWeights` continues from. It is an `adapter` artifact (Tinker trains LoRA) but
- * holds no PEFT files, so an engine that loads PEFT adapters (local, vLLM) cannot serve it.
+ * A published version's artifact holds `tinker-checkpoint.json` (see `TinkerCheckpointFile`): the
+ * sampler path an engine sampling on Tinker loads, and the training weights path `resetWeights`
+ * continues from. With `downloadAdapters` it also holds the PEFT adapter of the sampler checkpoint
+ * (`read-checkpoint-archive.ts`), which engines that load PEFT adapters serve; without, or when the
+ * archive holds no plain PEFT adapter, only the Tinker engine can serve the version.
  *
  * `load_weights` must be a model's first request (SkyRL enforces it), so `loadState` and
  * `resetWeights` continue on a new training client of the same base model unless the current one
@@ -34,6 +35,7 @@ import {
   wireLossConfigOf,
   type AdamParams,
 } from './tinker-api.js';
+import { peftAdapterOfArchive } from './read-checkpoint-archive.js';
 import { checkTinkerBatch, lossTokensOf, needsCurrentLogprobs, responseLogprobsOf, tinkerBatchOf, tinkerLossOf, type TinkerBatch } from './tinker-datums.js';
 
 export interface TinkerTrainingEngineOptions {
@@ -48,6 +50,11 @@ export interface TinkerTrainingEngineOptions {
    * follow the same optimizer.
    */
   optimizer?: { learningRate?: number; beta1?: number; beta2?: number; epsilon?: number; weightDecay?: number; maxGradientNorm?: number };
+  /**
+   * Also download each published version's sampler checkpoint archive and put its PEFT adapter in
+   * the artifact, so engines that load PEFT adapters (local, vLLM, SGLang) can serve it. Default false.
+   */
+  downloadAdapters?: boolean;
   logger?: Logger;
 }
 
@@ -182,7 +189,14 @@ export async function createTinkerTrainingEngine(options: TinkerTrainingEngineOp
       const samplerPath = await save('save_weights_for_sampler', name);
       const weightsPath = await save('save_weights', name);
       const file: TinkerCheckpointFile = { format: 'clawrl-tinker-checkpoint', baseModel, loraRank, samplerPath, weightsPath };
-      return { version, kind: 'adapter', files: { [tinkerCheckpointFileName]: new TextEncoder().encode(JSON.stringify(file, null, 2)) } };
+      const files: Record<string, Uint8Array> = { [tinkerCheckpointFileName]: new TextEncoder().encode(JSON.stringify(file, null, 2)) };
+      if (options.downloadAdapters === true) {
+        const parsed = parseTinkerPath(samplerPath);
+        const adapter = peftAdapterOfArchive(await client.downloadCheckpointArchive(parsed?.modelId ?? model.id, parsed?.name ?? name));
+        if (adapter.files === null) logger.warn('the Tinker checkpoint is published without a PEFT adapter: only --engine tinker can serve it', { version, reason: adapter.reason });
+        else Object.assign(files, adapter.files);
+      }
+      return { version, kind: 'adapter', files };
     },
     async saveState(name) {
       const safe = name.replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 100);

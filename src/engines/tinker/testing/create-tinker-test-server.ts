@@ -30,6 +30,7 @@ import { initializeTensorBackend } from '../../../tensor/initialize-tensor-backe
 import type { TrainingDatum, TrainingEngine, TrainingLoss } from '../../../spec/training-engine.js';
 import { requestSchemas, tinkerPathOf, type WireDatum } from '../tinker-api.js';
 import { tinkerLossOf } from '../tinker-datums.js';
+import { writeTarGz } from './write-tar-gz.js';
 
 export type TinkerFaultKind = 'http-500' | 'drop' | '408' | 'try-again' | 'expire' | 'user-error';
 
@@ -224,6 +225,19 @@ export async function createTinkerTestServer(options: TinkerTestServerOptions): 
     if (fault === 'http-500') return send(response, 500, { detail: 'Internal Server Error' });
     if (request.method === 'GET' && name === 'get_server_capabilities') return send(response, 200, { supported_models: [{ model_name: options.baseModel }], supported_loss_fns: ['importance_sampling', 'ppo'] });
     if (request.method === 'GET' && name === 'healthz') return send(response, 200, { status: 'ok' });
+    // Checkpoint archives as SkyRL serves them: a 302 to the download of the sampler weights' .tar.gz.
+    const archive = /^training_runs\/([A-Za-z0-9_-]+)\/checkpoints\/([A-Za-z0-9_-]+)\/(archive|download)$/.exec(name);
+    if (request.method === 'GET' && archive !== null) {
+      const [, modelId = '', checkpoint = '', kind] = archive;
+      const stored = saved.get(tinkerPathOf(modelId, 'sampler_weights', checkpoint));
+      if (stored === undefined) return send(response, 404, { detail: `Checkpoint not found: ${modelId}/${checkpoint}` });
+      if (kind === 'archive') {
+        response.writeHead(302, { Location: `/api/v1/training_runs/${modelId}/checkpoints/${checkpoint}/download` });
+        return void response.end();
+      }
+      response.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+      return void response.end(writeTarGz(Object.fromEntries(Object.entries(stored.files).map(([file, bytes]) => [`${checkpoint}/${file}`, bytes]))));
+    }
     if (request.method !== 'POST') return send(response, 404, { detail: 'Not Found' });
     let body: Record<string, unknown>;
     try {
