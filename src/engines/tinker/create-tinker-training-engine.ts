@@ -35,7 +35,7 @@ import {
   wireLossConfigOf,
   type AdamParams,
 } from './tinker-api.js';
-import { peftAdapterOfArchive } from './read-checkpoint-archive.js';
+import { readCheckpointArchive } from './read-checkpoint-archive.js';
 import { checkTinkerBatch, lossTokensOf, needsCurrentLogprobs, responseLogprobsOf, tinkerBatchOf, tinkerLossOf, type TinkerBatch } from './tinker-datums.js';
 
 export interface TinkerTrainingEngineOptions {
@@ -192,7 +192,7 @@ export async function createTinkerTrainingEngine(options: TinkerTrainingEngineOp
       const files: Record<string, Uint8Array> = { [tinkerCheckpointFileName]: new TextEncoder().encode(JSON.stringify(file, null, 2)) };
       if (options.downloadAdapters === true) {
         const parsed = parseTinkerPath(samplerPath);
-        const adapter = peftAdapterOfArchive(await client.downloadCheckpointArchive(parsed?.modelId ?? model.id, parsed?.name ?? name));
+        const adapter = readCheckpointArchive(await client.downloadCheckpointArchive(parsed?.modelId ?? model.id, parsed?.name ?? name));
         if (adapter.files === null) logger.warn('the Tinker checkpoint is published without a PEFT adapter: only --engine tinker can serve it', { version, reason: adapter.reason });
         else Object.assign(files, adapter.files);
       }

@@ -30,7 +30,7 @@ export function readTarFiles(archive: Uint8Array): Record<string, Uint8Array> {
 
 export type AdapterFromArchive = { files: Record<string, Uint8Array> } | { files: null; reason: string };
 
-export function peftAdapterOfArchive(archive: Uint8Array): AdapterFromArchive {
+export function readCheckpointArchive(archive: Uint8Array): AdapterFromArchive {
   let entries: Record<string, Uint8Array>;
   try {
     entries = readTarFiles(gunzipSync(archive));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TrainingDatum } from '../../spec/training-engine.js';
 import { writeSafetensors } from '../../model/safetensors.js';
-import { peftAdapterOfArchive } from './read-checkpoint-archive.js';
+import { readCheckpointArchive } from './read-checkpoint-archive.js';
 import { wireDatumOf, wireLossConfigOf } from './tinker-api.js';
 import { writeTarGz } from './testing/write-tar-gz.js';
 import { responseLogprobsOf, tinkerBatchOf } from './tinker-datums.js';
@@ -51,10 +51,10 @@ describe('Tinker checkpoint archives', () => {
   });
   it('reads the PEFT adapter of an archive, and refuses Tinker-only module names and what is no archive', () => {
     const files = adapter(['base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight', 'base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight']);
-    const read = peftAdapterOfArchive(writeTarGz(Object.fromEntries(Object.entries(files).map(([name, bytes]) => [`step_1/${name}`, bytes]))));
+    const read = readCheckpointArchive(writeTarGz(Object.fromEntries(Object.entries(files).map(([name, bytes]) => [`step_1/${name}`, bytes]))));
     expect(read.files).toEqual(files);
-    const foreign = peftAdapterOfArchive(writeTarGz(adapter(['base_model.model.model.unembed_tokens.lora_A.weight'])));
+    const foreign = readCheckpointArchive(writeTarGz(adapter(['base_model.model.model.unembed_tokens.lora_A.weight'])));
     expect(foreign).toMatchObject({ files: null, reason: expect.stringContaining('unembed_tokens') });
-    expect(peftAdapterOfArchive(Uint8Array.of(1, 2, 3))).toMatchObject({ files: null, reason: expect.stringContaining('not a .tar.gz') });
+    expect(readCheckpointArchive(Uint8Array.of(1, 2, 3))).toMatchObject({ files: null, reason: expect.stringContaining('not a .tar.gz') });
   });
 });
