@@ -7,9 +7,15 @@
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { localModelDirectoryOf, type EngineConfiguration } from './create-inference-engine.js';
 
-export function checkEngineConfiguration(configuration: Pick<EngineConfiguration, 'engine' | 'model' | 'upstream'>): void {
+export function checkEngineConfiguration(configuration: Pick<EngineConfiguration, 'engine' | 'model' | 'upstream'> & Partial<Pick<EngineConfiguration, 'tinkerUrl'>>): void {
   if (configuration.engine === 'local') {
     localModelDirectoryOf(configuration.model);
+    return;
+  }
+  if (configuration.engine === 'tinker') {
+    // The tokenizer folder the prompts are rendered with.
+    localModelDirectoryOf(configuration.model);
+    if (configuration.tinkerUrl === undefined) throw new ClawrlError('configuration_error', '--engine tinker needs --tinker-url <url> (CLAWRL_TINKER_URL).', { param: 'tinkerUrl' });
     return;
   }
   if (configuration.engine !== 'openai' && configuration.engine !== 'vllm' && configuration.engine !== 'sglang') return;

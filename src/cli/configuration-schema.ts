@@ -60,8 +60,10 @@ export const configurationSections = {
       flag: '--served-model-name <name>',
       description: 'name clients use for the model, repeatable; requests must name one of them (default: --model, and a model folder\'s name)',
     }),
-    engine: option(z.enum(['local', 'openai', 'vllm', 'sglang']).default('local'), { flag: '--engine <engine>', description: 'local | openai | vllm | sglang' }),
+    engine: option(z.enum(['local', 'openai', 'vllm', 'sglang', 'tinker']).default('local'), { flag: '--engine <engine>', description: 'local | openai | vllm | sglang | tinker (samples on --tinker-url; --model is the tokenizer folder)' }),
     upstream: option(z.url().optional(), { flag: '--upstream <url>', description: 'base URL of a remote engine (e.g. http://127.0.0.1:8000)' }),
+    tinkerUrl: option(z.url().optional(), { flag: '--tinker-url <url>', description: 'base URL of the Tinker service (hosted: https://tinker.thinkingmachines.dev/services/tinker-prod; SkyRL: http://127.0.0.1:8000)' }),
+    tinkerBaseModel: option(z.string().min(1).optional(), { flag: '--tinker-base-model <name>', description: 'the base model as the Tinker service names it, e.g. Qwen/Qwen3-4B-Instruct-2507 (default: the served model name)' }),
     upstreamModel: option(z.string().min(1).optional(), { flag: '--upstream-model <name>', description: 'model name on the upstream (default: --model)' }),
     upstreamApiKey: option(z.string().min(1).optional(), { flag: '--upstream-api-key <key>', description: 'API key sent to the upstream' }),
     upstreamTimeout: option(positive().default(120_000), { flag: '--upstream-timeout <ms>', description: 'time-out for the upstream to start and to keep streaming' }),
@@ -110,6 +112,7 @@ export const configurationSections = {
     rlWeight: option(z.number().min(0).default(1), { flag: '--rl-weight <w>', description: "combine: weight of the reward r in A = w_rl·(r − b) + w_opd·clip(Δ, −C, C)", recipe: true }),
     opdWeight: option(z.number().min(0).default(1), { flag: '--opd-weight <w>', description: "combine: weight of the hint-conditioned teacher's gap Δ in A = w_rl·(r − b) + w_opd·clip(Δ, −C, C)", recipe: true }),
     opdClip: option(z.number().positive().default(1), { flag: '--opd-clip <C>', description: "opd/combine: the teacher's per-token gap Δ is clipped to [−C, C]", recipe: true }),
+    trainer: option(z.enum(['local', 'tinker']).default('local'), { flag: '--trainer <trainer>', description: 'local | tinker: train in this process, or on a Tinker-compatible service (--tinker-url; API key from CLAWRL_TINKER_API_KEY only)' }),
   }),
   client: z.object({
     url: option(z.url().optional(), { flag: '--url <url>', description: "URL of a running clawrl server (default: http://<CLAWRL_HOST>:<CLAWRL_PORT>, or the config file's host and port, as the server reads them; else http://127.0.0.1:8400)" }),
@@ -141,7 +144,7 @@ export function withoutDefaults<Shape extends z.ZodRawShape>(object: z.ZodObject
 /** Operator options a recipe may set, by key. */
 const recipeOperatorShape = {
   ...withoutDefaults(configurationSections.learning).shape,
-  ...withoutDefaults(configurationSections.trainer.omit({ noTrain: true })).shape,
+  ...withoutDefaults(configurationSections.trainer.omit({ noTrain: true, trainer: true })).shape,
 };
 
 /** A recipe file: its description, operator options it sets, and recipe settings. */
@@ -163,7 +166,7 @@ export const commandSchemas = {
   serve: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape, ...judge.shape, ...learning.shape, ...trainer.shape, ...recipeSettings.shape }),
   gateway: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape }),
   judge: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...learning.shape, ...recipeSettings.shape }),
-  trainer: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.pick({ model: true, servedModelName: true }).shape, ...trainer.omit({ noTrain: true }).shape, ...recipeSettings.shape }),
+  trainer: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.pick({ model: true, servedModelName: true, tinkerUrl: true, tinkerBaseModel: true }).shape, ...trainer.omit({ noTrain: true }).shape, ...recipeSettings.shape }),
   rejudge: z.object({ ...files.shape, ...storage.pick({ data: true, store: true, storeUrl: true }).shape, ...engine.shape, ...judge.shape, ...learning.pick({ method: true }).shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape }),
   client: z.object({ ...files.pick({ config: true }).shape, ...client.shape, adminKey: gateway.shape.adminKey }),
   samplesExport: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, json: client.shape.json }),

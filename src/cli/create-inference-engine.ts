@@ -9,10 +9,13 @@ import { fileURLToPath } from 'node:url';
 import { createLocalInferenceEngine } from '../engines/local/create-local-inference-engine.js';
 import { createOpenAICompatibleEngine } from '../engines/openai-compatible/create-openai-compatible-engine.js';
 import { loadChatRenderer } from '../model/create-chat-renderer.js';
+import { createTinkerClient } from '../engines/tinker/create-tinker-client.js';
+import { createTinkerInferenceEngine } from '../engines/tinker/create-tinker-inference-engine.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import { configurationSections } from './configuration-schema.js';
 import type { Resolved } from './configuration.js';
+import { tinkerApiKeyOf } from './tinker-api-key.js';
 import { missingModelFolderMessage } from './missing-model-folder-message.js';
 
 /** The engine component of the configuration schema (`--engine`, `--model`, `--upstream`, ...). */
@@ -59,7 +62,7 @@ export function localModelDirectoryOf(model: string): string {
   throw new ClawrlError('configuration_error', missingModelFolderMessage(model), { param: 'model' });
 }
 
-export async function createInferenceEngine(configuration: EngineConfiguration): Promise<InferenceEngine> {
+export async function createInferenceEngine(configuration: EngineConfiguration, environment: Record<string, string | undefined> = process.env): Promise<InferenceEngine> {
   const servedModelId = servedModelNameOf(configuration);
   switch (configuration.engine) {
     case 'local':
@@ -94,6 +97,20 @@ export async function createInferenceEngine(configuration: EngineConfiguration):
         ...(configuration.upstreamApiKey === undefined ? {} : { apiKey: configuration.upstreamApiKey }),
         ...(renderer === undefined ? {} : { renderer }),
       });
+    }
+    case 'tinker': {
+      if (configuration.tinkerUrl === undefined) {
+        throw new ClawrlError('configuration_error', '--engine tinker needs --tinker-url <url> (CLAWRL_TINKER_URL).', { param: 'tinkerUrl' });
+      }
+      // Prompts are rendered here, with the template of the tokenizer folder --model names.
+      const renderer = await loadChatRenderer(localModelDirectoryOf(configuration.model));
+      const client = await createTinkerClient({ url: configuration.tinkerUrl, apiKey: tinkerApiKeyOf(environment, '--engine tinker') });
+      try {
+        return await createTinkerInferenceEngine({ client, baseModel: configuration.tinkerBaseModel ?? servedModelId, servedModelId, renderer });
+      } catch (error) {
+        await client.close();
+        throw error;
+      }
     }
   }
 }

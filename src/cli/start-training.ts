@@ -10,6 +10,9 @@
 import path from 'node:path';
 import type { z } from 'zod';
 import { createLocalTrainingEngine } from '../engines/local/create-local-training-engine.js';
+import { createTinkerClient } from '../engines/tinker/create-tinker-client.js';
+import { createTinkerTrainingEngine } from '../engines/tinker/create-tinker-training-engine.js';
+import { ClawrlError } from '../spec/clawrl-error.js';
 import type { PolicyControl } from '../gateway/policy-routes.js';
 import type { EventBus } from '../spec/event-bus.js';
 import type { InferenceEngine, PolicyVersion } from '../spec/inference-engine.js';
@@ -25,6 +28,7 @@ import { localModelDirectoryOf, servedModelNameOf, type EngineConfiguration } fr
 import { createPublishingPolicyServing } from './create-publishing-policy-serving.js';
 import { createStorePolicyServing } from './create-store-policy-serving.js';
 import { serveActiveVersion } from './start-policy-follower.js';
+import { tinkerApiKeyOf } from './tinker-api-key.js';
 
 /**
  * What training reads: the trainer component, the recipe settings, and the model and data folder;
@@ -32,7 +36,7 @@ import { serveActiveVersion } from './start-policy-follower.js';
  * not build are not held against the engine.
  */
 export type TrainingConfiguration = Resolved<z.infer<typeof configurationSections.trainer>> &
-  Pick<EngineConfiguration, 'model' | 'servedModelName'> & { data: string; method?: SampleMethod } & Omit<RecipeSettings, 'judgeWeights' | 'judgeHintGrounding'>;
+  Pick<EngineConfiguration, 'model' | 'servedModelName' | 'tinkerUrl' | 'tinkerBaseModel'> & { data: string; method?: SampleMethod } & Omit<RecipeSettings, 'judgeWeights' | 'judgeHintGrounding'>;
 
 export interface RunningTraining {
   policies: PolicyControl;
@@ -52,6 +56,8 @@ export interface TrainingDependencies {
   now: () => number;
   /** Holds the trainer's sample leases: stable across restarts, so a restart releases its own. */
   workerId: string;
+  /** Where `CLAWRL_TINKER_API_KEY` is read (default `process.env`). */
+  environment?: Record<string, string | undefined>;
 }
 
 /**
@@ -76,6 +82,9 @@ export function defaultLearningRate(model: string, trainParams: 'lora' | 'full')
 function whyTrainingIsOff(configuration: TrainingConfiguration, engine: InferenceEngine | undefined): string | null {
   if (configuration.noTrain) return null;
   if (engine !== undefined && !engine.capabilities.policyLoading) return `the ${engine.engineId} engine cannot load policy versions (for vLLM/SGLang give it an adapter directory)`;
+  if (engine?.engineId === 'tinker' && configuration.trainer !== 'tinker') return 'the tinker engine samples only versions trained on Tinker: train with --trainer tinker';
+  // A Tinker trainer trains on the service: no local weights needed.
+  if (configuration.trainer === 'tinker') return null;
   try {
     localModelDirectoryOf(configuration.model);
   } catch (error) {
@@ -121,6 +130,34 @@ export async function startFollowerServing(dependencies: Omit<TrainingDependenci
   };
 }
 
+async function createTrainingEngine(configuration: TrainingConfiguration, learningRate: number, dependencies: TrainingDependencies): Promise<TrainingEngine> {
+  const optimizer = { learningRate, beta1: configuration.adamBeta1, beta2: configuration.adamBeta2, weightDecay: configuration.weightDecay };
+  if (configuration.trainer === 'local') {
+    return createLocalTrainingEngine({
+      modelDirectory: localModelDirectoryOf(configuration.model),
+      modelId: servedModelNameOf(configuration),
+      checkpointDirectory: path.join(configuration.data, 'checkpoints'),
+      trainParams: configuration.trainParams,
+      lora: { rank: configuration.loraRank, alpha: configuration.loraAlpha },
+      optimizer,
+    });
+  }
+  if (configuration.tinkerUrl === undefined) throw new ClawrlError('configuration_error', '--trainer tinker needs --tinker-url <url> (CLAWRL_TINKER_URL)', { param: 'tinkerUrl' });
+  if (configuration.trainParams !== 'lora') throw new ClawrlError('configuration_error', 'Tinker trains LoRA adapters only: --trainer tinker needs --train-params lora', { param: 'trainParams' });
+  const apiKey = tinkerApiKeyOf(dependencies.environment ?? process.env, '--trainer tinker');
+  // Engines other than Tinker's serve PEFT adapters: each version's archive is downloaded for them
+  // (a trainer process does not know what the gateways run, so it downloads too).
+  const downloadAdapters = dependencies.engine?.engineId !== 'tinker';
+  const client = await createTinkerClient({ url: configuration.tinkerUrl, apiKey, logger: dependencies.logger });
+  try {
+    // LoRA alpha is no Tinker parameter: the service fixes it (SkyRL: 32, which it cites as Tinker's).
+    return await createTinkerTrainingEngine({ client, baseModel: configuration.tinkerBaseModel ?? servedModelNameOf(configuration), loraRank: configuration.loraRank, optimizer, downloadAdapters, logger: dependencies.logger });
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+}
+
 export async function startTraining(configuration: TrainingConfiguration, dependencies: TrainingDependencies): Promise<RunningTraining> {
   const { store, engine, logger, now } = dependencies;
   const reason = whyTrainingIsOff(configuration, engine);
@@ -135,14 +172,7 @@ export async function startTraining(configuration: TrainingConfiguration, depend
   let trainingEngine: TrainingEngine | undefined;
   let trainer: Trainer | undefined;
   try {
-    trainingEngine = await createLocalTrainingEngine({
-      modelDirectory: localModelDirectoryOf(configuration.model),
-      modelId: servedModelNameOf(configuration),
-      checkpointDirectory: path.join(configuration.data, 'checkpoints'),
-      trainParams: configuration.trainParams,
-      lora: { rank: configuration.loraRank, alpha: configuration.loraAlpha },
-      optimizer: { learningRate, beta1: configuration.adamBeta1, beta2: configuration.adamBeta2, weightDecay: configuration.weightDecay },
-    });
+    trainingEngine = await createTrainingEngine(configuration, learningRate, dependencies);
     trainer = createTrainer({
       store,
       trainingEngine,
@@ -165,7 +195,7 @@ export async function startTraining(configuration: TrainingConfiguration, depend
     await trainingEngine?.close();
     throw error;
   }
-  logger.info('training on', { trainParams: configuration.trainParams, learningRate, learningRateHalfLife: configuration.learningRateHalfLife ?? null, trainEvery: configuration.trainEvery, trainEpochs: configuration.trainEpochs, maxStaleness: configuration.maxStaleness, ...(configuration.anchorCoefficient > 0 ? { anchorCoefficient: configuration.anchorCoefficient, anchorTopK: configuration.anchorTopK } : {}) });
+  logger.info('training on', { trainParams: configuration.trainParams, learningRate, learningRateHalfLife: configuration.learningRateHalfLife ?? null, trainEvery: configuration.trainEvery, trainEpochs: configuration.trainEpochs, maxStaleness: configuration.maxStaleness, ...(configuration.anchorCoefficient > 0 ? { anchorCoefficient: configuration.anchorCoefficient, anchorTopK: configuration.anchorTopK } : {}), ...(configuration.trainer === 'local' ? {} : { trainer: configuration.trainer }) });
   const running = trainer;
   const runningEngine = trainingEngine;
   return {

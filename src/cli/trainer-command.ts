@@ -26,7 +26,7 @@ export type TrainerCommandConfiguration = Resolved<z.infer<typeof commandSchemas
 
 export async function startTrainerProcess(configuration: TrainerCommandConfiguration, logger: Logger): Promise<{ close(): Promise<void> }> {
   try {
-    localModelDirectoryOf(configuration.model);
+    if (configuration.trainer === 'local') localModelDirectoryOf(configuration.model);
   } catch (error) {
     throw new ClawrlError('configuration_error', `clawrl trainer trains the model's weights in a local folder (--model): ${(error as Error).message}`, {
       param: 'model',

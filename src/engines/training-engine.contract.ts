@@ -2,6 +2,10 @@
  * The behaviour every `TrainingEngine` must show: gradients of the named loss, an optimizer step
  * that moves the policy the way the advantages say, published weights, and saved state that
  * restores training exactly. Implementation-agnostic: it talks to the engine through the seam.
+ * It trains with a loss the engine declares (`decoupled_ppo` where it can, else Tinker's `ppo`
+ * or `importance_sampling`); each term-specific case (KL, anchor, support sets, proximal
+ * log-probs) runs where `engine.capabilities` declares the term, and where it does not, the
+ * engine must refuse the term with `unsupported` rather than compute another objective.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClawrlError } from '../spec/clawrl-error.js';
@@ -15,16 +19,28 @@ export interface TrainingEngineContractOptions {
   responseTokenIds: number[];
 }
 
-const ppo: DecoupledPpoLoss = { name: 'decoupled_ppo', clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0 };
+const decoupled: DecoupledPpoLoss = { name: 'decoupled_ppo', clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0 };
+const isUnsupported = (error: unknown) => ClawrlError.isInstance(error) && error.code === 'unsupported';
+
+/** The loss the general cases train with: the first the engine declares, in this order. */
+function trainingLossOf(engine: TrainingEngine): TrainingLoss {
+  const { losses } = engine.capabilities;
+  if (losses.includes('decoupled_ppo')) return decoupled;
+  if (losses.includes('ppo')) return { name: 'ppo', clipLow: 0.2, clipHigh: 0.28 };
+  if (losses.includes('importance_sampling')) return { name: 'importance_sampling' };
+  throw new Error(`the engine declares no loss the contract knows: ${losses.join(', ')}`);
+}
 const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
 
 export function runTrainingEngineContract(options: TrainingEngineContractOptions): void {
   describe(`TrainingEngine contract: ${options.name}`, () => {
     let engine: TrainingEngine;
     let datum: TrainingDatum;
+    let trainingLoss: TrainingLoss;
 
     beforeAll(async () => {
       engine = await options.createEngine();
+      trainingLoss = trainingLossOf(engine);
       const length = options.responseTokenIds.length;
       datum = {
         promptTokenIds: options.promptTokenIds,
@@ -41,7 +57,7 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
 
     const logprobsNow = async () => {
       // A zero advantage gives a zero gradient; the call only reads the log-probs.
-      const output = await engine.forwardBackward({ data: [{ ...datum, advantages: datum.advantages.map(() => 0) }], loss: ppo });
+      const output = await engine.forwardBackward({ data: [{ ...datum, advantages: datum.advantages.map(() => 0) }], loss: trainingLoss });
       return output.logprobs[0] ?? [];
     };
 
@@ -51,7 +67,7 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
       for (const value of initial) expect(value).toBeLessThan(0);
       await engine.optimizerStep();
 
-      const first = await engine.forwardBackward({ data: [datum], loss: ppo });
+      const first = await engine.forwardBackward({ data: [datum], loss: trainingLoss });
       expect(Number.isFinite(first.loss)).toBe(true);
       expect(first.referenceLogprobs).toBeNull();
       const stepped = await engine.optimizerStep();
@@ -65,7 +81,7 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
       expect(Object.keys(artifact.files).length).toBeGreaterThan(0);
 
       const reference = await engine.saveState('contract-step-1');
-      await engine.forwardBackward({ data: [datum], loss: ppo });
+      await engine.forwardBackward({ data: [datum], loss: trainingLoss });
       await engine.optimizerStep();
       expect(mean(await logprobsNow())).toBeGreaterThan(mean(afterStep));
       await engine.loadState(reference);
@@ -73,7 +89,7 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
       restored.forEach((value, index) => expect(value).toBeCloseTo(afterStep[index] ?? Number.NaN, 5));
       await engine.optimizerStep();
       // The step count resumes from the saved state.
-      await engine.forwardBackward({ data: [datum], loss: ppo });
+      await engine.forwardBackward({ data: [datum], loss: trainingLoss });
       expect((await engine.optimizerStep()).step).toBe(stepped.step + 2);
 
       await engine.resetWeights({ version: 0, kind: 'base', files: {} });
@@ -84,8 +100,13 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
       await engine.optimizerStep();
     });
 
-    it('computes reference log-probs of the base when the KL term is on', async () => {
-      const output = await engine.forwardBackward({ data: [datum], loss: { ...ppo, klCoefficient: 0.1 } });
+    it('computes reference log-probs of the base when the KL term is on, or refuses the term', async () => {
+      const withKl = engine.forwardBackward({ data: [datum], loss: { ...decoupled, klCoefficient: 0.1 } });
+      if (!engine.capabilities.referenceLogprobs || !engine.capabilities.losses.includes('decoupled_ppo')) {
+        await expect(withKl).rejects.toSatisfy(isUnsupported);
+        return;
+      }
+      const output = await withKl;
       expect(output.referenceLogprobs?.[0]).toHaveLength(options.responseTokenIds.length);
       await engine.optimizerStep();
     });
@@ -98,39 +119,51 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
         advantages: datum.advantages.map(() => 0),
         support: datum.responseTokenIds.map(() => ({ tokenIds: [other], advantages: [advantage] })),
       });
+      if (!engine.capabilities.supportSets) {
+        await expect(engine.forwardBackward({ data: [supported(1)], loss: trainingLoss })).rejects.toSatisfy(isUnsupported);
+        return;
+      }
       const supportLogprobsNow = async () => {
-        const output = await engine.forwardBackward({ data: [supported(0)], loss: ppo });
+        const output = await engine.forwardBackward({ data: [supported(0)], loss: trainingLoss });
         expect(output.supportLogprobs?.[0]).toHaveLength(options.responseTokenIds.length);
         return (output.supportLogprobs?.[0] ?? []).map((position) => position[0] ?? Number.NaN);
       };
       await engine.optimizerStep();
       const before = await supportLogprobsNow();
       await engine.optimizerStep();
-      await engine.forwardBackward({ data: [supported(1)], loss: ppo });
+      await engine.forwardBackward({ data: [supported(1)], loss: trainingLoss });
       expect((await engine.optimizerStep()).gradientNorm).toBeGreaterThan(0);
       expect(mean(await supportLogprobsNow())).toBeGreaterThan(mean(before));
       await engine.optimizerStep();
-      const misaligned = engine.forwardBackward({ data: [{ ...supported(1), support: [{ tokenIds: [other], advantages: [] }] }], loss: ppo });
+      const misaligned = engine.forwardBackward({ data: [{ ...supported(1), support: [{ tokenIds: [other], advantages: [] }] }], loss: trainingLoss });
       await expect(misaligned).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'invalid_request');
     });
 
     it('takes the ratio against proximal log-probs, so a later pass stops moving tokens past the clip', async () => {
+      if (!engine.capabilities.proximalLogprobs || trainingLoss.name !== 'decoupled_ppo') {
+        await expect(engine.forwardBackward({ data: [{ ...datum, proximalLogprobs: datum.rolloutLogprobs }], loss: trainingLoss })).rejects.toSatisfy(isUnsupported);
+        return;
+      }
       // An optimizer step moves the weights by its momentum even without gradients, so ℓ is read
       // after the last step and before the pass (its zero gradients add nothing).
       await engine.optimizerStep();
       const current = await logprobsNow();
       // ℓ_old one nat below ℓ: ρ = e > 1 + ε_hi, so a positive advantage is clipped and has no gradient.
-      await engine.forwardBackward({ data: [{ ...datum, proximalLogprobs: current.map((value) => value - 1) }], loss: ppo });
+      await engine.forwardBackward({ data: [{ ...datum, proximalLogprobs: current.map((value) => value - 1) }], loss: trainingLoss });
       expect((await engine.optimizerStep()).gradientNorm).toBe(0);
-      await engine.forwardBackward({ data: [{ ...datum, proximalLogprobs: await logprobsNow() }], loss: ppo });
+      await engine.forwardBackward({ data: [{ ...datum, proximalLogprobs: await logprobsNow() }], loss: trainingLoss });
       expect((await engine.optimizerStep()).gradientNorm).toBeGreaterThan(0);
-      const misaligned = engine.forwardBackward({ data: [{ ...datum, proximalLogprobs: [0] }], loss: ppo });
+      const misaligned = engine.forwardBackward({ data: [{ ...datum, proximalLogprobs: [0] }], loss: trainingLoss });
       await expect(misaligned).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'invalid_request');
     });
 
     it("holds the policy to the base with the anchor: zero at the base, and a pull back once it has moved", async () => {
-      const anchored = (coefficient: number): DecoupledPpoLoss => ({ ...ppo, anchorCoefficient: coefficient, anchorTopK: 4 });
+      const anchored = (coefficient: number): DecoupledPpoLoss => ({ ...decoupled, anchorCoefficient: coefficient, anchorTopK: 4 });
       const still = { ...datum, advantages: datum.advantages.map(() => 0) };
+      if (!engine.capabilities.anchor || !engine.capabilities.losses.includes('decoupled_ppo')) {
+        await expect(engine.forwardBackward({ data: [still], loss: anchored(1) })).rejects.toSatisfy(isUnsupported);
+        return;
+      }
       const anchorKlNow = async (coefficient: number) => {
         const output = await engine.forwardBackward({ data: [still], loss: anchored(coefficient) });
         expect(output.anchorKl?.[0]).toHaveLength(options.responseTokenIds.length);
@@ -141,7 +174,7 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
       await engine.optimizerStep();
       // Three pushes without the anchor move the policy away from the base.
       for (let push = 0; push < 3; push += 1) {
-        await engine.forwardBackward({ data: [datum], loss: ppo });
+        await engine.forwardBackward({ data: [datum], loss: trainingLoss });
         await engine.optimizerStep();
       }
       const moved = await anchorKlNow(1);
@@ -153,7 +186,7 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
       }
       expect(await anchorKlNow(1)).toBeLessThan(moved);
       await engine.optimizerStep();
-      const without = await engine.forwardBackward({ data: [still], loss: ppo });
+      const without = await engine.forwardBackward({ data: [still], loss: trainingLoss });
       expect(without.anchorKl ?? null).toBeNull();
       await engine.optimizerStep();
     });
@@ -193,7 +226,7 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
     });
 
     it('rejects misaligned data and unknown saved states with ClawrlErrors', async () => {
-      const misaligned = engine.forwardBackward({ data: [{ ...datum, lossMask: [1] }], loss: ppo });
+      const misaligned = engine.forwardBackward({ data: [{ ...datum, lossMask: [1] }], loss: trainingLoss });
       await expect(misaligned).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'invalid_request');
       await expect(engine.loadState('never-saved')).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'not_found');
     });
