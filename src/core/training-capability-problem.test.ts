@@ -3,8 +3,8 @@ import type { TrainingEngineCapabilities } from '../spec/training-engine.js';
 import { defaultPolicyLossOptions } from './policy-loss.js';
 import { trainingCapabilityProblem, type TrainingPlan } from './training-capability-problem.js';
 
-const everything: TrainingEngineCapabilities = { losses: ['decoupled_ppo', 'ppo', 'importance_sampling'], referenceLogprobs: true, anchor: true, supportSets: true, proximalLogprobs: true };
-const rolloutOnly: TrainingEngineCapabilities = { losses: ['ppo', 'importance_sampling'], referenceLogprobs: false, anchor: false, supportSets: false, proximalLogprobs: false };
+const everything: TrainingEngineCapabilities = { losses: ['decoupled_ppo', 'ppo', 'importance_sampling'], referenceLogprobs: true, anchor: true, supportSets: true, proximalLogprobs: true, anyTemperature: true };
+const rolloutOnly: TrainingEngineCapabilities = { losses: ['ppo', 'importance_sampling'], referenceLogprobs: false, anchor: false, supportSets: false, proximalLogprobs: false, anyTemperature: true };
 const plan = (overrides: Partial<TrainingPlan> = {}): TrainingPlan => ({ loss: 'decoupled_ppo', lossOptions: defaultPolicyLossOptions, trainEpochs: 1, supportTopK: 0, ...overrides });
 const problemOf = (overrides: Partial<TrainingPlan>, capabilities: TrainingEngineCapabilities) => trainingCapabilityProblem(plan(overrides), { engineId: 'remote', capabilities });
 

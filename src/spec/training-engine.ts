@@ -94,6 +94,11 @@ export interface TrainingEngineCapabilities {
   supportSets: boolean;
   /** Data with `proximalLogprobs` (several passes over one batch, `--train-epochs`). */
   proximalLogprobs: boolean;
+  /**
+   * Data sampled at any temperature (log-probs under log_softmax(logits / T)); false: only T = 1.
+   * The trainer drops, and counts, samples the engine cannot train instead of failing every step.
+   */
+  anyTemperature: boolean;
 }
 
 export interface ForwardBackwardInput {

@@ -32,11 +32,11 @@ type SampleFields = Pick<Parameters<RecordStore['recordSample']>[0], 'method' | 
   Partial<Pick<Parameters<RecordStore['recordSample']>[0], 'support'>>;
 
 /** A completed two-token main turn of session `s` and its ready sample. */
-async function recordSampledTurn(target: RecordStore, index: number, sample: SampleFields): Promise<void> {
+async function recordSampledTurn(target: RecordStore, index: number, sample: SampleFields, temperature = 0.8): Promise<void> {
   const id = `turn-${index}`;
   await target.recordTurn({
     id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion: sample.policyVersion,
-    messages: [{ role: 'user', content: 'q' }], tools: [], sampling: { temperature: 0.8, topP: 1, stop: [], n: 1, topLogprobs: 0 },
+    messages: [{ role: 'user', content: 'q' }], tools: [], sampling: { temperature, topP: 1, stop: [], n: 1, topLogprobs: 0 },
     promptTokenIds: [3, 14, 15, 92], responseTokenIds: [65, 35], logprobs: [-4, -4.5], response: { role: 'assistant', content: 'a' },
     finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
   });
@@ -349,10 +349,41 @@ describe('the trainer', () => {
     }
   });
 
+  it('drops and counts samples drawn at a temperature an engine that trains only at 1 cannot train, and trains the rest', async () => {
+    const temperatureStore = createSqliteRecordStore({ path: ':memory:' });
+    const trained: number[] = [];
+    const atOne: TrainingEngine = Object.assign(Object.create(trainingEngine) as TrainingEngine, {
+      capabilities: { ...trainingEngine.capabilities, anyTemperature: false },
+      forwardBackward: async (input: Parameters<TrainingEngine['forwardBackward']>[0]) => {
+        trained.push(...input.data.map((datum) => datum.temperature));
+        return trainingEngine.forwardBackward(input);
+      },
+    });
+    try {
+      const serving = createPolicyServing({ store: temperatureStore, engine, logger: silent, now: () => 1_000 });
+      await serving.start();
+      await temperatureStore.upsertSession({ id: 's', tenant: null, at: 1 });
+      const sample = { method: 'rl' as const, policyVersion: 0, score: 1, hint: null, distillationGaps: null, teacherLogprobs: null };
+      await recordSampledTurn(temperatureStore, 0, sample, 0.7);
+      await recordSampledTurn(temperatureStore, 1, sample, 1);
+      const trainer = createTrainer({ store: temperatureStore, trainingEngine: atOne, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 2, pollIntervalMs: 60_000 });
+      await trainer.start();
+      expect((await trainer.trainNow()).kind).toBe('trained');
+      await trainer.close();
+      expect(trained).toEqual([1]);
+      const samples = await temperatureStore.listSamples();
+      expect(samples.map((stored) => [stored.id, stored.status, stored.dropReason])).toEqual(
+        expect.arrayContaining([['sample-0', 'dropped', 'temperature'], ['sample-1', 'trained', null]]),
+      );
+    } finally {
+      await temperatureStore.close();
+    }
+  });
+
   it('refuses at start-up, in one line naming the option, a configuration its training engine cannot run', () => {
     const remote = Object.create(trainingEngine, {
       engineId: { value: 'remote' },
-      capabilities: { value: { losses: ['ppo', 'importance_sampling'], referenceLogprobs: false, anchor: false, supportSets: false, proximalLogprobs: false } },
+      capabilities: { value: { losses: ['ppo', 'importance_sampling'], referenceLogprobs: false, anchor: false, supportSets: false, proximalLogprobs: false, anyTemperature: true } },
     }) as TrainingEngine;
     const serving = createPolicyServing({ store, engine, logger: silent, now: () => 1_000 });
     const create = (options: Partial<Parameters<typeof createTrainer>[0]>) => () => createTrainer({ store, trainingEngine: remote, serving, logger: silent, now: () => 0, workerId: 'w', ...options });

@@ -226,13 +226,20 @@ export function createTrainer(options: TrainerOptions): Trainer {
     const claimed = await store.claimSamplesForTraining({ limit: trainEvery, leaseMs, now: startedAt, workerId: options.workerId });
     if (claimed.length === 0) return { kind: 'idle' };
     const newest = summary.latestVersion ?? 0;
-    const { fresh, stale } = partitionByStaleness(claimed, newest, maxStaleness);
+    const { fresh: current, stale } = partitionByStaleness(claimed, newest, maxStaleness);
     if (stale.length > 0) {
       await store.updateSampleStatus({ ids: stale.map((sample) => sample.id), status: 'dropped', reason: 'stale', at: options.now() });
       samplesDroppedStale += stale.length;
       logger.info('dropped stale samples', { count: stale.length, newestVersion: newest, maxStaleness });
     }
-    if (fresh.length === 0) return { kind: 'all-stale', samplesDropped: stale.length };
+    // An engine that trains only at temperature 1 would fail every step that claimed such a sample.
+    const fresh = trainingEngine.capabilities.anyTemperature ? current : current.filter((sample) => sample.samplingTemperature === 1);
+    if (fresh.length < current.length) {
+      const untrainable = current.filter((sample) => !fresh.includes(sample));
+      await store.updateSampleStatus({ ids: untrainable.map((sample) => sample.id), status: 'dropped', reason: 'temperature', at: options.now() });
+      logger.warn('dropped samples drawn at a temperature the training engine cannot train (only 1)', { count: untrainable.length, engine: trainingEngine.engineId });
+    }
+    if (fresh.length === 0) return { kind: 'all-stale', samplesDropped: claimed.length };
     training = true;
     logger.info('training step started', { samples: fresh.length, parent: trainingVersion });
     try {

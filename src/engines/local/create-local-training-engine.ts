@@ -98,7 +98,7 @@ export async function createLocalTrainingEngine(options: LocalTrainingEngineOpti
   return {
     engineId: 'local',
     info: { trainParams, modelId: options.modelId, learningRate: workerData.optimizer.learningRate },
-    capabilities: { losses: ['decoupled_ppo', 'ppo', 'importance_sampling'], referenceLogprobs: true, anchor: true, supportSets: true, proximalLogprobs: true },
+    capabilities: { losses: ['decoupled_ppo', 'ppo', 'importance_sampling'], referenceLogprobs: true, anchor: true, supportSets: true, proximalLogprobs: true, anyTemperature: true },
     forwardBackward: async (input: ForwardBackwardInput) => (await call({ kind: 'forward-backward', input })) as ForwardBackwardOutput,
     optimizerStep: async (input: OptimizerStepInput = {}) => (await call({ kind: 'optimizer-step', input })) as OptimizerStepOutput,
     publishWeights: async (version) => (await call({ kind: 'publish', version })) as PolicyArtifact,

@@ -78,6 +78,8 @@ export const tinkerTrainingCapabilities: TrainingEngineCapabilities = {
   anchor: false,
   supportSets: false,
   proximalLogprobs: true,
+  // Tinker's trainer scores the model's own distribution (tinker-datums.ts).
+  anyTemperature: false,
 };
 
 /** Datums per call, as the SDK's chunking (engines.md §5.4). */
