@@ -60,6 +60,10 @@ export const configurationSections = {
     upstreamModel: option(z.string().min(1).optional(), { flag: '--upstream-model <name>', description: 'model name on the upstream (default: --model)' }),
     upstreamApiKey: option(z.string().min(1).optional(), { flag: '--upstream-api-key <key>', description: 'API key sent to the upstream' }),
     upstreamTimeout: option(positive().default(120_000), { flag: '--upstream-timeout <ms>', description: 'time-out for the upstream to start and to keep streaming' }),
+    adapterDir: option(z.string().min(1).optional(), {
+      flag: '--adapter-dir <dir>',
+      description: 'vllm | sglang: folder clawrl writes each trained version to and the engine server reads, at the same path (a shared volume); without it trained versions are not served (docs/deployment.md)',
+    }),
   }),
   gateway: z.object({
     host: option(z.string().min(1).default('127.0.0.1'), { flag: '--host <host>', description: 'address to bind' }),
