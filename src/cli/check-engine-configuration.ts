@@ -7,6 +7,19 @@
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { localModelDirectoryOf, type EngineConfiguration } from './create-inference-engine.js';
 
+/**
+ * `serve` with training on and an engine that cannot serve what it trains: vLLM loads new full
+ * weights only by a restart (engines.md §1.7), so training them would silently serve the base.
+ */
+export function checkTrainedVersionServing(configuration: Pick<EngineConfiguration, 'engine'> & { noTrain: boolean; trainParams: 'lora' | 'full' }): void {
+  if (configuration.engine !== 'vllm' || configuration.noTrain || configuration.trainParams !== 'full') return;
+  throw new ClawrlError(
+    'configuration_error',
+    '--engine vllm cannot serve full-weight versions (--train-params full) without a restart: train LoRA adapters (--train-params lora, with --adapter-dir), serve with --engine sglang, or pass --no-train.',
+    { param: 'train-params' },
+  );
+}
+
 export function checkEngineConfiguration(configuration: Pick<EngineConfiguration, 'engine' | 'model' | 'upstream'>): void {
   if (configuration.engine === 'local') {
     localModelDirectoryOf(configuration.model);

@@ -25,6 +25,7 @@
 import { Worker } from 'node:worker_threads';
 import { ClawrlError, type ClawrlErrorCode } from '../spec/clawrl-error.js';
 import type { Logger } from '../spec/logger.js';
+import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
 import type { JudgeCommandConfiguration } from './judge-command.js';
 import { judgeNeedsEngine, type RunningJudge } from './start-judge-service.js';
 
@@ -33,7 +34,11 @@ export interface JudgeThreadData {
 }
 
 /** From the thread to the main thread. */
-export type JudgeThreadMessage = { kind: 'ready' } | { kind: 'closed' } | { kind: 'fatal'; error: { code: ClawrlErrorCode; message: string } };
+export type JudgeThreadMessage =
+  | { kind: 'ready' }
+  | { kind: 'closed' }
+  | { kind: 'fatal'; error: { code: ClawrlErrorCode; message: string } }
+  | { kind: 'serving'; status: PolicyServingStatus };
 
 /** From the main thread to the thread. */
 export type JudgeThreadRequest = { kind: 'close' };
@@ -53,8 +58,13 @@ export interface JudgeThreadOptions {
   closeTimeoutMs?: number;
 }
 
+export interface RunningJudgeThread extends RunningJudge {
+  /** What the thread's own engine serves, as it last reported; null when it has none that loads versions. */
+  servingStatus(): PolicyServingStatus | null;
+}
+
 /** Starts the thread and waits until its judge is running; rejects with the thread's start error. */
-export async function startJudgeThread(configuration: JudgeCommandConfiguration, options: JudgeThreadOptions): Promise<RunningJudge> {
+export async function startJudgeThread(configuration: JudgeCommandConfiguration, options: JudgeThreadOptions): Promise<RunningJudgeThread> {
   const { logger } = options;
   const url = options.workerUrl ?? new URL('./judge-thread-worker.js', import.meta.url);
   const data: JudgeThreadData = { configuration };
@@ -63,6 +73,7 @@ export async function startJudgeThread(configuration: JudgeCommandConfiguration,
   let current: Worker | undefined;
   let restartTimer: NodeJS.Timeout | undefined;
   let delayMs = initialDelayMs;
+  let servingStatus: PolicyServingStatus | null = null;
 
   function launch(): Promise<Worker> {
     const worker = new Worker(url, { workerData: data });
@@ -94,6 +105,9 @@ export async function startJudgeThread(configuration: JudgeCommandConfiguration,
       worker.on('error', onError);
       worker.on('exit', onExit);
     }).then((started) => {
+      started.on('message', (message: JudgeThreadMessage) => {
+        if (message.kind === 'serving' && current === started) servingStatus = message.status;
+      });
       started.on('error', (error) => logger.error('the judge thread failed', { error: error.message }));
       started.once('exit', (code) => {
         if (closing || current !== started) return;
@@ -132,6 +146,7 @@ export async function startJudgeThread(configuration: JudgeCommandConfiguration,
   current = await launch();
 
   return {
+    servingStatus: () => servingStatus,
     async close() {
       closing = true;
       if (restartTimer !== undefined) clearTimeout(restartTimer);
