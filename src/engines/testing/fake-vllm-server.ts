@@ -62,8 +62,8 @@ export interface FakeVllmServer {
   setFailMode(mode: FakeFailMode | null): void;
   /** The next `count` adapter loads or weight updates fail as the server fails a load it cannot do. */
   failNextLoads(count: number, message?: string): void;
-  /** Streams stop after their first chunk until the returned function is called. */
-  holdStreams(): () => void;
+  /** Streams (those whose request body `matches`, default all) stop after their first two chunks (the first token is out) until the returned function is called. */
+  holdStreams(matches?: (body: unknown) => boolean): () => void;
   /** Resolves once every recorded request has finished or been disconnected. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -99,7 +99,7 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
   let failMode = options.failMode ?? null;
   let requestNumber = 0;
   let failingLoads: { count: number; message: string } = { count: 0, message: '' };
-  let hold: Promise<void> | null = null;
+  let hold: { promise: Promise<void>; matches: (body: unknown) => boolean } | null = null;
 
   function takeLoadFailure(): string | null {
     if (failingLoads.count <= 0) return null;
@@ -202,7 +202,7 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     return errorResponse(404, `${method} ${path} not found`, 'NotFoundError');
   }
 
-  async function writeStream(response: ServerResponse, chunks: unknown[], isClosed: () => boolean, markDropped: () => void): Promise<void> {
+  async function writeStream(response: ServerResponse, chunks: unknown[], isClosed: () => boolean, markDropped: () => void, held: Promise<void> | null): Promise<void> {
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const interval = options.tokensPerSecond === undefined ? 0 : 1000 / options.tokensPerSecond;
     for (const [index, chunk] of chunks.entries()) {
@@ -213,7 +213,7 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
         return;
       }
       if (index === 2 && failMode === 'stall-mid-stream') return;
-      if (index === 1 && hold !== null) await hold;
+      if (index === 2 && held !== null) await held;
       if (isClosed()) return;
       response.write(index === 1 && failMode === 'garbage' ? 'data: {"choices": [\n\n' : `data: ${JSON.stringify(chunk)}\n\n`);
       if (interval > 0) await sleep(interval);
@@ -226,6 +226,7 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     const method = request.method ?? 'GET';
     const body = await readBody(request);
     const record: RecordedRequest = { method, path, body, disconnected: false };
+    const held = hold !== null && hold.matches(body) ? hold.promise : null;
     if (options.recordRequests !== false) requests.push(record);
     let dropped = false;
     const closed = new Promise<void>((resolve) =>
@@ -247,9 +248,15 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     else answer = await route(method, path, asRecord(body), record);
     if (isClosed()) return;
     if (answer.kind === 'stream') {
-      await writeStream(response, answer.chunks, isClosed, () => {
-        dropped = true;
-      });
+      await writeStream(
+        response,
+        answer.chunks,
+        isClosed,
+        () => {
+          dropped = true;
+        },
+        held,
+      );
       if (failMode === 'stall-mid-stream') await closed;
     } else if (failing === 'garbage') {
       response.writeHead(200, { 'content-type': 'application/json' });
@@ -286,14 +293,15 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     failNextLoads(count, message = 'fake load failure: the server cannot load this version now') {
       failingLoads = { count, message };
     },
-    holdStreams() {
+    holdStreams(matches = () => true) {
       let release = (): void => undefined;
-      hold = new Promise<void>((resolve) => {
+      const promise = new Promise<void>((resolve) => {
         release = () => {
           hold = null;
           resolve();
         };
       });
+      hold = { promise, matches };
       return release;
     },
     async settled() {

@@ -1,0 +1,186 @@
+/**
+ * Trained versions served by vLLM and SGLang: `clawrl serve --engine vllm|sglang --adapter-dir`
+ * against the fake servers, which read the adapter folders they are told to load. Feedback on a
+ * few turns, a training step, and then: the next request goes to the new adapter's name while a
+ * stream that started before the swap finishes on the old one and records the old version; a
+ * rollback serves the base and rolling forward serves the adapter again; a load the server
+ * refuses keeps the previous version served and is retried until it loads.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
+import { startFakeVllmServer, type FakeVllmServer } from '../src/engines/testing/fake-vllm-server.js';
+import { startClawrlServer, type ClawrlServer } from './testing/start-clawrl-server.js';
+
+interface Serving {
+  role: string;
+  engine: string;
+  servedVersion: number;
+  pending: { version: number; attempts: number; error: string } | null;
+}
+interface Status {
+  policyVersion: number;
+  trainSteps: number;
+  samples: { ready: number };
+  serving: Serving[];
+}
+
+/** The in-flight request is told apart by its token budget. */
+const slowMaxTokens = 11;
+function isSlowRequest(body: unknown): boolean {
+  const record = body as { max_tokens?: unknown; sampling_params?: { max_new_tokens?: unknown } } | null;
+  return record?.max_tokens === slowMaxTokens || record?.sampling_params?.max_new_tokens === slowMaxTokens;
+}
+
+describe.each(['vllm', 'sglang'] as const)('clawrl serve --engine %s --adapter-dir', (flavor) => {
+  let folder: string;
+  let adapterDirectory: string;
+  let upstream: FakeVllmServer;
+  let server: ClawrlServer;
+  let model: string;
+  /** The name the upstream serves the base model under: the model folder for vLLM, the served name for SGLang. */
+  let upstreamModel: string;
+
+  async function admin<Body>(route: string, method: 'GET' | 'POST' = 'GET'): Promise<Body> {
+    const response = await fetch(`${server.url}${route}`, { method });
+    expect(response.status, `${method} ${route}: ${await response.clone().text()}`).toBe(200);
+    return (await response.json()) as Body;
+  }
+
+  function chat(sessionId: string, options: { stream?: boolean; maxTokens?: number } = {}): Promise<Response> {
+    return fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-session-id': sessionId },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: `hello from ${sessionId}` }], stream: options.stream ?? false, max_tokens: options.maxTokens ?? 12 }),
+    });
+  }
+
+  /** Which name the upstream was asked to serve the last generation request with. */
+  function lastServedName(): string | undefined {
+    return upstream.requests.filter((request) => request.served !== undefined && !isSlowRequest(request.body)).at(-1)?.served;
+  }
+
+  function adapterNameOf(version: number): string {
+    const name = [...upstream.adapters.keys()].find((candidate) => candidate.includes(`-v${version}-`));
+    if (name === undefined) throw new Error(`version ${version} is not loaded: ${[...upstream.adapters.keys()].join(', ')}`);
+    return name;
+  }
+
+  async function feedbackTurns(prefix: string, count: number): Promise<void> {
+    const before = (await admin<Status>('/admin/status')).samples.ready;
+    for (let index = 0; index < count; index += 1) {
+      const response = await chat(`${prefix}-${index}`);
+      expect(response.status).toBe(200);
+      await response.json();
+      const feedback = await fetch(`${server.url}/v1/feedback`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ turn_id: response.headers.get('x-clawrl-turn-id'), thumbs: index % 2 === 0 ? 'up' : 'down' }),
+      });
+      expect(feedback.status).toBe(200);
+    }
+    await until(async () => (await admin<Status>('/admin/status')).samples.ready >= before + count);
+  }
+
+  async function until(condition: () => Promise<boolean> | boolean, attempts = 300): Promise<void> {
+    for (let attempt = 0; attempt < attempts; attempt += 1) {
+      if (await condition()) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`timed out; the server said:\n${server.stderr().slice(-3000)}`);
+  }
+
+  beforeAll(async () => {
+    folder = createTinyModelFolder();
+    model = path.basename(folder);
+    upstreamModel = flavor === 'vllm' ? folder : model;
+    adapterDirectory = mkdtempSync(path.join(tmpdir(), 'clawrl-adapter-dir-'));
+    upstream = await startFakeVllmServer({ mode: flavor, model: upstreamModel });
+    server = await startClawrlServer([
+      '--engine', flavor, '--upstream', upstream.url, '--model', folder, '--adapter-dir', adapterDirectory,
+      '--judge', 'rules', '--method', 'rl', '--train-every', '4', '--lora-rank', '4', '--lora-alpha', '8',
+    ]);
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await upstream?.close();
+    for (const directory of [folder, adapterDirectory, server?.data]) if (directory !== undefined) rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('sends the next request to the new adapter while a stream started before the swap finishes on the old one', async () => {
+    expect((await admin<Status>('/admin/status')).serving).toEqual([{ role: 'gateway', engine: flavor, servedVersion: 0, pending: null }]);
+    // Paused, so that the step runs while the slow stream is in flight, not as soon as four samples are ready.
+    await admin('/admin/training/pause', 'POST');
+    await feedbackTurns('first', 4);
+
+    const release = upstream.holdStreams(isSlowRequest);
+    const inFlight = await chat('in-flight', { stream: true, maxTokens: slowMaxTokens });
+    expect(inFlight.headers.get('x-clawrl-policy-version')).toBe('0');
+    const inFlightTurn = inFlight.headers.get('x-clawrl-turn-id') ?? '';
+
+    await admin('/admin/training/resume', 'POST');
+    await until(async () => (await admin<Status>('/admin/status')).serving[0]?.servedVersion === 1);
+    const name = adapterNameOf(1);
+    const config = JSON.parse(readFileSync(path.join(adapterDirectory, name, 'adapter_config.json'), 'utf8')) as Record<string, unknown>;
+    expect(config).toMatchObject({ peft_type: 'LORA', r: 4, lora_alpha: 8, base_model_name_or_path: upstreamModel });
+
+    const next = await chat('after-step');
+    expect(next.headers.get('x-clawrl-policy-version')).toBe('1');
+    await next.json();
+    expect(lastServedName()).toBe(name);
+    const nextTurn = await admin<{ policyVersion: number }>(`/admin/turns/${next.headers.get('x-clawrl-turn-id')}`);
+    expect(nextTurn.policyVersion).toBe(1);
+
+    release();
+    const streamed = await inFlight.text();
+    expect(streamed).toContain('data: [DONE]');
+    const slow = upstream.requests.filter((request) => isSlowRequest(request.body));
+    expect(slow.map((request) => request.served)).toEqual([upstreamModel]);
+    await until(async () => (await admin<{ status: string }>(`/admin/turns/${inFlightTurn}`)).status === 'completed');
+    expect((await admin<{ policyVersion: number }>(`/admin/turns/${inFlightTurn}`)).policyVersion).toBe(0);
+  });
+
+  it('rolls back to the base and forward to the adapter', async () => {
+    await admin('/admin/policies/0/activate', 'POST');
+    const base = await chat('after-rollback');
+    expect(base.headers.get('x-clawrl-policy-version')).toBe('0');
+    await base.json();
+    expect(lastServedName()).toBe(upstreamModel);
+    expect((await admin<Status>('/admin/status')).serving[0]).toMatchObject({ servedVersion: 0, pending: null });
+
+    await admin('/admin/policies/1/activate', 'POST');
+    const forward = await chat('after-roll-forward');
+    expect(forward.headers.get('x-clawrl-policy-version')).toBe('1');
+    await forward.json();
+    expect(lastServedName()).toBe(adapterNameOf(1));
+  });
+
+  it('keeps serving the previous version while the server refuses a load, and serves the new one once a retry loads it', async () => {
+    await admin('/admin/training/pause', 'POST');
+    await feedbackTurns('second', 4);
+    // The trainer's own load, the one the policy-published event triggers and the first timed retry fail.
+    upstream.failNextLoads(3);
+    await admin('/admin/training/resume', 'POST');
+    await until(async () => (await admin<Status>('/admin/status')).policyVersion === 2);
+    const status = await admin<Status>('/admin/status');
+    expect(status.policyVersion).toBe(2);
+    // The store's active version is 2; the engine still serves 1 and says why.
+    expect(status.serving[0]).toMatchObject({ servedVersion: 1, pending: { version: 2, attempts: expect.any(Number) as unknown, error: expect.stringContaining('fake load failure') as unknown } });
+    const during = await chat('during-failure');
+    await during.json();
+    expect(during.headers.get('x-clawrl-policy-version')).toBe('1');
+    expect(lastServedName()).toBe(adapterNameOf(1));
+    expect(server.stderr()).toContain('cannot load the policy version yet; serving the previous one and retrying');
+
+    await until(async () => (await admin<Status>('/admin/status')).serving[0]?.servedVersion === 2);
+    expect((await admin<Status>('/admin/status')).serving[0]?.pending).toBeNull();
+    const after = await chat('after-retry');
+    await after.json();
+    expect(after.headers.get('x-clawrl-policy-version')).toBe('2');
+    expect(lastServedName()).toBe(adapterNameOf(2));
+    // Every version the server loaded is a folder in the adapter directory, nothing half-written.
+    expect(readdirSync(adapterDirectory).sort()).toEqual([...upstream.adapters.keys()].sort());
+  });
+});
