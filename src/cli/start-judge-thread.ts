@@ -19,8 +19,9 @@
  * With the in-memory bus the thread's bus is its own: its `turn-scored` and `sample-available`
  * events reach no one (nothing in `serve` subscribes to them; the trainer polls the store), and it
  * follows policy versions through the store check every 15 s rather than `policy-published`. That
- * matters only for a remote engine that loads policy versions (an adapter directory), for which
- * `serve` has no option yet.
+ * matters only for a remote engine that loads policy versions (`--adapter-dir`): the judge's
+ * engine then switches up to 15 s after the gateway's, and reports what it serves to the main
+ * thread (`serving` messages) for `/admin/status`.
  */
 import { Worker } from 'node:worker_threads';
 import { ClawrlError, type ClawrlErrorCode } from '../spec/clawrl-error.js';
