@@ -100,7 +100,8 @@ describe.each(['vllm', 'sglang'] as const)('clawrl serve --engine %s --adapter-d
     upstream = await startFakeVllmServer({ mode: flavor, model: upstreamModel });
     server = await startClawrlServer([
       '--engine', flavor, '--upstream', upstream.url, '--model', folder, '--adapter-dir', adapterDirectory,
-      '--judge', 'rules', '--method', 'rl', '--train-every', '4', '--lora-rank', '4', '--lora-alpha', '8',
+      // On vLLM the policy judge runs in the judge thread with an engine client of its own, which follows the versions too.
+      '--judge', flavor === 'vllm' ? 'policy' : 'rules', '--method', 'rl', '--train-every', '4', '--lora-rank', '4', '--lora-alpha', '8',
     ]);
   });
   afterAll(async () => {
@@ -142,6 +143,18 @@ describe.each(['vllm', 'sglang'] as const)('clawrl serve --engine %s --adapter-d
     expect((await admin<{ policyVersion: number }>(`/admin/turns/${inFlightTurn}`)).policyVersion).toBe(0);
   });
 
+  it.runIf(flavor === 'vllm')('shows what the judge thread\'s own engine serves; it loads the same adapter without a second copy', async () => {
+    // The judge thread follows the store's active version on its 15 s check.
+    await until(async () => (await admin<Status>('/admin/status')).serving.some((entry) => entry.role === 'judge' && entry.servedVersion === 1), 250);
+    expect((await admin<Status>('/admin/status')).serving).toEqual([
+      { role: 'gateway', engine: 'vllm', servedVersion: 1, pending: null },
+      { role: 'judge', engine: 'vllm', servedVersion: 1, pending: null },
+    ]);
+    const loads = upstream.requests.filter((request) => request.path === '/v1/load_lora_adapter');
+    expect(loads.map((request) => (request.body as { lora_name: string }).lora_name)).toEqual([adapterNameOf(1), adapterNameOf(1)]);
+    expect(readdirSync(adapterDirectory)).toEqual([adapterNameOf(1)]);
+  });
+
   it('rolls back to the base and forward to the adapter', async () => {
     await admin('/admin/policies/0/activate', 'POST');
     const base = await chat('after-rollback');
@@ -160,8 +173,8 @@ describe.each(['vllm', 'sglang'] as const)('clawrl serve --engine %s --adapter-d
   it('keeps serving the previous version while the server refuses a load, and serves the new one once a retry loads it', async () => {
     await admin('/admin/training/pause', 'POST');
     await feedbackTurns('second', 4);
-    // The trainer's own load, the one the policy-published event triggers and the first timed retry fail.
-    upstream.failNextLoads(3);
+    // Every load fails (the trainer's own, the one its policy-published event triggers, the retries, the judge's) until the server is fixed.
+    upstream.failNextLoads(Infinity);
     await admin('/admin/training/resume', 'POST');
     await until(async () => (await admin<Status>('/admin/status')).policyVersion === 2);
     const status = await admin<Status>('/admin/status');
@@ -173,6 +186,7 @@ describe.each(['vllm', 'sglang'] as const)('clawrl serve --engine %s --adapter-d
     expect(during.headers.get('x-clawrl-policy-version')).toBe('1');
     expect(lastServedName()).toBe(adapterNameOf(1));
     expect(server.stderr()).toContain('cannot load the policy version yet; serving the previous one and retrying');
+    upstream.failNextLoads(0);
 
     await until(async () => (await admin<Status>('/admin/status')).serving[0]?.servedVersion === 2);
     expect((await admin<Status>('/admin/status')).serving[0]?.pending).toBeNull();

@@ -60,7 +60,7 @@ export interface FakeVllmServer {
   /** SGLang: the folder the weights were last updated from (null: the base model's) and their version. */
   readonly weights: { path: string | null; version: string };
   setFailMode(mode: FakeFailMode | null): void;
-  /** The next `count` adapter loads or weight updates fail as the server fails a load it cannot do. */
+  /** The next `count` adapter loads or weight updates (`Infinity`: all, until called again with 0) fail as the server fails a load it cannot do. */
   failNextLoads(count: number, message?: string): void;
   /** Streams (those whose request body `matches`, default all) stop after their first two chunks (the first token is out) until the returned function is called. */
   holdStreams(matches?: (body: unknown) => boolean): () => void;
