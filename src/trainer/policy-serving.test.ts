@@ -103,3 +103,27 @@ describe('policy serving: a version the engine fails to load', () => {
     expect([...server.adapters.keys()].some((name) => name.startsWith('fake-model-v1-'))).toBe(true);
   });
 });
+
+describe('policy serving: start-up', () => {
+  it('serves the base while the active version cannot be loaded yet, keeps it active in the store, and loads it on a retry', async () => {
+    const server = await startFakeVllmServer();
+    const adapterDirectory = await mkdtemp(join(tmpdir(), 'clawrl-serving-'));
+    const engine = createOpenAICompatibleEngine({ baseUrl: server.url, model: 'fake-model', flavor: 'vllm', timeoutMs: 2000, adapterDirectory });
+    const store = createSqliteRecordStore({ path: ':memory:' });
+    const serving = createPolicyServing({ store, engine, logger: { info: () => undefined, warn: () => undefined, error: () => undefined }, now: () => Date.now(), retryDelayMs: 20 });
+    cleanups.push(async () => {
+      serving.close();
+      await engine.close();
+      await server.close();
+      await store.close();
+      await rm(adapterDirectory, { recursive: true, force: true });
+    });
+    await store.recordPolicyVersion({ version: 0, parent: null, kind: 'base', files: {}, step: null, samples: 0, metrics: null, createdAt: 0 }, { activate: true });
+    await publish(store, 1);
+    server.failNextLoads(1);
+    expect(await serving.start()).toBe(0);
+    expect((await store.trainingSummary()).activeVersion).toBe(1);
+    expect(serving.status().pending).toMatchObject({ version: 1, attempts: 1 });
+    await until(() => serving.servedVersion === 1);
+  });
+});

@@ -5,9 +5,11 @@
  * and records the activation only once the engine serves it. Engines switch at request
  * boundaries, so in-flight requests finish on the version they started with.
  *
- * A version the store already made active (a trainer's commit, another process's activation)
- * that the engine fails to load is retried with a doubling delay until it loads or a newer one
- * replaces it; the engine serves the previous version meanwhile. Loads run one at a time.
+ * A version the store already made active (a trainer's commit, another process's activation, the
+ * active version at start-up) that the engine fails to load is retried with a doubling delay until
+ * it loads or a newer one replaces it; the engine serves the previous version (at start-up the
+ * base) meanwhile. Only a version the engine can never load (`unsupported`, missing) makes the base
+ * active again at start-up. Loads run one at a time.
  */
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine, PolicyArtifact, PolicyVersion } from '../spec/inference-engine.js';
@@ -63,9 +65,10 @@ export async function recordBaseVersionIfMissing(store: RecordStore, now: () => 
   return summary;
 }
 
-/** Errors no retry can mend: the engine cannot load this kind of version at all. */
+/** Errors no retry can mend: the engine cannot load this kind of version at all, or it does not exist. */
+const finalCodes = new Set(['unsupported', 'configuration_error', 'not_found', 'invalid_request']);
 function retryable(error: unknown): boolean {
-  return !(ClawrlError.isInstance(error) && (error.code === 'unsupported' || error.code === 'configuration_error'));
+  return !(ClawrlError.isInstance(error) && finalCodes.has(error.code));
 }
 
 export function createPolicyServing(options: PolicyServingOptions): PolicyServing {
@@ -118,6 +121,20 @@ export function createPolicyServing(options: PolicyServingOptions): PolicyServin
     return options.now() + delayMs;
   }
 
+  /** Records a failed load of the target and schedules the next attempt when one can succeed. */
+  function recordFailure(artifact: PolicyArtifact, error: unknown): void {
+    const attempts = pending?.version === artifact.version ? pending.attempts + 1 : 1;
+    const retryAt = retryable(error) ? scheduleRetry(artifact, attempts) : null;
+    pending = { version: artifact.version, attempts, error: error instanceof Error ? error.message : String(error), retryAt };
+    logger.error(retryAt === null ? 'cannot load the policy version; serving the previous one' : 'cannot load the policy version yet; serving the previous one and retrying', {
+      version: artifact.version,
+      serving: servedVersion,
+      attempts,
+      ...(retryAt === null ? {} : { retryInMs: retryAt - options.now() }),
+      error: pending.error,
+    });
+  }
+
   /** Loads the target; on failure records it, schedules the next attempt and rethrows. */
   function attempt(artifact: PolicyArtifact): Promise<void> {
     return enqueue(async () => {
@@ -128,16 +145,7 @@ export function createPolicyServing(options: PolicyServingOptions): PolicyServin
         if (pending !== null) logger.info('loaded the policy version after failed attempts', { version: artifact.version, attempts: pending.attempts });
         pending = null;
       } catch (error) {
-        const attempts = pending?.version === artifact.version ? pending.attempts + 1 : 1;
-        const retryAt = retryable(error) ? scheduleRetry(artifact, attempts) : null;
-        pending = { version: artifact.version, attempts, error: error instanceof Error ? error.message : String(error), retryAt };
-        logger.error(retryAt === null ? 'cannot load the policy version; serving the previous one' : 'cannot load the policy version yet; serving the previous one and retrying', {
-          version: artifact.version,
-          serving: servedVersion,
-          attempts,
-          ...(retryAt === null ? {} : { retryInMs: retryAt - options.now() }),
-          error: pending.error,
-        });
+        recordFailure(artifact, error);
         throw error;
       }
     });
@@ -158,12 +166,21 @@ export function createPolicyServing(options: PolicyServingOptions): PolicyServin
       const summary = await recordBaseVersionIfMissing(store, options.now);
       const active = summary.activeVersion ?? 0;
       if (active !== 0) {
+        let artifact: PolicyArtifact | undefined;
         try {
-          await enqueue(async () => load(await artifactOf(active)));
+          const stored = await artifactOf(active);
+          artifact = stored;
+          await enqueue(() => load(stored));
         } catch (error) {
-          logger.error('cannot serve the active policy version; serving the base model', { version: active, error: String(error) });
-          await store.activatePolicyVersion(0, options.now());
-          await enqueue(() => load({ version: 0, kind: 'base', files: {} }));
+          if (artifact !== undefined && retryable(error)) {
+            // A remote engine that is not ready yet, or refuses for now: the base meanwhile, the active version once it loads.
+            target = artifact;
+            recordFailure(artifact, error);
+          } else {
+            logger.error('cannot serve the active policy version; serving the base model', { version: active, error: String(error) });
+            await store.activatePolicyVersion(0, options.now());
+            await enqueue(() => load({ version: 0, kind: 'base', files: {} }));
+          }
         }
       }
       logger.info('serving policy version', { version: servedVersion });
