@@ -198,3 +198,20 @@ describe.each(['vllm', 'sglang'] as const)('clawrl serve --engine %s --adapter-d
     expect(readdirSync(adapterDirectory).sort()).toEqual([...upstream.adapters.keys()].sort());
   });
 });
+
+describe('clawrl serve --engine vllm without --adapter-dir', () => {
+  it('says at start-up that training is off because trained versions could not be served, and serves the base', async () => {
+    const upstream = await startFakeVllmServer({ model: 'fake-model' });
+    const server = await startClawrlServer(['--engine', 'vllm', '--upstream', upstream.url, '--model', 'fake-model']);
+    try {
+      expect(server.stderr()).toContain('training is off: trained versions cannot reach the vllm server without --adapter-dir <dir>');
+      const status = (await (await fetch(`${server.url}/admin/status`)).json()) as Status & { training: { enabled: boolean } };
+      expect(status.training.enabled).toBe(false);
+      expect(status.serving).toEqual([{ role: 'gateway', engine: 'vllm', servedVersion: 0, pending: null }]);
+    } finally {
+      await server.stop();
+      await upstream.close();
+      rmSync(server.data, { recursive: true, force: true });
+    }
+  });
+});
