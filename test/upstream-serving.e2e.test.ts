@@ -215,3 +215,69 @@ describe('clawrl serve --engine vllm without --adapter-dir', () => {
     }
   });
 });
+
+describe('clawrl serve --engine sglang --train-params full --adapter-dir', () => {
+  it('writes each version as a model folder, swaps weights with /update_weights_from_disk, and records the version SGLang answered with', async () => {
+    const folder = createTinyModelFolder();
+    const model = path.basename(folder);
+    const adapterDirectory = mkdtempSync(path.join(tmpdir(), 'clawrl-adapter-dir-'));
+    const upstream = await startFakeVllmServer({ mode: 'sglang', model });
+    const server = await startClawrlServer([
+      '--engine', 'sglang', '--upstream', upstream.url, '--model', folder, '--adapter-dir', adapterDirectory,
+      '--judge', 'rules', '--method', 'rl', '--train-every', '4', '--train-params', 'full',
+    ]);
+    const post = (route: string) => fetch(`${server.url}${route}`, { method: 'POST' });
+    const chat = (sessionId: string, maxTokens = 12) =>
+      fetch(`${server.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-session-id': sessionId },
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: `hello from ${sessionId}` }], stream: maxTokens === slowMaxTokens, max_tokens: maxTokens }),
+      });
+    const status = async () => (await (await fetch(`${server.url}/admin/status`)).json()) as Status;
+    try {
+      expect((await post('/admin/training/pause')).status).toBe(200);
+      for (let index = 0; index < 4; index += 1) {
+        const response = await chat(`full-${index}`);
+        await response.json();
+        await fetch(`${server.url}/v1/feedback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ turn_id: response.headers.get('x-clawrl-turn-id'), thumbs: 'up' }) });
+      }
+      for (let attempt = 0; attempt < 300 && (await status()).samples.ready < 4; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+      const release = upstream.holdStreams(isSlowRequest);
+      const inFlight = await chat('in-flight', slowMaxTokens);
+      expect(inFlight.headers.get('x-clawrl-policy-version')).toBe('0');
+      expect((await post('/admin/training/resume')).status).toBe(200);
+      for (let attempt = 0; attempt < 300 && (await status()).serving[0]?.servedVersion !== 1; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await status()).serving[0]).toMatchObject({ engine: 'sglang', servedVersion: 1, pending: null });
+
+      const update = upstream.requests.find((request) => request.path === '/update_weights_from_disk');
+      const written = (update?.body as { model_path: string; weight_version: string }).model_path;
+      expect(update?.body).toMatchObject({ weight_version: '1' });
+      expect(path.dirname(written)).toBe(adapterDirectory);
+      expect(readdirSync(written)).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json']));
+
+      const next = await chat('after-step');
+      await next.json();
+      expect(next.headers.get('x-clawrl-policy-version')).toBe('1');
+      expect(upstream.requests.at(-1)).toMatchObject({ path: '/generate', weightVersion: '1' });
+
+      release();
+      expect(await inFlight.text()).toContain('[DONE]');
+      const turnId = inFlight.headers.get('x-clawrl-turn-id') ?? '';
+      let turn = { status: '', policyVersion: -1 };
+      for (let attempt = 0; attempt < 100 && turn.status !== 'completed'; attempt += 1) {
+        turn = (await (await fetch(`${server.url}/admin/turns/${turnId}`)).json()) as typeof turn;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(turn.policyVersion).toBe(0);
+
+      expect((await post('/admin/policies/0/activate')).status).toBe(200);
+      expect(upstream.requests.at(-1)).toMatchObject({ path: '/update_weights_from_disk', body: { model_path: folder, weight_version: '0' } });
+      // The server holds the base again: the full-weight folder of version 1 is only disk, and is gone.
+      expect(readdirSync(adapterDirectory)).toEqual([]);
+    } finally {
+      await server.stop();
+      await upstream.close();
+      for (const directory of [folder, adapterDirectory, server.data]) rmSync(directory, { recursive: true, force: true });
+    }
+  });
+});
