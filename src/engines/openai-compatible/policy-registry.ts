@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyArtifact, PolicyVersion } from '../../spec/inference-engine.js';
 import type { ChatFlavor } from './chat-completions-api.js';
-import { modelFolderCompanions, policyFolderName, withBaseModelName, writePolicyFolder } from './policy-folder.js';
+import { modelFolderCompanions, policyFolderName, withBaseModelName, writePolicyFolder } from './write-policy-folder.js';
 import { checkLoraAnswer, checkUpdateWeightsAnswer, type WireLoraRequest, type WireUpdateWeightsFromDiskRequest } from './sglang-api.js';
 import type { UpstreamClient } from './upstream-client.js';
 import type { WireLoadLoraRequest, WireUnloadLoraRequest } from './vllm-api.js';

@@ -3,13 +3,13 @@
  * and benchmarks: real HTTP on 127.0.0.1, the engines' exact wire shapes, a fake model whose
  * token ids and log-probs are reproducible (see fake-model.ts), and failure modes for error paths.
  * Runtime LoRA and weight updates read the folders they are given as the real servers do
- * (check-policy-folder.ts) and refuse a malformed one in the server's own error shape; each
+ * (check-peft-adapter-folder.ts) and refuse a malformed one in the server's own error shape; each
  * generation request records the model or adapter it was served with.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { handleChatCompletions, handleCompletions, handleTokenize, type FakeRouteContext } from './fake-chat-completions.js';
-import { checkModelFolder, checkPeftAdapterFolder } from './check-policy-folder.js';
+import { checkModelFolder, checkPeftAdapterFolder } from './check-peft-adapter-folder.js';
 import { handleGenerate } from './fake-sglang-generate.js';
 import { asRecord, asString, errorResponse, type FakeBody, type FakeResponse } from './fake-wire.js';
 

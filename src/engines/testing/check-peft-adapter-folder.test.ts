@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeSafetensors } from '../../model/safetensors.js';
-import { checkModelFolder, checkPeftAdapterFolder, readSafetensorsHeader } from './check-policy-folder.js';
+import { checkModelFolder, checkPeftAdapterFolder, readSafetensorsHeader } from './check-peft-adapter-folder.js';
 import { createPeftAdapterFiles } from './create-peft-adapter-files.js';
 import { startFakeVllmServer, type FakeVllmServer } from './fake-vllm-server.js';
 
