@@ -251,14 +251,14 @@ describe('clawrl serve --engine sglang --train-params full --adapter-dir', () =>
 
       const update = upstream.requests.find((request) => request.path === '/update_weights_from_disk');
       const written = (update?.body as { model_path: string; weight_version: string }).model_path;
-      expect(update?.body).toMatchObject({ weight_version: '1' });
+      expect((update?.body as { weight_version: string }).weight_version).toMatch(/^1-[0-9a-f]{10}$/);
       expect(path.dirname(written)).toBe(adapterDirectory);
       expect(readdirSync(written)).toEqual(expect.arrayContaining(['config.json', 'model.safetensors', 'tokenizer.json']));
 
       const next = await chat('after-step');
       await next.json();
       expect(next.headers.get('x-clawrl-policy-version')).toBe('1');
-      expect(upstream.requests.at(-1)).toMatchObject({ path: '/generate', weightVersion: '1' });
+      expect(upstream.requests.at(-1)).toMatchObject({ path: '/generate', weightVersion: expect.stringMatching(/^1-/) as unknown });
 
       release();
       expect(await inFlight.text()).toContain('[DONE]');

@@ -174,7 +174,9 @@ describe('policy registry: full-weight versions on SGLang', () => {
     await engine.loadPolicy(full(1));
     const [folder] = await readdir(adapterDirectory);
     expect((await readdir(join(adapterDirectory, folder ?? ''))).sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json']);
-    expect(server.requests[0]).toMatchObject({ path: '/update_weights_from_disk', body: { model_path: join(adapterDirectory, folder ?? ''), weight_version: '1' } });
+    const update = server.requests.find((request) => request.path === '/update_weights_from_disk');
+    expect(update?.body).toEqual({ model_path: join(adapterDirectory, folder ?? ''), weight_version: (folder ?? '').slice((folder ?? '').lastIndexOf('-v') + 2) });
+    expect(server.weights.version).toMatch(/^1-[0-9a-f]{10}$/);
     expect(resultOf(await collectEvents(engine, hello)).policyVersion).toBe(1);
     await engine.loadPolicy(full(2));
     // The server holds version 2 in memory: version 1's folder is gone, and it cannot be pinned.
@@ -183,6 +185,17 @@ describe('policy registry: full-weight versions on SGLang', () => {
     await engine.loadPolicy({ version: 0, kind: 'base', files: {} });
     expect(server.requests.at(-1)).toMatchObject({ path: '/update_weights_from_disk', body: { model_path: modelDirectory, weight_version: '0' } });
     expect(resultOf(await collectEvents(engine, hello)).policyVersion).toBe(0);
+  });
+
+  it('does not swap the weights again when another process serving from the server already did', async () => {
+    const modelDirectory = await modelFolder();
+    const { engine, server, adapterDirectory } = await setUp({ mode: 'sglang', model: modelDirectory }, { model: modelDirectory, modelDirectory });
+    const judge = createOpenAICompatibleEngine({ baseUrl: server.url, model: modelDirectory, flavor: 'sglang', timeoutMs: 2000, adapterDirectory, modelDirectory, renderer: createTestChatRenderer() });
+    cleanups.push(() => judge.close());
+    await engine.loadPolicy(full(1));
+    await judge.loadPolicy(full(1));
+    expect(server.requests.filter((request) => request.path === '/update_weights_from_disk')).toHaveLength(1);
+    expect(resultOf(await collectEvents(judge, hello)).policyVersion).toBe(1);
   });
 
   it('records the version SGLang answered with, not the one the request was sent under', async () => {

@@ -9,7 +9,7 @@
  * requests keep the version they would have had.
  *
  * Full-weight versions go to SGLang as a model folder through `/update_weights_from_disk`
- * (engines.md §2.3), tagged with `weight_version: "<N>"`. SGLang holds new requests while it
+ * (engines.md §2.3), tagged with `weight_version: "<N>-<hash>"`. SGLang holds new requests while it
  * swaps weights and lets running ones finish first, so each answer's `weight_version` says
  * exactly which version produced it (`versionOfWeights`). Only the newest full-weight version
  * can be served; vLLM has no such endpoint without a restart.
@@ -20,7 +20,14 @@ import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyArtifact, PolicyVersion } from '../../spec/inference-engine.js';
 import type { ChatFlavor } from './chat-completions-api.js';
 import { modelFolderCompanions, policyFolderName, withBaseModelName, writePolicyFolder } from './write-policy-folder.js';
-import { checkLoraAnswer, checkUpdateWeightsAnswer, type WireLoraRequest, type WireUpdateWeightsFromDiskRequest } from './sglang-api.js';
+import {
+  checkLoraAnswer,
+  checkUpdateWeightsAnswer,
+  parseGenerateOutput,
+  type WireGenerateRequest,
+  type WireLoraRequest,
+  type WireUpdateWeightsFromDiskRequest,
+} from './sglang-api.js';
 import type { UpstreamClient } from './upstream-client.js';
 import type { WireLoadLoraRequest, WireUnloadLoraRequest } from './vllm-api.js';
 
@@ -91,8 +98,9 @@ export class PolicyRegistry {
    * were loaded; null when the answer does not say (then the pinned version stands).
    */
   versionOfWeights(weightVersion: string | null): PolicyVersion | null {
-    if (this.fullWeights === null || weightVersion === null || !/^\d+$/.test(weightVersion)) return null;
-    return Number(weightVersion);
+    const match = weightVersion === null ? null : /^(\d+)(-[0-9a-f]+)?$/.exec(weightVersion);
+    if (this.fullWeights === null || match === null) return null;
+    return Number(match[1]);
   }
 
   async load(artifact: PolicyArtifact): Promise<void> {
@@ -104,7 +112,7 @@ export class PolicyRegistry {
       return;
     }
     // Base and adapters apply to the base weights: undo full weights first.
-    if (this.fullWeights !== null && this.fullWeights.version !== 0) await this.updateWeights(0, this.requireModelDirectory(), null);
+    if (this.fullWeights !== null && this.fullWeights.version !== 0) await this.updateWeights(0, this.requireModelDirectory(), null, '0');
     if (artifact.kind === 'base') {
       this.adapters.set(artifact.version, null);
       await this.activate(artifact.version);
@@ -159,15 +167,30 @@ export class PolicyRegistry {
     const modelDirectory = this.requireModelDirectory();
     const name = policyFolderName(this.options.model, artifact.version, artifact.files);
     const folder = await writePolicyFolder(this.root(), name, artifact.files, { modelDirectory, companions: modelFolderCompanions });
-    await this.updateWeights(artifact.version, folder, folder);
+    // `<N>-<hash>`: the weights' own name, so weights of an earlier run are never taken for these.
+    await this.updateWeights(artifact.version, folder, folder, name.slice(name.lastIndexOf('-v') + 2));
     this.adapters.set(artifact.version, null);
     await this.activate(artifact.version);
   }
 
+  /**
+   * The `weight_version` the server reports now, from a generation of no tokens: the one probe
+   * every SGLang version answers (the GET route for it was renamed between versions).
+   */
+  private async serverWeightVersion(): Promise<string | null> {
+    const probe: WireGenerateRequest = { input_ids: [0], sampling_params: { max_new_tokens: 0, temperature: 1, top_p: 1 }, return_logprob: true, stream: false };
+    return parseGenerateOutput(await this.options.client.postJson('/generate', probe)).weightVersion;
+  }
+
   /** Swaps the server's weights; the version it held before can no longer be served. */
-  private async updateWeights(version: PolicyVersion, modelPath: string, folder: string | null): Promise<void> {
-    const request: WireUpdateWeightsFromDiskRequest = { model_path: modelPath, weight_version: String(version) };
-    checkUpdateWeightsAnswer(await this.options.client.postJson('/update_weights_from_disk', request));
+  private async updateWeights(version: PolicyVersion, modelPath: string, folder: string | null, tag: string): Promise<void> {
+    // Another process serving from this server (the judge beside a gateway) swapped them already:
+    // a second update would only reload the same weights and hold requests again.
+    const current = await this.serverWeightVersion().catch(() => null);
+    if (current !== tag) {
+      const request: WireUpdateWeightsFromDiskRequest = { model_path: modelPath, weight_version: tag };
+      checkUpdateWeightsAnswer(await this.options.client.postJson('/update_weights_from_disk', request));
+    }
     const previous = this.fullWeights ?? { version: 0, folder: null };
     this.fullWeights = { version, folder };
     if (previous.version !== version) this.adapters.delete(previous.version);
