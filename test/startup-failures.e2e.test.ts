@@ -112,6 +112,13 @@ describe.concurrent('clawrl serve says why it cannot start', () => {
     expectOneLineFailure(await serve('no-upstream', '--engine', 'openai', '--model', 'gpt-4o-mini'), /^clawrl: --engine openai needs --upstream <url>/);
   });
 
+  it('--engine vllm --train-params full: vLLM cannot load full weights without a restart, so nothing trained would be served', async () => {
+    expectOneLineFailure(
+      await serve('vllm-full', '--engine', 'vllm', '--upstream', 'http://127.0.0.1:9', '--model', 'Qwen3-4B', '--train-params', 'full'),
+      /^clawrl: --engine vllm cannot serve full-weight versions \(--train-params full\) without a restart: train LoRA adapters \(--train-params lora, with --adapter-dir\)/,
+    );
+  });
+
   it('a port another process holds (found after the store has opened, so the store closes on the way out)', async () => {
     const result = await serve('port', '--port', String(occupiedPort));
     expectOneLineFailure(result, new RegExp(`^clawrl: Cannot listen on 127\\.0\\.0\\.1:${occupiedPort}: another process already uses that port.*--port`));

@@ -62,6 +62,14 @@ export function localModelDirectoryOf(model: string): string {
   throw new ClawrlError('configuration_error', missingModelFolderMessage(model), { param: 'model' });
 }
 
+/** Where vllm and sglang read trained versions from; the model folder full-weight versions copy their config from. */
+function adapterOptionsOf(configuration: EngineConfiguration): { adapterDirectory?: string; modelDirectory?: string } {
+  if (configuration.adapterDir === undefined || configuration.engine === 'openai' || configuration.engine === 'local') return {};
+  const modelDirectory = modelFolderOf(configuration.model);
+  // The server is told this path: it must be absolute, the same on both sides of the shared volume.
+  return { adapterDirectory: path.resolve(configuration.adapterDir), ...(modelDirectory === null ? {} : { modelDirectory }) };
+}
+
 export async function createInferenceEngine(configuration: EngineConfiguration, environment: Record<string, string | undefined> = process.env): Promise<InferenceEngine> {
   const servedModelId = servedModelNameOf(configuration);
   switch (configuration.engine) {
@@ -96,6 +104,7 @@ export async function createInferenceEngine(configuration: EngineConfiguration, 
         timeoutMs: configuration.upstreamTimeout,
         ...(configuration.upstreamApiKey === undefined ? {} : { apiKey: configuration.upstreamApiKey }),
         ...(renderer === undefined ? {} : { renderer }),
+        ...adapterOptionsOf(configuration),
       });
     }
     case 'tinker': {

@@ -27,6 +27,8 @@ export function createPublishingPolicyServing(serving: PolicyServing, bus: Event
     },
     artifactOf: (version) => serving.artifactOf(version),
     start: () => serving.start(),
+    status: () => serving.status(),
+    close: () => serving.close(),
     async activate(version) {
       const artifact = await serving.activate(version);
       await announce(version);

@@ -45,5 +45,8 @@ export function createStorePolicyServing(options: StorePolicyServingOptions): Po
     async serve(artifact) {
       servedVersion = artifact.version;
     },
+    // No engine: nothing is loaded, nothing is retried.
+    status: () => ({ role: 'gateway', engine: 'none', servedVersion, pending: null }),
+    close: () => undefined,
   };
 }

@@ -33,7 +33,8 @@ export async function startGatewayProcess(configuration: GatewayCommandConfigura
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-gateway'), (opened) => opened.close());
     const engine = parts.add(await createInferenceEngine(configuration), (created) => created.close());
     const now = () => Date.now();
-    const serving = await startFollowerServing({ store, serving: createPolicyServing({ store, engine, logger, now }), bus, logger, now });
+    const policyServing = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
+    const serving = await startFollowerServing({ store, serving: policyServing, bus, logger, now });
     const gateway = parts.add(
       await startGatewayService(configuration, { store: createEventPublishingStore(store, bus, logger), engine, policies: serving.policies, logger }),
       (started) => started.close(),
@@ -42,7 +43,8 @@ export async function startGatewayProcess(configuration: GatewayCommandConfigura
     if (engine.capabilities.policyLoading) {
       parts.add(startPolicyFollower({ store, bus, consumer, follow: serving.follow, logger }), (started) => started.close());
     } else {
-      logger.warn(`the ${engine.engineId} engine cannot load policy versions: this gateway serves the base model only`);
+      const hint = engine.engineId === 'vllm' || engine.engineId === 'sglang' ? ' (trained versions need --adapter-dir <dir>, a folder the server reads too)' : '';
+      logger.warn(`the ${engine.engineId} engine cannot load policy versions: this gateway serves the base model only${hint}`);
     }
     logger.info('gateway started', { consumer, store: configuration.store, bus: configuration.bus });
     return { url: gateway.url, close: () => parts.close() };

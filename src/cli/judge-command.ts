@@ -12,7 +12,8 @@ import { commandSchemas } from './configuration-schema.js';
 import type { Resolved } from './configuration.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
-import { createPolicyServing } from '../trainer/policy-serving.js';
+import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
+import { createPolicyServing, type PolicyServing } from '../trainer/policy-serving.js';
 import { createEventPublishingStore } from './create-event-publishing-store.js';
 import { createInferenceEngine } from './create-inference-engine.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
@@ -26,25 +27,34 @@ import { startFollowerServing } from './start-training.js';
 /** The storage, bus, engine, judge and learning components and the recipe: `commandSchemas.judge`. */
 export type JudgeCommandConfiguration = Resolved<z.infer<typeof commandSchemas.judge>>;
 
-export async function startJudgeProcess(configuration: JudgeCommandConfiguration, logger: Logger): Promise<{ close(): Promise<void> }> {
+export interface RunningJudgeProcess {
+  /** What the judge's own engine serves; null when it has none that loads policy versions. */
+  servingStatus(): PolicyServingStatus | null;
+  close(): Promise<void>;
+}
+
+export async function startJudgeProcess(configuration: JudgeCommandConfiguration, logger: Logger): Promise<RunningJudgeProcess> {
   const parts = createShutdownStack(logger);
   try {
     const store = parts.add(await openRecordStore(configuration), (opened) => opened.close());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-judge'), (opened) => opened.close());
     let engine: InferenceEngine | undefined;
+    let policyServing: PolicyServing | undefined;
     if (judgeNeedsEngine(configuration)) {
       const created = parts.add(await createInferenceEngine(configuration), (opened) => opened.close());
       engine = created;
       if (created.capabilities.policyLoading) {
         const now = () => Date.now();
-        const serving = await startFollowerServing({ store, serving: createPolicyServing({ store, engine: created, logger, now }), bus, logger, now });
+        policyServing = parts.add(createPolicyServing({ store, engine: created, logger, now, role: 'judge' }), async (opened) => opened.close());
+        const serving = await startFollowerServing({ store, serving: policyServing, bus, logger, now });
         const consumer = consumerNameOf('judge', configuration.instance, hostname());
         parts.add(startPolicyFollower({ store, bus, consumer, follow: serving.follow, logger }), (started) => started.close());
       }
     }
     parts.add(startJudgeService(configuration, { store: createEventPublishingStore(store, bus, logger), engine, logger }), (started) => started.close());
     logger.info('judge started', { judge: configuration.judge, method: configuration.method, engine: engine?.engineId ?? null });
-    return { close: () => parts.close() };
+    const judgeServing = policyServing;
+    return { servingStatus: () => judgeServing?.status() ?? null, close: () => parts.close() };
   } catch (error) {
     await parts.close();
     throw error;

@@ -28,8 +28,19 @@ try {
 
 try {
   const running = await startJudgeProcess(data.configuration, createConsoleLogger());
+  // The main thread shows what the judge's engine serves in /admin/status: sent when it changes.
+  let reported = '';
+  const report = setInterval(() => {
+    const status = running.servingStatus();
+    const text = JSON.stringify(status);
+    if (status === null || text === reported) return;
+    reported = text;
+    post({ kind: 'serving', status });
+  }, 500);
+  report.unref();
   port.on('message', (request: JudgeThreadRequest) => {
     if (request.kind !== 'close') return;
+    clearInterval(report);
     void running.close().finally(() => {
       post({ kind: 'closed' });
       port.close();

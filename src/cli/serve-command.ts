@@ -11,11 +11,13 @@ import { hostname } from 'node:os';
 import type { z } from 'zod';
 import { commandSchemas } from './configuration-schema.js';
 import type { Resolved } from './configuration.js';
+import type { PolicyControl } from '../gateway/policy-routes.js';
 import type { Logger } from '../spec/logger.js';
+import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
 import { createPolicyServing } from '../trainer/policy-serving.js';
 import { createEventPublishingStore } from './create-event-publishing-store.js';
 import { createInferenceEngine } from './create-inference-engine.js';
-import { checkEngineConfiguration } from './check-engine-configuration.js';
+import { checkEngineConfiguration, checkTrainedVersionServing } from './check-engine-configuration.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
 import { consumerNameOf, openEventBus } from './open-event-bus.js';
 import { openRecordStore } from './open-record-store.js';
@@ -36,6 +38,7 @@ export interface RunningServer {
 
 export async function startServer(configuration: ServeConfiguration, logger: Logger): Promise<RunningServer> {
   checkEngineConfiguration(configuration);
+  checkTrainedVersionServing(configuration);
   const parts = createShutdownStack(logger);
   const now = () => Date.now();
   try {
@@ -43,10 +46,11 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-serve'), (opened) => opened.close());
     const announcingStore = createEventPublishingStore(store, bus, logger);
     const engine = parts.add(await createInferenceEngine(configuration), (created) => created.close());
+    const serving = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
     const training = parts.add(
       await startTraining(configuration, {
         store,
-        serving: createPolicyServing({ store, engine, logger, now }),
+        serving,
         bus,
         engine,
         logger,
@@ -56,12 +60,23 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
       }),
       (started) => started.close(),
     );
-    const judge = judgeRunsInThread(configuration)
-      ? await startJudgeThread(configuration, { logger })
-      : startJudgeService(configuration, { store: announcingStore, engine, logger });
+    const judgeThread = judgeRunsInThread(configuration) ? await startJudgeThread(configuration, { logger }) : null;
+    const judge = judgeThread ?? startJudgeService(configuration, { store: announcingStore, engine, logger });
     parts.add(judge, (started) => started.close());
+    // The judge thread's own engine (a remote one) follows the versions too; the status shows both.
+    const judgeServing = (): PolicyServingStatus[] => {
+      const status = judgeThread?.servingStatus() ?? null;
+      return status === null ? [] : [status];
+    };
+    const policies: PolicyControl = {
+      activate: (version) => training.policies.activate(version),
+      get training() {
+        return training.policies.training;
+      },
+      servingStatus: () => [...(training.policies.servingStatus?.() ?? []), ...judgeServing()],
+    };
     const gateway = parts.add(
-      await startGatewayService(configuration, { store: announcingStore, engine, policies: training.policies, logger }),
+      await startGatewayService(configuration, { store: announcingStore, engine, policies, logger }),
       (started) => started.close(),
     );
     parts.add(

@@ -19,12 +19,14 @@
  * With the in-memory bus the thread's bus is its own: its `turn-scored` and `sample-available`
  * events reach no one (nothing in `serve` subscribes to them; the trainer polls the store), and it
  * follows policy versions through the store check every 15 s rather than `policy-published`. That
- * matters only for a remote engine that loads policy versions (an adapter directory), for which
- * `serve` has no option yet.
+ * matters only for a remote engine that loads policy versions (`--adapter-dir`): the judge's
+ * engine then switches up to 15 s after the gateway's, and reports what it serves to the main
+ * thread (`serving` messages) for `/admin/status`.
  */
 import { Worker } from 'node:worker_threads';
 import { ClawrlError, type ClawrlErrorCode } from '../spec/clawrl-error.js';
 import type { Logger } from '../spec/logger.js';
+import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
 import type { JudgeCommandConfiguration } from './judge-command.js';
 import { judgeNeedsEngine, type RunningJudge } from './start-judge-service.js';
 
@@ -33,7 +35,11 @@ export interface JudgeThreadData {
 }
 
 /** From the thread to the main thread. */
-export type JudgeThreadMessage = { kind: 'ready' } | { kind: 'closed' } | { kind: 'fatal'; error: { code: ClawrlErrorCode; message: string } };
+export type JudgeThreadMessage =
+  | { kind: 'ready' }
+  | { kind: 'closed' }
+  | { kind: 'fatal'; error: { code: ClawrlErrorCode; message: string } }
+  | { kind: 'serving'; status: PolicyServingStatus };
 
 /** From the main thread to the thread. */
 export type JudgeThreadRequest = { kind: 'close' };
@@ -53,8 +59,13 @@ export interface JudgeThreadOptions {
   closeTimeoutMs?: number;
 }
 
+export interface RunningJudgeThread extends RunningJudge {
+  /** What the thread's own engine serves, as it last reported; null when it has none that loads versions. */
+  servingStatus(): PolicyServingStatus | null;
+}
+
 /** Starts the thread and waits until its judge is running; rejects with the thread's start error. */
-export async function startJudgeThread(configuration: JudgeCommandConfiguration, options: JudgeThreadOptions): Promise<RunningJudge> {
+export async function startJudgeThread(configuration: JudgeCommandConfiguration, options: JudgeThreadOptions): Promise<RunningJudgeThread> {
   const { logger } = options;
   const url = options.workerUrl ?? new URL('./judge-thread-worker.js', import.meta.url);
   const data: JudgeThreadData = { configuration };
@@ -63,6 +74,7 @@ export async function startJudgeThread(configuration: JudgeCommandConfiguration,
   let current: Worker | undefined;
   let restartTimer: NodeJS.Timeout | undefined;
   let delayMs = initialDelayMs;
+  let servingStatus: PolicyServingStatus | null = null;
 
   function launch(): Promise<Worker> {
     const worker = new Worker(url, { workerData: data });
@@ -94,6 +106,9 @@ export async function startJudgeThread(configuration: JudgeCommandConfiguration,
       worker.on('error', onError);
       worker.on('exit', onExit);
     }).then((started) => {
+      started.on('message', (message: JudgeThreadMessage) => {
+        if (message.kind === 'serving' && current === started) servingStatus = message.status;
+      });
       started.on('error', (error) => logger.error('the judge thread failed', { error: error.message }));
       started.once('exit', (code) => {
         if (closing || current !== started) return;
@@ -132,6 +147,7 @@ export async function startJudgeThread(configuration: JudgeCommandConfiguration,
   current = await launch();
 
   return {
+    servingStatus: () => servingStatus,
     async close() {
       closing = true;
       if (restartTimer !== undefined) clearTimeout(restartTimer);

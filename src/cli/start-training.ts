@@ -81,7 +81,7 @@ export function defaultLearningRate(model: string, trainParams: 'lora' | 'full')
 
 function whyTrainingIsOff(configuration: TrainingConfiguration, engine: InferenceEngine | undefined): string | null {
   if (configuration.noTrain) return null;
-  if (engine !== undefined && !engine.capabilities.policyLoading) return `the ${engine.engineId} engine cannot load policy versions (for vLLM/SGLang give it an adapter directory)`;
+  if (engine !== undefined && !engine.capabilities.policyLoading) return notServedReason(engine);
   if (engine?.engineId === 'tinker' && configuration.trainer !== 'tinker') return 'the tinker engine samples only versions trained on Tinker: train with --trainer tinker';
   // A Tinker trainer trains on the service: no local weights needed.
   if (configuration.trainer === 'tinker') return null;
@@ -93,12 +93,20 @@ function whyTrainingIsOff(configuration: TrainingConfiguration, engine: Inferenc
   return null;
 }
 
+/** Why trained versions would not reach this engine. */
+function notServedReason(engine: InferenceEngine): string {
+  if (engine.engineId === 'vllm' || engine.engineId === 'sglang') {
+    return `trained versions cannot reach the ${engine.engineId} server without --adapter-dir <dir> (a folder clawrl writes and the server reads, at the same path), so none would be served`;
+  }
+  return `the ${engine.engineId} engine cannot load policy versions`;
+}
+
 /** Serving without a trainer in this one process (`--no-train`, or training off): activations still work. */
 export async function startServingOnly(dependencies: Omit<TrainingDependencies, 'engine' | 'now' | 'workerId'>): Promise<RunningTraining> {
   await startPolicyServing(dependencies.serving, dependencies.store);
   const serving = createPublishingPolicyServing(dependencies.serving, dependencies.bus, dependencies.logger);
   return {
-    policies: { training: null, activate: async (version) => void (await serving.activate(version)) },
+    policies: { training: null, activate: async (version) => void (await serving.activate(version)), servingStatus: () => [dependencies.serving.status()] },
     // Followed versions are loaded without a new announcement: they were announced already.
     follow: serveActiveVersion(dependencies.serving),
     close: async () => undefined,
@@ -124,7 +132,7 @@ export async function startFollowerServing(dependencies: Omit<TrainingDependenci
   }
   const serving = createPublishingPolicyServing(dependencies.serving, dependencies.bus, logger);
   return {
-    policies: { training: null, activate: async (version) => void (await serving.activate(version)) },
+    policies: { training: null, activate: async (version) => void (await serving.activate(version)), servingStatus: () => [dependencies.serving.status()] },
     follow,
     close: async () => undefined,
   };
@@ -199,7 +207,7 @@ export async function startTraining(configuration: TrainingConfiguration, depend
   const running = trainer;
   const runningEngine = trainingEngine;
   return {
-    policies: { training: running, activate: (version) => running.activate(version) },
+    policies: { training: running, activate: (version) => running.activate(version), servingStatus: () => [dependencies.serving.status()] },
     async follow(activeVersion) {
       const status = running.status();
       // A running step commits and serves its own version; the next check sees the outcome.

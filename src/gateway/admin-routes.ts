@@ -103,6 +103,8 @@ export async function statusOf(context: GatewayContext): Promise<Record<string, 
     },
     trainSteps: training.steps,
     policyVersion: training.activeVersion ?? 0,
+    // The store's active version is what should be served; this is what each engine serves now.
+    serving: context.policies?.servingStatus?.() ?? [],
     training: {
       enabled: (context.policies?.training ?? null) !== null,
       ...context.policies?.training?.status(),

@@ -8,6 +8,7 @@
 import type { Env, Hono } from 'hono';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { PolicyVersion } from '../spec/inference-engine.js';
+import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
 import type { PolicyVersionRecord, TrainingStepRecord } from '../spec/records.js';
 import type { GatewayContext } from './gateway-context.js';
 
@@ -17,6 +18,8 @@ export interface PolicyControl {
   activate(version: PolicyVersion): Promise<void>;
   /** Null when training is off (`--no-train`, or an engine that cannot load versions). */
   readonly training: TrainingControl | null;
+  /** Which version each engine of this process serves (the gateway's, and the judge's own), and what is pending. */
+  servingStatus?(): PolicyServingStatus[];
 }
 
 export interface TrainingControl {

@@ -2,22 +2,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runInferenceEngineContract } from '../inference-engine.contract.js';
+import { createPeftAdapterFiles } from '../testing/create-peft-adapter-files.js';
 import { startFakeVllmServer, type FakeServerMode } from '../testing/fake-vllm-server.js';
 import { createTestChatRenderer } from '../testing/test-chat-renderer.js';
 import type { ChatFlavor } from './chat-completions-api.js';
 import { createOpenAICompatibleEngine } from './create-openai-compatible-engine.js';
 
-const encoder = new TextEncoder();
-
 function adapterArtifact(version: number) {
-  return {
-    version,
-    kind: 'adapter' as const,
-    files: {
-      'adapter_config.json': encoder.encode(JSON.stringify({ r: 16, lora_alpha: 32, target_modules: ['q_proj', 'v_proj'] })),
-      'adapter_model.safetensors': new Uint8Array([8, 0, 0, 0, 0, 0, 0, 0, 123, 125, 32, 32, 32, 32, 32, 32]),
-    },
-  };
+  return { version, kind: 'adapter' as const, files: createPeftAdapterFiles({ baseModel: 'fake-model', seed: version }) };
 }
 
 function contractFor(flavor: ChatFlavor, mode: FakeServerMode, extra: { incrementalStreamOutput?: boolean; label?: string } = {}): void {

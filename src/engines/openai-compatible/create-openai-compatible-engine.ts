@@ -13,7 +13,7 @@
  * - `openai`: plain pass-through (OpenAI, Ollama): text and tool calls stream through, results
  *   are never trainable, scoring is unsupported.
  *
- * Policy versions map to LoRA adapter names (see policy-registry.ts).
+ * Policy versions map to LoRA adapter names, or on SGLang to full weights (see policy-registry.ts).
  */
 import type { ChatRenderer } from '../../spec/chat-renderer.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
@@ -24,6 +24,7 @@ import type {
   GenerateRequest,
   InferenceEngine,
   PolicyArtifact,
+  PolicyVersion,
   ScoreRequest,
   ScoreResult,
 } from '../../spec/inference-engine.js';
@@ -53,8 +54,10 @@ export interface OpenAICompatibleEngineOptions {
   timeoutMs: number;
   /** Required for `sglang`: renders prompts and decodes ids. */
   renderer?: ChatRenderer;
-  /** A directory the upstream server also reads; enables `loadPolicy` for LoRA adapters. */
+  /** A directory the upstream server also reads, at the same path; enables `loadPolicy`. */
   adapterDirectory?: string;
+  /** The base model's folder on disk: full-weight versions on SGLang copy its config and tokenizer files. */
+  modelDirectory?: string;
   /** How many adapter versions stay loaded on the server; default 4. */
   retainedAdapters?: number;
   contextLength?: number;
@@ -65,12 +68,21 @@ async function* chatEvents(stream: AsyncIterable<string>, promptIds: PromptIdsPa
   for await (const data of stream) yield* translator.push(parseChatChunk(data, promptIds));
 }
 
-async function* sglangChoiceEvents(stream: AsyncIterable<string>, translator: SglangChoiceTranslator, promptTokenIds: number[]): AsyncGenerator<UpstreamEvent> {
+async function* sglangChoiceEvents(
+  stream: AsyncIterable<string>,
+  translator: SglangChoiceTranslator,
+  promptTokenIds: number[],
+  versionOfWeights: (weightVersion: string | null) => PolicyVersion | null,
+): AsyncGenerator<UpstreamEvent> {
   let first = true;
   for await (const data of stream) {
-    if (first) yield { type: 'prompt', promptTokenIds };
+    const output = parseGenerateChunk(data);
+    if (first) {
+      const policyVersion = versionOfWeights(output.weightVersion);
+      yield { type: 'prompt', promptTokenIds, ...(policyVersion === null ? {} : { policyVersion }) };
+    }
     first = false;
-    yield* translator.push(parseGenerateChunk(data));
+    yield* translator.push(output);
   }
 }
 
@@ -107,6 +119,7 @@ class OpenAICompatibleEngine implements InferenceEngine {
       model: options.model,
       client: this.client,
       ...(options.adapterDirectory === undefined ? {} : { adapterDirectory: options.adapterDirectory }),
+      ...(options.modelDirectory === undefined ? {} : { modelDirectory: options.modelDirectory }),
       ...(options.retainedAdapters === undefined ? {} : { retainedAdapters: options.retainedAdapters }),
     });
     const exact = options.flavor !== 'openai';
@@ -143,7 +156,9 @@ class OpenAICompatibleEngine implements InferenceEngine {
         const sampling = request.sampling.seed === undefined ? request.sampling : { ...request.sampling, seed: request.sampling.seed + choiceIndex };
         const body = toWireGenerateRequest({ promptTokenIds, sampling, stopTokenIds: renderer.stopTokenIds, adapterName });
         const translator = new SglangChoiceTranslator(renderer, choiceIndex, request.sampling.stop);
-        return sglangChoiceEvents(this.client.stream('/generate', body, choices.signal), translator, promptTokenIds);
+        return sglangChoiceEvents(this.client.stream('/generate', body, choices.signal), translator, promptTokenIds, (weightVersion) =>
+          this.policies.versionOfWeights(weightVersion),
+        );
       });
       const [only] = sources;
       yield* sources.length === 1 && only !== undefined ? only : mergeAsyncIterables(sources);

@@ -10,8 +10,11 @@ import { GenerationAccumulator } from './generation-accumulator.js';
 
 export type UpstreamEvent =
   | Exclude<GenerateEvent, { type: 'start' } | { type: 'end' }>
-  /** The upstream answered; carries the prompt ids it reported (empty when none). */
-  | { type: 'prompt'; promptTokenIds: number[] }
+  /**
+   * The upstream answered; carries the prompt ids it reported (empty when none) and, when the
+   * upstream says which weights answered (SGLang's `weight_version`), that policy version.
+   */
+  | { type: 'prompt'; promptTokenIds: number[]; policyVersion?: PolicyVersion }
   | { type: 'usage'; promptTokens: number; completionTokens: number }
   /** A choice's ids and log-probs cannot be paired exactly. */
   | { type: 'inexact'; choiceIndex: number };
@@ -25,12 +28,14 @@ export interface DriveOptions {
 export async function* driveGeneration(source: AsyncIterable<UpstreamEvent>, options: DriveOptions): AsyncGenerator<GenerateEvent> {
   const accumulator = new GenerationAccumulator(options.choiceCount);
   let promptTokenIds: number[] | null = null;
+  let policyVersion = options.policyVersion;
   let usage: { promptTokens: number; completionTokens: number } | null = null;
-  const start = (): GenerateEvent => ({ type: 'start', promptTokenIds: promptTokenIds ?? [], policyVersion: options.policyVersion });
+  const start = (): GenerateEvent => ({ type: 'start', promptTokenIds: promptTokenIds ?? [], policyVersion });
   let started = false;
 
   for await (const event of source) {
     if (event.type === 'prompt') {
+      if (promptTokenIds === null && event.policyVersion !== undefined) policyVersion = event.policyVersion;
       promptTokenIds ??= event.promptTokenIds;
     } else if (!started) {
       // Only the prompt event may come first; anything else means the upstream skipped it.
@@ -67,5 +72,5 @@ export async function* driveGeneration(source: AsyncIterable<UpstreamEvent>, opt
     accumulator.apply(event);
     yield event;
   }
-  yield { type: 'end', result: accumulator.result({ promptTokenIds: promptTokenIds ?? [], policyVersion: options.policyVersion, usage }) };
+  yield { type: 'end', result: accumulator.result({ promptTokenIds: promptTokenIds ?? [], policyVersion, usage }) };
 }

@@ -1,8 +1,6 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
@@ -244,52 +242,5 @@ describe('openai-compatible engine: wire requests', () => {
     const scored = await sglang.engine.score({ prompt: { tokenIds: [10, 11, 12] }, responseTokenIds: [13, 14] });
     expect(scored.logprobs).toHaveLength(2);
     expect(sglang.server.requests[0]).toMatchObject({ path: '/generate', body: { sampling_params: { max_new_tokens: 0 }, logprob_start_len: 2 } });
-  });
-});
-
-describe('openai-compatible engine: policy loading', () => {
-  async function withAdapterDirectory(): Promise<string> {
-    const directory = await mkdtemp(join(tmpdir(), 'clawrl-adapters-'));
-    cleanups.push(() => rm(directory, { recursive: true, force: true }));
-    return directory;
-  }
-  const artifact = (version: number) => ({ version, kind: 'adapter' as const, files: { 'adapter_config.json': new TextEncoder().encode('{"r":16}') } });
-
-  it('writes the adapter, loads it under a versioned name and serves new requests with it', async () => {
-    const adapterDirectory = await withAdapterDirectory();
-    const { engine, server } = await setUp({}, { adapterDirectory });
-    await engine.loadPolicy(artifact(3));
-    expect(server.requests[0]).toMatchObject({ path: '/v1/load_lora_adapter', body: { lora_name: 'fake-model-v3', lora_path: join(adapterDirectory, 'fake-model-v3') } });
-    expect(await readFile(join(adapterDirectory, 'fake-model-v3', 'adapter_config.json'), 'utf8')).toBe('{"r":16}');
-    const result = resultOf(await collectEvents(engine, hello));
-    expect(result.policyVersion).toBe(3);
-    expect(server.requests[1]?.body).toMatchObject({ model: 'fake-model-v3' });
-    await expect(failure(collectEvents(engine, contractRequest([{ role: 'user', content: 'x' }], {}, { policyVersion: 2 })))).resolves.toMatchObject({ code: 'not_found' });
-  });
-
-  it('unloads adapters beyond the retained ones once idle', async () => {
-    const adapterDirectory = await withAdapterDirectory();
-    const { engine, server } = await setUp({}, { adapterDirectory, retainedAdapters: 2 });
-    for (const version of [1, 2, 3, 4]) await engine.loadPolicy(artifact(version));
-    await server.settled();
-    expect([...server.adapters.keys()].sort()).toEqual(['fake-model-v3', 'fake-model-v4']);
-  });
-
-  it('loads SGLang adapters through /load_lora_adapter and selects them with lora_path', async () => {
-    const adapterDirectory = await withAdapterDirectory();
-    const { engine, server } = await setUp({ mode: 'sglang' }, { adapterDirectory });
-    await engine.loadPolicy(artifact(1));
-    await collectEvents(engine, hello);
-    expect(server.requests.map((recorded) => recorded.path)).toEqual(['/load_lora_adapter', '/generate']);
-    expect(server.requests[1]?.body).toMatchObject({ lora_path: 'fake-model-v1' });
-  });
-
-  it('rejects full-weight artifacts and loading without an adapter directory as unsupported', async () => {
-    const adapterDirectory = await withAdapterDirectory();
-    const { engine } = await setUp({}, { adapterDirectory });
-    expect((await failure(engine.loadPolicy({ version: 1, kind: 'full', files: {} }))).code).toBe('unsupported');
-    const { engine: withoutDirectory } = await setUp();
-    expect(withoutDirectory.capabilities.policyLoading).toBe(false);
-    expect((await failure(withoutDirectory.loadPolicy(artifact(1)))).code).toBe('unsupported');
   });
 });

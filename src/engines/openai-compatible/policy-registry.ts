@@ -1,17 +1,33 @@
 /**
  * Which upstream model name serves which policy version. vLLM and SGLang serve LoRA adapters
  * by name and read them from their own disk, so a version is published by writing the PEFT
- * files to `<adapterDirectory>/<model>-v<N>/` (a directory the server must also see) and asking
- * the server to load that path under the versioned name; new requests then use that name while
- * requests in flight finish on theirs. Old adapters beyond the newest `retainedAdapters` are
- * unloaded once no request uses them (engines.md §1.6: versioned names, never in-place reloads).
+ * files to `<adapterDirectory>/<model>-v<N>-<hash>/` (a directory the server must also see, at
+ * the same path) and asking the server to load that path under that name; new requests then use
+ * that name while requests in flight finish on theirs. Old adapters beyond the newest
+ * `retainedAdapters` are unloaded once no request uses them (engines.md §1.6: versioned names,
+ * never in-place reloads). Loading never blocks a request: until the server confirms the load,
+ * requests keep the version they would have had.
+ *
+ * Full-weight versions go to SGLang as a model folder through `/update_weights_from_disk`
+ * (engines.md §2.3), tagged with `weight_version: "<N>-<hash>"`. SGLang holds new requests while it
+ * swaps weights and lets running ones finish first, so each answer's `weight_version` says
+ * exactly which version produced it (`versionOfWeights`). Only the newest full-weight version
+ * can be served; vLLM has no such endpoint without a restart.
  */
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyArtifact, PolicyVersion } from '../../spec/inference-engine.js';
 import type { ChatFlavor } from './chat-completions-api.js';
-import { checkLoraAnswer, type WireLoraRequest } from './sglang-api.js';
+import { modelFolderCompanions, policyFolderName, withBaseModelName, writePolicyFolder } from './write-policy-folder.js';
+import {
+  checkLoraAnswer,
+  checkUpdateWeightsAnswer,
+  parseGenerateOutput,
+  type WireGenerateRequest,
+  type WireLoraRequest,
+  type WireUpdateWeightsFromDiskRequest,
+} from './sglang-api.js';
 import type { UpstreamClient } from './upstream-client.js';
 import type { WireLoadLoraRequest, WireUnloadLoraRequest } from './vllm-api.js';
 
@@ -20,24 +36,30 @@ export interface PolicyRegistryOptions {
   model: string;
   client: UpstreamClient;
   adapterDirectory?: string;
+  /** The base model's folder: full-weight folders copy its config and tokenizer, a rollback to the base reloads it. */
+  modelDirectory?: string;
   retainedAdapters?: number;
 }
 
 export interface ResolvedPolicy {
   version: PolicyVersion;
-  /** The adapter name to request, or null for the base model. */
+  /** The adapter name to request, or null for the base model (or the full weights loaded). */
   adapterName: string | null;
   release(): void;
 }
 
-const safeFileName = /^[A-Za-z0-9._-]+$/;
+/** The server says it has this adapter already: under a content-unique name, the same one. */
+const alreadyLoaded = /has already been loaded|already exists/i;
 
 export class PolicyRegistry {
   private active: PolicyVersion = 0;
+  /** Loaded versions: their adapter name, or null for the base model and the full weights. */
   private readonly adapters = new Map<PolicyVersion, string | null>([[0, null]]);
   private readonly inFlight = new Map<PolicyVersion, number>();
   private readonly retired = new Set<PolicyVersion>();
   private readonly retainedAdapters: number;
+  /** The full-weight version the server holds (and its folder), once one was loaded. */
+  private fullWeights: { version: PolicyVersion; folder: string | null } | null = null;
 
   constructor(private readonly options: PolicyRegistryOptions) {
     this.retainedAdapters = Math.max(1, options.retainedAdapters ?? 4);
@@ -71,37 +93,110 @@ export class PolicyRegistry {
     };
   }
 
+  /**
+   * The version an SGLang answer was produced by, from its `weight_version`, once full weights
+   * were loaded; null when the answer does not say (then the pinned version stands).
+   */
+  versionOfWeights(weightVersion: string | null): PolicyVersion | null {
+    const match = weightVersion === null ? null : /^(\d+)(-[0-9a-f]+)?$/.exec(weightVersion);
+    if (this.fullWeights === null || match === null) return null;
+    return Number(match[1]);
+  }
+
   async load(artifact: PolicyArtifact): Promise<void> {
     if (!this.canLoad) {
-      throw new ClawrlError('unsupported', `the ${this.options.flavor} engine cannot load policies without an adapter directory the server reads`);
+      throw new ClawrlError('unsupported', `the ${this.options.flavor} engine cannot load policies without an adapter directory the server reads (--adapter-dir)`);
     }
     if (artifact.kind === 'full') {
-      throw new ClawrlError('unsupported', 'full-weight policies cannot be pushed to a remote server over HTTP; publish LoRA adapters');
+      await this.loadFullWeights(artifact);
+      return;
     }
+    // Base and adapters apply to the base weights: undo full weights first.
+    if (this.fullWeights !== null && this.fullWeights.version !== 0) await this.updateWeights(0, this.requireModelDirectory(), null, '0');
     if (artifact.kind === 'base') {
       this.adapters.set(artifact.version, null);
       await this.activate(artifact.version);
       return;
     }
-    const name = `${this.options.model}-v${artifact.version}`;
-    const directory = join(this.options.adapterDirectory ?? '', name);
-    for (const fileName of Object.keys(artifact.files)) {
-      if (!safeFileName.test(fileName)) throw new ClawrlError('invalid_request', `unsafe adapter file name ${JSON.stringify(fileName)}`);
+    const files = withBaseModelName(artifact.files, this.options.model);
+    const name = policyFolderName(this.options.model, artifact.version, files);
+    // Loaded already under this content-unique name: serving it again needs no load.
+    if (this.adapters.get(artifact.version) !== name) {
+      const directory = await writePolicyFolder(this.root(), name, files);
+      await this.loadAdapter(name, directory);
+      this.adapters.set(artifact.version, name);
     }
-    // The same name cannot be reloaded in place on either server: unload, then load.
-    if (this.adapters.get(artifact.version) === name) await this.unloadFromServer(name);
-    await mkdir(directory, { recursive: true });
-    await Promise.all(Object.entries(artifact.files).map(([fileName, bytes]) => writeFile(join(directory, fileName), bytes)));
-    if (this.options.flavor === 'sglang') {
-      const request: WireLoraRequest = { lora_name: name, lora_path: directory };
-      checkLoraAnswer(await this.options.client.postJson('/load_lora_adapter', request), 'load the adapter');
-    } else {
-      const request: WireLoadLoraRequest = { lora_name: name, lora_path: directory };
-      await this.options.client.postForText('/v1/load_lora_adapter', request);
-    }
-    this.adapters.set(artifact.version, name);
     this.retired.delete(artifact.version);
     await this.activate(artifact.version);
+  }
+
+  private root(): string {
+    return this.options.adapterDirectory ?? '';
+  }
+
+  private requireModelDirectory(): string {
+    if (this.options.modelDirectory === undefined) {
+      throw new ClawrlError('configuration_error', 'full-weight versions on sglang need --model to be the model folder the server was started with');
+    }
+    return this.options.modelDirectory;
+  }
+
+  private async loadAdapter(name: string, directory: string): Promise<void> {
+    try {
+      if (this.options.flavor === 'sglang') {
+        const request: WireLoraRequest = { lora_name: name, lora_path: directory };
+        checkLoraAnswer(await this.options.client.postJson('/load_lora_adapter', request), 'load the adapter');
+      } else {
+        const request: WireLoadLoraRequest = { lora_name: name, lora_path: directory };
+        await this.options.client.postForText('/v1/load_lora_adapter', request);
+      }
+    } catch (error) {
+      // Another process serving from this server (the judge beside a gateway) loaded it first.
+      if (ClawrlError.isInstance(error) && alreadyLoaded.test(error.message)) return;
+      throw error;
+    }
+  }
+
+  private async loadFullWeights(artifact: PolicyArtifact): Promise<void> {
+    if (this.options.flavor !== 'sglang') {
+      throw new ClawrlError(
+        'unsupported',
+        'vllm cannot load full-weight versions at run time (it reloads weights only from its own model path, after a restart): train LoRA adapters (--train-params lora)',
+      );
+    }
+    const modelDirectory = this.requireModelDirectory();
+    const name = policyFolderName(this.options.model, artifact.version, artifact.files);
+    const folder = await writePolicyFolder(this.root(), name, artifact.files, { modelDirectory, companions: modelFolderCompanions });
+    // `<N>-<hash>`: the weights' own name, so weights of an earlier run are never taken for these.
+    await this.updateWeights(artifact.version, folder, folder, name.slice(name.lastIndexOf('-v') + 2));
+    this.adapters.set(artifact.version, null);
+    await this.activate(artifact.version);
+  }
+
+  /**
+   * The `weight_version` the server reports now, from a generation of no tokens: the one probe
+   * every SGLang version answers (the GET route for it was renamed between versions).
+   */
+  private async serverWeightVersion(): Promise<string | null> {
+    const probe: WireGenerateRequest = { input_ids: [0], sampling_params: { max_new_tokens: 0, temperature: 1, top_p: 1 }, return_logprob: true, stream: false };
+    return parseGenerateOutput(await this.options.client.postJson('/generate', probe)).weightVersion;
+  }
+
+  /** Swaps the server's weights; the version it held before can no longer be served. */
+  private async updateWeights(version: PolicyVersion, modelPath: string, folder: string | null, tag: string): Promise<void> {
+    // Another process serving from this server (the judge beside a gateway) swapped them already:
+    // a second update would only reload the same weights and hold requests again.
+    const current = await this.serverWeightVersion().catch(() => null);
+    if (current !== tag) {
+      const request: WireUpdateWeightsFromDiskRequest = { model_path: modelPath, weight_version: tag };
+      checkUpdateWeightsAnswer(await this.options.client.postJson('/update_weights_from_disk', request));
+    }
+    const previous = this.fullWeights ?? { version: 0, folder: null };
+    this.fullWeights = { version, folder };
+    if (previous.version !== version) this.adapters.delete(previous.version);
+    if (version === 0) this.adapters.set(0, null);
+    // The server holds the weights in memory now; an older full-weight folder is only disk used.
+    if (previous.folder !== null && previous.folder !== folder) await rm(previous.folder, { recursive: true, force: true }).catch(() => undefined);
   }
 
   private async activate(version: PolicyVersion): Promise<void> {
@@ -121,7 +216,7 @@ export class PolicyRegistry {
     this.adapters.delete(version);
     this.retired.delete(version);
     await this.unloadFromServer(name);
-    await rm(join(this.options.adapterDirectory ?? '', name), { recursive: true, force: true });
+    await rm(join(this.root(), name), { recursive: true, force: true });
   }
 
   private async unloadFromServer(name: string): Promise<void> {

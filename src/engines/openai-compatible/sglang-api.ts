@@ -99,6 +99,8 @@ export interface GenerateOutput {
   /** Cumulative count of generated tokens, when reported. */
   completionTokens: number | null;
   promptTokens: number | null;
+  /** `meta_info.weight_version` as text (SGLang's default is `default`); null when absent. */
+  weightVersion: string | null;
   outputLogprobs: LogprobTriple[];
   outputTop: LogprobTriple[][];
   inputLogprobs: LogprobTriple[];
@@ -134,6 +136,7 @@ export function parseGenerateOutput(json: unknown): GenerateOutput {
     finishType: meta.finish_reason?.type ?? null,
     completionTokens: meta.completion_tokens ?? null,
     promptTokens: meta.prompt_tokens ?? null,
+    weightVersion: typeof meta.weight_version === 'string' || typeof meta.weight_version === 'number' ? String(meta.weight_version) : null,
     outputLogprobs: (meta.output_token_logprobs ?? []).map(toTriple),
     outputTop: (meta.output_top_logprobs ?? []).map((entries) => (entries ?? []).map(toTriple)),
     inputLogprobs: (meta.input_token_logprobs ?? []).map(toTriple),
@@ -156,3 +159,19 @@ export interface WireLoraRequest {
   lora_name: string;
   lora_path?: string;
 }
+
+/** `POST /update_weights_from_disk` (engines.md §2.3): only the fields clawrl needs, as field sets grow by version. */
+export interface WireUpdateWeightsFromDiskRequest {
+  model_path: string;
+  weight_version: string;
+}
+
+const updateWeightsAnswerSchema = z.object({ success: z.boolean(), message: z.string().nullish() });
+
+/** SGLang answers `{success, message, num_paused_requests}` (HTTP 400 when it failed). */
+export function checkUpdateWeightsAnswer(json: unknown): void {
+  const parsed = updateWeightsAnswerSchema.safeParse(json);
+  if (!parsed.success) throw new ClawrlError('upstream_error', `sglang answered /update_weights_from_disk unexpectedly: ${parsed.error.message}`);
+  if (!parsed.data.success) throw new ClawrlError('upstream_error', `sglang could not update its weights: ${parsed.data.message ?? 'no reason given'}`);
+}
+

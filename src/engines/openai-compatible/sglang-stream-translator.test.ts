@@ -75,6 +75,7 @@ describe('SGLang /generate stream translation', () => {
       finishType: finished ? 'stop' : null,
       completionTokens: ids.length,
       promptTokens: 2,
+      weightVersion: null,
       outputLogprobs: ids.map((id) => ({ logprob: fakeLogprob(0, id), id })),
       outputTop: [],
       inputLogprobs: [],

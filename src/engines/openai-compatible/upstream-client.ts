@@ -44,10 +44,12 @@ export class UpstreamHttpError extends Error {
   }
 }
 
-// vLLM: {error:{message}} (older: {message}); SGLang: {error:{message}} or FastAPI {detail}.
+// vLLM: {error:{message}} (older: {message}); SGLang: {error:{message}}, FastAPI {detail}, or for
+// its LoRA endpoints {success:false, error_message}.
 const errorBodySchema = z.object({
   error: z.union([z.object({ message: z.string().nullish() }), z.string()]).nullish(),
   message: z.string().nullish(),
+  error_message: z.string().nullish(),
   detail: z.unknown().nullish(),
 });
 
@@ -56,7 +58,8 @@ function upstreamMessageOf(text: string): string {
     const parsed = errorBodySchema.safeParse(JSON.parse(text));
     if (parsed.success) {
       const { error, message, detail } = parsed.data;
-      const found = typeof error === 'string' ? error : (error?.message ?? message ?? (typeof detail === 'string' ? detail : undefined));
+      const found =
+        typeof error === 'string' ? error : (error?.message ?? message ?? parsed.data.error_message ?? (typeof detail === 'string' ? detail : undefined));
       if (found) return found;
     }
   } catch {

@@ -115,7 +115,7 @@ describe('fake vLLM server', () => {
 
   it('lists loaded adapters as models and refuses adapters that are not on disk', async () => {
     const { server } = await start();
-    expect(await postJson(`${server.url}/v1/load_lora_adapter`, { lora_name: 'a', lora_path: '/nonexistent/adapter' })).toMatchObject({ error: { code: 400 } });
+    expect(await postJson(`${server.url}/v1/load_lora_adapter`, { lora_name: 'a', lora_path: '/nonexistent/adapter' })).toMatchObject({ error: { code: 404, type: 'NotFoundError' } });
     const models = (await (await fetch(`${server.url}/v1/models`)).json()) as { data: { id: string }[] };
     expect(models.data.map((model) => model.id)).toEqual(['fake-model']);
   });

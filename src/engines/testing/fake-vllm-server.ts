@@ -2,12 +2,14 @@
  * A deterministic stand-in for a vLLM (or SGLang, or plain OpenAI-compatible) server, for tests
  * and benchmarks: real HTTP on 127.0.0.1, the engines' exact wire shapes, a fake model whose
  * token ids and log-probs are reproducible (see fake-model.ts), and failure modes for error paths.
+ * Runtime LoRA and weight updates read the folders they are given as the real servers do
+ * (check-peft-adapter-folder.ts) and refuse a malformed one in the server's own error shape; each
+ * generation request records the model or adapter it was served with.
  */
-import { access } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { handleChatCompletions, handleCompletions, handleTokenize, type FakeRouteContext } from './fake-chat-completions.js';
+import { checkModelFolder, checkPeftAdapterFolder } from './check-peft-adapter-folder.js';
 import { handleGenerate } from './fake-sglang-generate.js';
 import { asRecord, asString, errorResponse, type FakeBody, type FakeResponse } from './fake-wire.js';
 
@@ -44,6 +46,10 @@ export interface RecordedRequest {
   body: unknown;
   /** True when the client went away before the response was complete. */
   disconnected: boolean;
+  /** Generation and scoring routes: the base model or the adapter name that served it. */
+  served?: string;
+  /** SGLang: the `weight_version` of the weights that served it. */
+  weightVersion?: string;
 }
 
 export interface FakeVllmServer {
@@ -51,7 +57,13 @@ export interface FakeVllmServer {
   readonly requests: RecordedRequest[];
   /** Adapters loaded through the LoRA endpoints, by name, with the path they came from. */
   readonly adapters: ReadonlyMap<string, string>;
+  /** SGLang: the folder the weights were last updated from (null: the base model's) and their version. */
+  readonly weights: { path: string | null; version: string };
   setFailMode(mode: FakeFailMode | null): void;
+  /** The next `count` adapter loads or weight updates (`Infinity`: all, until called again with 0) fail as the server fails a load it cannot do. */
+  failNextLoads(count: number, message?: string): void;
+  /** Streams (those whose request body `matches`, default all) stop after their first two chunks (the first token is out) until the returned function is called. */
+  holdStreams(matches?: (body: unknown) => boolean): () => void;
   /** Resolves once every recorded request has finished or been disconnected. */
   settled(): Promise<void>;
   close(): Promise<void>;
@@ -82,9 +94,18 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
   const created = Math.floor(Date.now() / 1000);
   const requests: RecordedRequest[] = [];
   const adapters = new Map<string, string>();
+  const weights: { path: string | null; version: string } = { path: null, version: 'default' };
   const pending = new Set<Promise<void>>();
   let failMode = options.failMode ?? null;
   let requestNumber = 0;
+  let failingLoads: { count: number; message: string } = { count: 0, message: '' };
+  let hold: { promise: Promise<void>; matches: (body: unknown) => boolean } | null = null;
+
+  function takeLoadFailure(): string | null {
+    if (failingLoads.count <= 0) return null;
+    failingLoads = { ...failingLoads, count: failingLoads.count - 1 };
+    return failingLoads.message;
+  }
 
   const models = (): unknown => ({
     object: 'list',
@@ -99,31 +120,61 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     })),
   });
 
+  /** SGLang's LoRA answer (`LoadLoRAAdapterReqOutput`): HTTP 400 with `success: false` on failure. */
+  function sglangLoraAnswer(errorMessage: string | null): FakeResponse {
+    return { kind: 'json', status: errorMessage === null ? 200 : 400, body: { success: errorMessage === null, error_message: errorMessage ?? '', loaded_adapters: Object.fromEntries(adapters) } };
+  }
+
   async function loadAdapter(body: FakeBody, nativeSglang: boolean): Promise<FakeResponse> {
     const name = asString(body['lora_name']);
     const path = asString(body['lora_path']);
-    if (name === undefined || path === undefined) return errorResponse(400, 'lora_name and lora_path are required', 'BadRequestError');
-    if (adapters.has(name)) return errorResponse(400, `The lora adapter '${name}' has already been loaded.`, 'InvalidUserInput');
-    try {
-      await access(join(path, 'adapter_config.json'));
-    } catch {
-      return errorResponse(400, `No adapter found for ${path}`, 'BadRequestError');
+    if (nativeSglang) {
+      if (name === undefined || path === undefined) return sglangLoraAnswer('lora_name and lora_path are required');
+      if (adapters.has(name)) return sglangLoraAnswer(`LoRA with name ${name} already exists. Loaded LoRAs: ${[...adapters.keys()].join(', ')}`);
+      const failure = takeLoadFailure() ?? (await checkPeftAdapterFolder(path, baseModel));
+      if (failure !== null) return sglangLoraAnswer(`Failed to load LoRA adapter ${name}: ${failure}`);
+      adapters.set(name, path);
+      return sglangLoraAnswer(null);
     }
+    if (name === undefined || path === undefined) return errorResponse(400, "Both 'lora_name' and 'lora_path' must be provided.", 'InvalidUserInput');
+    if (adapters.has(name)) return errorResponse(400, `The lora adapter '${name}' has already been loaded.`, 'InvalidUserInput');
+    const failure = takeLoadFailure() ?? (await checkPeftAdapterFolder(path, baseModel));
+    // vLLM answers 404 when the folder has no adapter, 400 when the adapter is unusable.
+    if (failure !== null) return errorResponse(failure.startsWith('No adapter found') ? 404 : 400, failure, failure.startsWith('No adapter found') ? 'NotFoundError' : 'BadRequestError');
     adapters.set(name, path);
-    if (nativeSglang) return { kind: 'json', status: 200, body: { success: true, error_message: '', loaded_adapters: Object.fromEntries(adapters) } };
     return { kind: 'text', status: 200, body: `Success: LoRA adapter '${name}' added successfully.` };
   }
 
   function unloadAdapter(body: FakeBody, nativeSglang: boolean): FakeResponse {
     const name = asString(body['lora_name']) ?? '';
-    if (!adapters.delete(name)) return errorResponse(404, `The lora adapter '${name}' cannot be found.`, 'NotFoundError');
-    if (nativeSglang) return { kind: 'json', status: 200, body: { success: true, error_message: '', loaded_adapters: Object.fromEntries(adapters) } };
+    const removed = adapters.delete(name);
+    if (nativeSglang) return sglangLoraAnswer(removed ? null : `LoRA with name ${name} does not exist. Loaded LoRAs: ${[...adapters.keys()].join(', ')}`);
+    if (!removed) return errorResponse(404, `The lora adapter '${name}' cannot be found.`, 'NotFoundError');
     return { kind: 'text', status: 200, body: `Success: LoRA adapter '${name}' removed successfully.` };
   }
 
-  async function route(method: string, path: string, body: FakeBody): Promise<FakeResponse> {
+  /** SGLang's `/update_weights_from_disk`: `{success, message, num_paused_requests}`, HTTP 400 on failure. */
+  async function updateWeightsFromDisk(body: FakeBody): Promise<FakeResponse> {
+    const path = asString(body['model_path']);
+    const failure = path === undefined ? 'model_path is required' : (takeLoadFailure() ?? (await checkModelFolder(path)));
+    if (failure !== null || path === undefined) {
+      return { kind: 'json', status: 400, body: { success: false, message: `Failed to update weights: ${failure ?? ''}. Rolling back to original weights.`, num_paused_requests: 0 } };
+    }
+    weights.path = path === baseModel ? null : path;
+    const version = body['weight_version'];
+    let message = 'Succeeded to update model weights.';
+    if (typeof version === 'string') {
+      weights.version = version;
+      message += ` Weight version updated to ${version}.`;
+    }
+    return { kind: 'json', status: 200, body: { success: true, message, num_paused_requests: 0 } };
+  }
+
+  async function route(method: string, path: string, body: FakeBody, record: RecordedRequest): Promise<FakeResponse> {
     requestNumber += 1;
     const selected = asString(body['model']) ?? baseModel;
+    if (generationRoutes.has(path) || path === '/tokenize') record.served = path === '/generate' ? (asString(body['lora_path']) ?? baseModel) : selected;
+    if (path === '/generate') record.weightVersion = weights.version;
     const context: FakeRouteContext = { mode, model: selected, requestNumber, created, maxModelLength };
     const knownModel = selected === baseModel || adapters.has(selected);
     if (method === 'GET' && path === '/v1/models') return { kind: 'json', status: 200, body: models() };
@@ -139,18 +190,19 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     if (mode === 'sglang') {
       if (path === '/load_lora_adapter') return loadAdapter(body, true);
       if (path === '/unload_lora_adapter') return unloadAdapter(body, true);
+      if (path === '/update_weights_from_disk') return updateWeightsFromDisk(body);
       if (path === '/generate') {
         const adapter = body['lora_path'];
         if (adapter !== undefined && adapter !== null && !(typeof adapter === 'string' && adapters.has(adapter))) {
           return errorResponse(400, `lora_path ${String(adapter)} is not loaded`, 'BadRequestError', 'lora_path');
         }
-        return handleGenerate(body, { requestNumber, incrementalStreamOutput: options.incrementalStreamOutput === true, weightVersion: 'default' });
+        return handleGenerate(body, { requestNumber, incrementalStreamOutput: options.incrementalStreamOutput === true, weightVersion: weights.version });
       }
     }
     return errorResponse(404, `${method} ${path} not found`, 'NotFoundError');
   }
 
-  async function writeStream(response: ServerResponse, chunks: unknown[], isClosed: () => boolean, markDropped: () => void): Promise<void> {
+  async function writeStream(response: ServerResponse, chunks: unknown[], isClosed: () => boolean, markDropped: () => void, held: Promise<void> | null): Promise<void> {
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const interval = options.tokensPerSecond === undefined ? 0 : 1000 / options.tokensPerSecond;
     for (const [index, chunk] of chunks.entries()) {
@@ -161,6 +213,8 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
         return;
       }
       if (index === 2 && failMode === 'stall-mid-stream') return;
+      if (index === 2 && held !== null) await held;
+      if (isClosed()) return;
       response.write(index === 1 && failMode === 'garbage' ? 'data: {"choices": [\n\n' : `data: ${JSON.stringify(chunk)}\n\n`);
       if (interval > 0) await sleep(interval);
     }
@@ -172,6 +226,7 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     const method = request.method ?? 'GET';
     const body = await readBody(request);
     const record: RecordedRequest = { method, path, body, disconnected: false };
+    const held = hold !== null && hold.matches(body) ? hold.promise : null;
     if (options.recordRequests !== false) requests.push(record);
     let dropped = false;
     const closed = new Promise<void>((resolve) =>
@@ -190,12 +245,18 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     let answer: FakeResponse;
     if (failing === 'http-500') answer = errorResponse(500, 'fake internal server error', 'InternalServerError');
     else if (failing === 'http-429') answer = errorResponse(429, 'fake rate limit', 'RateLimitError');
-    else answer = await route(method, path, asRecord(body));
+    else answer = await route(method, path, asRecord(body), record);
     if (isClosed()) return;
     if (answer.kind === 'stream') {
-      await writeStream(response, answer.chunks, isClosed, () => {
-        dropped = true;
-      });
+      await writeStream(
+        response,
+        answer.chunks,
+        isClosed,
+        () => {
+          dropped = true;
+        },
+        held,
+      );
       if (failMode === 'stall-mid-stream') await closed;
     } else if (failing === 'garbage') {
       response.writeHead(200, { 'content-type': 'application/json' });
@@ -225,8 +286,23 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     url: `http://127.0.0.1:${port}`,
     requests,
     adapters,
+    weights,
     setFailMode(mode) {
       failMode = mode;
+    },
+    failNextLoads(count, message = 'fake load failure: the server cannot load this version now') {
+      failingLoads = { count, message };
+    },
+    holdStreams(matches = () => true) {
+      let release = (): void => undefined;
+      const promise = new Promise<void>((resolve) => {
+        release = () => {
+          hold = null;
+          resolve();
+        };
+      });
+      hold = { promise, matches };
+      return release;
     },
     async settled() {
       await Promise.all([...pending]);
