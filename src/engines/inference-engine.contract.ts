@@ -134,6 +134,8 @@ export function runInferenceEngineContract(options: InferenceEngineContractOptio
         scoring: capabilities.scoring,
         temperatureScoring: capabilities.temperatureScoring,
         policyLoading: capabilities.policyLoading,
+        forcedToolChoice: capabilities.forcedToolChoice,
+        responseFormats: capabilities.responseFormats,
       });
       expect(engine.modelId).not.toBe('');
     });

@@ -155,4 +155,33 @@ describe('POST /v1/chat/completions', () => {
     expect((await gateway.app.request('/admin/status', { headers: { authorization: 'Bearer alice-secret' } })).status).toBe(403);
     expect((await gateway.app.request('/admin/status', { headers: { authorization: 'Bearer admin-secret' } })).status).toBe(200);
   });
+
+  it('refuses a forced tool call or structured output the engine cannot enforce, and passes them to one that can', async () => {
+    const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+    const asks = [
+      [{ tools, tool_choice: 'required' }, 'tool_choice'],
+      [{ tools, tool_choice: { type: 'function', function: { name: 'get_weather' } } }, 'tool_choice'],
+      [{ response_format: { type: 'json_object' } }, 'response_format'],
+      [{ response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' } } } }, 'response_format'],
+    ] as const;
+    const free = createTestGateway();
+    for (const [ask, param] of asks) {
+      const response = await free.chat({ model: 'scripted-model', messages: [{ role: 'user', content: 'hi' }], ...ask });
+      expect(response.status).toBe(400);
+      const error = ((await response.json()) as { error: { code: string; param: string; message: string } }).error;
+      expect(error).toMatchObject({ code: 'unsupported', param });
+      expect(error.message).toContain('cannot');
+    }
+    expect(await free.store.counts()).toMatchObject({ turns: { main: 0 } });
+    const text = await free.chat({ model: 'scripted-model', messages: [{ role: 'user', content: 'hi' }], tools, tool_choice: 'auto', response_format: { type: 'text' } });
+    expect(text.status).toBe(200);
+
+    const constrained = createTestGateway({ engine: createScriptedInferenceEngine({ constrained: true }) });
+    for (const [ask] of asks) {
+      const response = await constrained.chat({ model: 'scripted-model', messages: [{ role: 'user', content: 'hi' }], ...ask });
+      expect(response.status).toBe(200);
+    }
+    const seen = constrained.engine.generateCalls.map((request) => [request.toolChoice, request.responseFormat?.type]);
+    expect(seen).toEqual([['required', undefined], [{ name: 'get_weather' }, undefined], ['auto', 'json_object'], ['auto', 'json_schema']]);
+  });
 });

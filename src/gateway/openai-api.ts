@@ -5,7 +5,7 @@
  * OpenAI works unchanged.
  */
 import { z } from 'zod';
-import type { ChatMessage, SamplingOptions, ToolChoice, ToolDefinition } from '../spec/chat.js';
+import type { ChatMessage, ResponseFormat, SamplingOptions, ToolChoice, ToolDefinition } from '../spec/chat.js';
 import type { SamplingDefaults } from './gateway-context.js';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() });
@@ -71,6 +71,16 @@ export const chatCompletionRequestSchema = z
     messages: z.array(message).min(1, 'messages must not be empty'),
     tools: z.array(tool).nullish(),
     tool_choice: toolChoice.nullish(),
+    response_format: z
+      .discriminatedUnion('type', [
+        z.object({ type: z.literal('text') }).loose(),
+        z.object({ type: z.literal('json_object') }).loose(),
+        z.object({
+          type: z.literal('json_schema'),
+          json_schema: z.object({ name: z.string().min(1), schema: z.record(z.string(), z.unknown()).optional(), strict: z.boolean().nullish() }).loose(),
+        }).loose(),
+      ])
+      .nullish(),
     n: z.number().int().min(1).max(16).nullish(),
     max_tokens: positiveInteger.nullish(),
     max_completion_tokens: positiveInteger.nullish(),
@@ -143,6 +153,14 @@ export function toDomainTools(request: ChatCompletionRequest): ToolDefinition[] 
     ...(wire.function.description === undefined ? {} : { description: wire.function.description }),
     ...(wire.function.parameters === undefined ? {} : { parameters: wire.function.parameters }),
   }));
+}
+
+export function toDomainResponseFormat(request: ChatCompletionRequest): ResponseFormat | undefined {
+  const format = request.response_format;
+  if (format === null || format === undefined || format.type === 'text') return undefined;
+  if (format.type === 'json_object') return { type: 'json_object' };
+  const { name, schema, strict } = format.json_schema;
+  return { type: 'json_schema', name, schema: schema ?? {}, ...(strict === null || strict === undefined ? {} : { strict }) };
 }
 
 export function toDomainToolChoice(request: ChatCompletionRequest): ToolChoice {

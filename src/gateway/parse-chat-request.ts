@@ -2,15 +2,23 @@
 import type { z } from 'zod';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { GenerateRequest } from '../spec/inference-engine.js';
+import type { ResponseFormat } from '../spec/chat.js';
 import type { SamplingDefaults } from './gateway-context.js';
 import {
   UnsupportedContentError,
   chatCompletionRequestSchema,
   toDomainMessages,
+  toDomainResponseFormat,
   toDomainSampling,
   toDomainToolChoice,
   toDomainTools,
 } from './openai-api.js';
+
+/** The request's structured output, when it asks for any. */
+function responseFormatOf(wire: Parameters<typeof toDomainResponseFormat>[0]): { responseFormat?: ResponseFormat } {
+  const responseFormat = toDomainResponseFormat(wire);
+  return responseFormat === undefined ? {} : { responseFormat };
+}
 
 export interface ParsedChatRequest {
   model: string;
@@ -78,7 +86,7 @@ export function parseChatRequest(text: string, defaults: SamplingDefaults, inter
   const sessionDone = wire.session_done;
   return {
     model: wire.model,
-    request: { messages, tools, toolChoice, sampling: toDomainSampling(wire, defaults) },
+    request: { messages, tools, toolChoice, sampling: toDomainSampling(wire, defaults), ...responseFormatOf(wire) },
     stream: wire.stream === true,
     includeUsage: wire.stream_options?.include_usage === true,
     logprobs: wire.logprobs === true,

@@ -74,6 +74,20 @@ export interface TurnRecorder {
   acquireSlot(principal: Principal, route: string): () => void;
 }
 
+/**
+ * A forced tool call or structured output the engine cannot enforce is refused, never answered in
+ * free text as if it had been honoured.
+ */
+function refuseUnenforceable(request: GenerateRequest, engine: GatewayContext['engine']): void {
+  const forced = request.toolChoice === 'required' || typeof request.toolChoice === 'object';
+  if (forced && !engine.capabilities.forcedToolChoice) {
+    throw new ClawrlError('unsupported', `The ${engine.engineId} engine cannot force a tool call (tool_choice "required" or a named tool); send tool_choice "auto", or serve the model with an engine that enforces it (--engine vllm).`, { param: 'tool_choice' });
+  }
+  if (request.responseFormat !== undefined && !engine.capabilities.responseFormats) {
+    throw new ClawrlError('unsupported', `The ${engine.engineId} engine cannot enforce response_format ${request.responseFormat.type}; ask for text, or serve the model with an engine that enforces it (--engine vllm).`, { param: 'response_format' });
+  }
+}
+
 export function createTurnRecorder(context: GatewayContext): TurnRecorder {
   const inFlightByTenant = new Map<string, number>();
 
@@ -157,6 +171,7 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
     if (start.model !== context.engine.modelId && !context.modelAliases.includes(start.model)) {
       throw new ClawrlError('not_found', `The model '${start.model}' does not exist.`, { param: 'model' });
     }
+    refuseUnenforceable(request, context.engine);
     const tenant = tenantOf(start.principal);
     const release = acquireSlot(tenant ?? 'anonymous', start.route);
     try {

@@ -38,6 +38,9 @@ export interface ToolDefinition {
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
 
+/** Structured output a request asks for (OpenAI's `response_format`); absent: free text. */
+export type ResponseFormat = { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean };
+
 export interface SamplingOptions {
   /** Upper bound on generated tokens; undefined means "until the context is full". */
   maxTokens?: number;

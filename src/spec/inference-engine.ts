@@ -6,7 +6,7 @@
  * sampled, with the log-prob it sampled it under, and the prompt ids are exactly the ids the
  * model saw. Nothing here re-tokenizes text.
  */
-import type { ChatMessage, SamplingOptions, ToolCall, ToolChoice, ToolDefinition } from './chat.js';
+import type { ChatMessage, ResponseFormat, SamplingOptions, ToolCall, ToolChoice, ToolDefinition } from './chat.js';
 
 /** A policy version: 0 is the base model; each training step publishes the next integer. */
 export type PolicyVersion = number;
@@ -16,6 +16,8 @@ export interface GenerateRequest {
   tools: ToolDefinition[];
   toolChoice: ToolChoice;
   sampling: SamplingOptions;
+  /** Structured output; only sent to an engine with `capabilities.responseFormats`. */
+  responseFormat?: ResponseFormat;
   /**
    * Serve with this policy version instead of the active one (pinned sessions). Engines that
    * cannot serve old versions reject with `ClawrlError('unsupported')`.
@@ -121,6 +123,13 @@ export interface EngineCapabilities {
   temperatureScoring: boolean;
   /** Can load published policy versions. */
   policyLoading: boolean;
+  /**
+   * Enforces a `toolChoice` of `required` or a named tool (the reply is a tool call). The gateway
+   * refuses such a request to an engine that cannot, rather than let it answer in text.
+   */
+  forcedToolChoice: boolean;
+  /** Enforces `responseFormat` (JSON, or JSON of a schema); the gateway refuses it otherwise. */
+  responseFormats: boolean;
 }
 
 /** A published policy version as an engine loads it. */

@@ -16,7 +16,7 @@ runInferenceEngineContract({
     const engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl });
     return { engine, close: () => engine.close() };
   },
-  capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true, toolCalls: false },
+  capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true, forcedToolChoice: false, responseFormats: false, toolCalls: false },
   createPolicyArtifact: (version) => ({ version, kind: 'adapter', files: createTinyAdapterFiles(folder, version) }),
 });
 

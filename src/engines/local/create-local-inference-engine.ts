@@ -93,7 +93,8 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
   return {
     engineId: 'local',
     modelId: options.modelId,
-    capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true },
+    // No constrained decoding yet: the gateway refuses forced tool calls and structured output for it.
+    capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true, forcedToolChoice: false, responseFormats: false },
     contextLength: ready.contextLength,
 
     async *generate(request: GenerateRequest, signal: AbortSignal): AsyncIterable<GenerateEvent> {

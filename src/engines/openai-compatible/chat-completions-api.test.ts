@@ -30,6 +30,7 @@ describe('wireChatRequestParts', () => {
         { model: 'm', messages, tools, toolChoice: 'auto' as const, sampling },
         { model: 'adapter-3', messages: messages.slice(0, 2), tools: [], toolChoice: { name: 'ls' }, sampling: plainSampling },
         { model: 'm', messages: [{ role: 'user' as const, content: '' }], tools, toolChoice: 'none' as const, sampling: plainSampling },
+        { model: 'm', messages, tools: [], toolChoice: 'auto' as const, sampling, responseFormat: { type: 'json_schema' as const, name: 'answer', schema: { type: 'object' }, strict: true } },
       ]) {
         const wire = toWireChatRequest(input, flavor);
         // Twice: the second time the system prompt's JSON comes from the memo.
@@ -39,6 +40,16 @@ describe('wireChatRequestParts', () => {
       }
     }
     expect(memo.size.entries).toBe(1);
+  });
+
+  it('passes response_format on in the wire shape', () => {
+    const input = { model: 'm', messages, tools: [], toolChoice: 'auto' as const, sampling: plainSampling };
+    expect(toWireChatRequest({ ...input, responseFormat: { type: 'json_object' } }, 'vllm').response_format).toEqual({ type: 'json_object' });
+    expect(toWireChatRequest({ ...input, responseFormat: { type: 'json_schema', name: 'a', schema: { type: 'object' } } }, 'openai').response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'a', schema: { type: 'object' } },
+    });
+    expect(toWireChatRequest(input, 'vllm')).not.toHaveProperty('response_format');
   });
 });
 

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { JsonStringMemo } from './json-string-memo.js';
-import type { ChatMessage, SamplingOptions, ToolChoice, ToolDefinition } from '../../spec/chat.js';
+import type { ChatMessage, ResponseFormat, SamplingOptions, ToolChoice, ToolDefinition } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PromptIdsParser } from './prompt-ids-parser.js';
 
@@ -33,11 +33,14 @@ interface WireTool {
 
 type WireToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
 
+type WireResponseFormat = { type: 'json_object' } | { type: 'json_schema'; json_schema: { name: string; schema: Record<string, unknown>; strict?: boolean } };
+
 export interface WireChatRequest {
   model: string;
   messages: WireMessage[];
   tools?: WireTool[];
   tool_choice?: WireToolChoice;
+  response_format?: WireResponseFormat;
   n: number;
   temperature: number;
   top_p: number;
@@ -58,6 +61,12 @@ export interface ChatRequestInput {
   tools: ToolDefinition[];
   toolChoice: ToolChoice;
   sampling: SamplingOptions;
+  responseFormat?: ResponseFormat;
+}
+
+function toWireResponseFormat(format: ResponseFormat): WireResponseFormat {
+  if (format.type === 'json_object') return { type: 'json_object' };
+  return { type: 'json_schema', json_schema: { name: format.name, schema: format.schema, ...(format.strict === undefined ? {} : { strict: format.strict }) } };
 }
 
 function toWireMessage(message: ChatMessage): WireMessage {
@@ -124,6 +133,7 @@ export function toWireChatRequest(input: ChatRequestInput, flavor: ChatFlavor): 
           tool_choice: toWireToolChoice(input.toolChoice),
         }
       : {}),
+    ...(input.responseFormat === undefined ? {} : { response_format: toWireResponseFormat(input.responseFormat) }),
     n: sampling.n,
     temperature: sampling.temperature,
     top_p: sampling.topP,

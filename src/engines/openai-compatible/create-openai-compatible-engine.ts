@@ -123,7 +123,10 @@ class OpenAICompatibleEngine implements InferenceEngine {
       ...(options.retainedAdapters === undefined ? {} : { retainedAdapters: options.retainedAdapters }),
     });
     const exact = options.flavor !== 'openai';
-    this.capabilities = { tokenIds: exact, scoring: exact, temperatureScoring: false, policyLoading: this.policies.canLoad };
+    // vLLM enforces tool_choice and response_format on chat completions (guided decoding), an OpenAI-compatible
+    // server decides for itself; SGLang's /generate, which clawrl sends token ids to, enforces neither.
+    const constrained = options.flavor !== 'sglang';
+    this.capabilities = { tokenIds: exact, scoring: exact, temperatureScoring: false, policyLoading: this.policies.canLoad, forcedToolChoice: constrained, responseFormats: constrained };
   }
 
   async *generate(request: GenerateRequest, signal: AbortSignal): AsyncGenerator<GenerateEvent> {

@@ -40,13 +40,15 @@ export function createScriptedInferenceEngine(options: {
   modelId?: string;
   reply?: (request: GenerateRequest, choiceIndex: number) => ScriptedReply;
   trainable?: boolean;
+  /** Declares that it enforces forced tool calls and structured output (it records them, nothing more). */
+  constrained?: boolean;
 }): ScriptedInferenceEngine {
   const reply: (request: GenerateRequest, choiceIndex: number) => ScriptedReply =
     options.reply ?? ((request) => ({ text: `echo: ${request.messages.at(-1)?.content ?? ''}` }));
   const engine: ScriptedInferenceEngine = {
     engineId: 'scripted',
     modelId: options.modelId ?? 'scripted-model',
-    capabilities: { tokenIds: options.trainable ?? true, scoring: false, temperatureScoring: false, policyLoading: false },
+    capabilities: { tokenIds: options.trainable ?? true, scoring: false, temperatureScoring: false, policyLoading: false, forcedToolChoice: options.constrained ?? false, responseFormats: options.constrained ?? false },
     contextLength: 4096,
     generateCalls: [],
     tokenDelayMs: 0,
