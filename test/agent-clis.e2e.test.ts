@@ -105,63 +105,42 @@ afterAll(async () => {
   await upstream?.close();
 });
 
-describe.each(targets)('OpenClaw (openclaw agent --local) against $name', (target) => {
-  let server: ClawrlServer;
-  let home: string;
-  beforeAll(async () => {
-    server = await startClawrlServer(target.serveArguments(upstream));
-    home = mkdtempSync(path.join(tmpdir(), 'clawrl-openclaw-'));
-    mkdirSync(path.join(home, '.openclaw'));
-    // The README's entry as written, but for the address (and the model, for the upstream).
-    const readmeEntry = /```json\n([\s\S]*?"providers"[\s\S]*?)```/.exec(readFileSync(path.join(repositoryRoot, 'README.md'), 'utf8'))?.[1];
-    if (readmeEntry === undefined) throw new Error('README has no OpenClaw entry');
-    const settings = JSON.parse(readmeEntry.replaceAll('http://127.0.0.1:8400', server.url).replaceAll('builtin:tiny', target.model)) as {
-      models: { providers: { clawrl: { models: { contextWindow: number }[] } } };
-    };
-    for (const model of settings.models.providers.clawrl.models) model.contextWindow = target.contextWindow ?? model.contextWindow;
-    writeFileSync(path.join(home, '.openclaw', 'openclaw.json'), JSON.stringify(settings));
-  }, 60_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
+type Target = (typeof targets)[number];
 
-  it('records both turns in one session, the second user message as the first turn\'s next state, and prints the replies', async () => {
-    const [first, second] = await runDocumentedCommands(documentBlock('sh', 'openclaw agent'), target.model, server, { HOME: home });
-    await expectTwoTurnsInOneSession(server, first, second);
-  }, 400_000);
-});
+/** The README's OpenClaw entry as written, but for the address (and the model and window, for the upstream). */
+function writeOpenClawEntry(home: string, server: ClawrlServer, target: Target): void {
+  mkdirSync(path.join(home, '.openclaw'));
+  const readmeEntry = /```json\n([\s\S]*?"providers"[\s\S]*?)```/.exec(readFileSync(path.join(repositoryRoot, 'README.md'), 'utf8'))?.[1];
+  if (readmeEntry === undefined) throw new Error('README has no OpenClaw entry');
+  const settings = JSON.parse(asServed(readmeEntry, target.model, server)) as { models: { providers: { clawrl: { models: { contextWindow: number }[] } } } };
+  for (const model of settings.models.providers.clawrl.models) model.contextWindow = target.contextWindow ?? model.contextWindow;
+  writeFileSync(path.join(home, '.openclaw', 'openclaw.json'), JSON.stringify(settings));
+}
 
+function writeCodexConfig(home: string, server: ClawrlServer, target: Target): void {
+  mkdirSync(path.join(home, '.codex'));
+  writeFileSync(path.join(home, '.codex', 'config.toml'), asServed(documentBlock('toml', 'wire_api'), target.model, server));
+}
 
-describe.each(targets)('Claude Code (claude -p, then --continue) against $name', (target) => {
+const agents = [
+  { agent: 'OpenClaw (openclaw agent --local)', commands: 'openclaw agent', prepare: writeOpenClawEntry },
+  { agent: 'Claude Code (claude -p, then --continue)', commands: 'ANTHROPIC_BASE_URL', prepare: () => undefined },
+  { agent: 'Codex (codex exec, then exec resume --last)', commands: 'codex exec', prepare: writeCodexConfig },
+];
+
+describe.each(agents.flatMap((agent) => targets.map((target) => ({ ...agent, ...target, target }))))('$agent against $name', (setUp) => {
   let server: ClawrlServer;
   beforeAll(async () => {
-    server = await startClawrlServer(target.serveArguments(upstream));
-  }, 60_000);
-  afterAll(async () => {
-    await server?.stop();
-  });
-
-  it("records both turns in one session, the second user message as the first turn's next state, and prints the replies", async () => {
-    const home = mkdtempSync(path.join(tmpdir(), 'clawrl-claude-'));
-    const [first, second] = await runDocumentedCommands(documentBlock('sh', 'ANTHROPIC_BASE_URL'), target.model, server, { HOME: home });
-    await expectTwoTurnsInOneSession(server, first, second);
-  }, 400_000);
-});
-
-describe.each(targets)('Codex (codex exec, then exec resume --last) against $name', (target) => {
-  let server: ClawrlServer;
-  beforeAll(async () => {
-    server = await startClawrlServer(target.serveArguments(upstream));
+    server = await startClawrlServer(setUp.target.serveArguments(upstream));
   }, 60_000);
   afterAll(async () => {
     await server?.stop();
   });
 
   it("records both turns in one session, the second user message as the first turn's next state, and prints the replies", async () => {
-    const home = mkdtempSync(path.join(tmpdir(), 'clawrl-codex-'));
-    mkdirSync(path.join(home, '.codex'));
-    writeFileSync(path.join(home, '.codex', 'config.toml'), asServed(documentBlock('toml', 'wire_api'), target.model, server));
-    const [first, second] = await runDocumentedCommands(documentBlock('sh', 'codex exec'), target.model, server, { HOME: home });
+    const home = mkdtempSync(path.join(tmpdir(), 'clawrl-agent-home-'));
+    setUp.prepare(home, server, setUp.target);
+    const [first, second] = await runDocumentedCommands(documentBlock('sh', setUp.commands), setUp.model, server, { HOME: home });
     await expectTwoTurnsInOneSession(server, first, second);
   }, 400_000);
 });
