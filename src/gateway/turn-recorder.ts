@@ -83,7 +83,7 @@ function refuseUnenforceable(request: GenerateRequest, engine: GatewayContext['e
   if (forced && !engine.capabilities.forcedToolChoice) {
     throw new ClawrlError('unsupported', `The ${engine.engineId} engine cannot force a tool call (tool_choice "required" or a named tool); send tool_choice "auto", or serve the model with an engine that enforces it (--engine vllm).`, { param: 'tool_choice' });
   }
-  if (request.responseFormat !== undefined && !engine.capabilities.responseFormats) {
+  if (request.responseFormat !== undefined && !engine.capabilities.responseFormats.includes(request.responseFormat.type)) {
     throw new ClawrlError('unsupported', `The ${engine.engineId} engine cannot enforce response_format ${request.responseFormat.type}; ask for text, or serve the model with an engine that enforces it (--engine vllm).`, { param: 'response_format' });
   }
 }

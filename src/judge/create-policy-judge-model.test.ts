@@ -7,7 +7,7 @@ function choicesEngine(policyLoading = false): InferenceEngine & { requests: Gen
   const requests: GenerateRequest[] = [];
   return {
     engineId: 'choices', modelId: 'm', contextLength: undefined, requests,
-    capabilities: { tokenIds: true, scoring: false, temperatureScoring: false, policyLoading, forcedToolChoice: false, responseFormats: false },
+    capabilities: { tokenIds: true, scoring: false, temperatureScoring: false, policyLoading, forcedToolChoice: false, responseFormats: [] },
     async *generate(request: GenerateRequest): AsyncIterable<GenerateEvent> {
       requests.push(request);
       const n = request.sampling.n;

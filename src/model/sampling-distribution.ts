@@ -123,10 +123,29 @@ function drawToken(logprobs: Float64Array, parameters: SamplingParameters, rando
   return candidates[kept - 1] ?? 0;
 }
 
-export function chooseToken(logits: Float32Array, parameters: SamplingParameters, random: SeededRandom): TokenChoice {
+/** The distribution renormalised over the allowed tokens (the rest −∞), for drawing only. */
+function restrictedTo(logprobs: Float64Array, allowed: Uint8Array): Float64Array {
+  const restricted = new Float64Array(logprobs.length).fill(-Infinity);
+  let maximum = -Infinity;
+  for (let index = 0; index < logprobs.length; index += 1) {
+    if (allowed[index] === 1 && (logprobs[index] ?? -Infinity) > maximum) maximum = logprobs[index] ?? -Infinity;
+  }
+  let sum = 0;
+  for (let index = 0; index < logprobs.length; index += 1) if (allowed[index] === 1) sum += Math.exp((logprobs[index] ?? -Infinity) - maximum);
+  const normaliser = maximum + Math.log(sum);
+  for (let index = 0; index < logprobs.length; index += 1) if (allowed[index] === 1) restricted[index] = (logprobs[index] ?? -Infinity) - normaliser;
+  return restricted;
+}
+
+/**
+ * @param allowed constrained decoding's mask (1: may be drawn): the token is drawn from the
+ *   distribution renormalised over it, and the recorded log-prob is still the model's own.
+ */
+export function chooseToken(logits: Float32Array, parameters: SamplingParameters, random: SeededRandom, allowed?: Uint8Array): TokenChoice {
   const greedy = parameters.temperature <= 0;
   const logprobs = logSoftmax(logits, greedy ? 1 : parameters.temperature);
-  const tokenId = greedy ? (largestIndices(logprobs, 1)[0] ?? 0) : drawToken(logprobs, parameters, random);
+  const drawn = allowed === undefined || !allowed.includes(1) ? logprobs : restrictedTo(logprobs, allowed);
+  const tokenId = greedy ? (largestIndices(drawn, 1)[0] ?? 0) : drawToken(drawn, parameters, random);
   const top =
     parameters.topLogprobs > 0
       ? largestIndices(logprobs, parameters.topLogprobs).map((id) => ({ tokenId: id, logprob: logprobs[id] ?? -Infinity }))

@@ -44,6 +44,8 @@ export interface SampleRequest extends z.input<typeof sampleRequestSchema> {
    * 'stop' to end that sample after this token, e.g. when a stop sequence has appeared.
    */
   onToken?: (event: SampledTokenEvent) => 'stop' | void;
+  /** Constrained decoding: the tokens a sample may draw next (1: allowed), or null for any. */
+  allowedTokens?: (sequenceIndex: number) => Uint8Array | null;
   signal?: AbortSignal;
 }
 
@@ -138,7 +140,8 @@ export async function sampleWithCache(model: ForwardModel, request: SampleReques
     const nextTokens: number[][] = [];
     active.forEach((sequenceIndex, activePosition) => {
       const row = rowOfActive[activePosition] ?? 0;
-      const choice = chooseToken(logits.subarray(row * vocabSize, (row + 1) * vocabSize), parameters, random);
+      const allowed = request.allowedTokens?.(sequenceIndex) ?? undefined;
+      const choice = chooseToken(logits.subarray(row * vocabSize, (row + 1) * vocabSize), parameters, random, allowed);
       const sequence = sequences[sequenceIndex] as SampledSequence;
       sequence.tokenIds.push(choice.tokenId);
       sequence.logprobs.push(choice.logprob);

@@ -128,8 +128,8 @@ export interface EngineCapabilities {
    * refuses such a request to an engine that cannot, rather than let it answer in text.
    */
   forcedToolChoice: boolean;
-  /** Enforces `responseFormat` (JSON, or JSON of a schema); the gateway refuses it otherwise. */
-  responseFormats: boolean;
+  /** The `responseFormat`s it enforces (JSON, JSON of a schema); the gateway refuses the others. */
+  responseFormats: readonly ResponseFormat['type'][];
 }
 
 /** A published policy version as an engine loads it. */

@@ -2,6 +2,9 @@ import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runInferenceEngineContract } from '../inference-engine.contract.js';
+import { loadChatRenderer } from '../../model/create-chat-renderer.js';
+import { constrainedPartsOf, createOutputConstraint } from '../../model/output-constraint.js';
+import type { GenerateResult } from '../../spec/inference-engine.js';
 import { createLocalInferenceEngine } from './create-local-inference-engine.js';
 import { createTinyAdapterFiles, createTinyModelFolder } from './testing/create-tiny-model-folder.js';
 
@@ -16,7 +19,7 @@ runInferenceEngineContract({
     const engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl });
     return { engine, close: () => engine.close() };
   },
-  capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true, forcedToolChoice: false, responseFormats: false, toolCalls: false },
+  capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true, forcedToolChoice: true, responseFormats: ['json_object'], toolCalls: false },
   createPolicyArtifact: (version) => ({ version, kind: 'adapter', files: createTinyAdapterFiles(folder, version) }),
 });
 
@@ -61,6 +64,50 @@ describe('local engine', () => {
       expect(promptTokenIds.length).toBeLessThanOrEqual((engine.contextLength ?? 0) / 2);
       const scored = await engine.score({ prompt: { messages }, responseTokenIds });
       expect(scored.promptTokenIds).toEqual(promptTokenIds);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('forces a named tool call and a JSON object by constrained decoding, recording the model\'s own log-probs', async () => {
+    const engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl });
+    const renderer = await loadChatRenderer(folder);
+    try {
+      const tools = [{ name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+      const asks = [
+        { toolChoice: { name: 'get_weather' } as const, responseFormat: undefined },
+        { toolChoice: 'auto' as const, responseFormat: { type: 'json_object' as const } },
+      ];
+      for (const ask of asks) {
+        for (const seed of [1, 2, 3]) {
+          const request = {
+            messages: [{ role: 'user' as const, content: 'Weather in Paris?' }],
+            tools,
+            toolChoice: ask.toolChoice,
+            ...(ask.responseFormat === undefined ? {} : { responseFormat: ask.responseFormat }),
+            sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0, maxTokens: 60, seed },
+          };
+          let result: GenerateResult | undefined;
+          for await (const event of engine.generate(request, new AbortController().signal)) if (event.type === 'end') result = event.result;
+          const choice = result?.choices[0];
+          if (choice === undefined || result === undefined) throw new Error('no choice');
+          // Every sampled token kept the reply inside the constraint.
+          const constraint = createOutputConstraint(constrainedPartsOf(request)!, Array.from({ length: renderer.vocabularySize }, (_, id) => renderer.tokenText(id)), renderer.stopTokenIds);
+          const text = choice.responseTokenIds.filter((id) => !renderer.stopTokenIds.includes(id)).map((id) => renderer.tokenText(id)).join('');
+          const head = ask.responseFormat === undefined ? '<tool_call>\n{"name": "get_weather", "arguments": ' : '';
+          expect(text.startsWith(head) || head.startsWith(text), text).toBe(true);
+          for (const id of choice.responseTokenIds) {
+            expect(constraint.allowedTokens()[id], text).toBe(1);
+            constraint.advance(id);
+          }
+          if (choice.finishReason === 'tool_calls') expect(choice.toolCalls[0]?.name).toBe('get_weather');
+          else if (choice.finishReason === 'stop') expect(typeof JSON.parse(choice.message.content)).toBe('object');
+          else expect(choice.finishReason).toBe('length');
+          // The recorded log-probs are the model's own: scoring the reply gives them back.
+          const scored = await engine.score({ prompt: { tokenIds: result.promptTokenIds }, responseTokenIds: choice.responseTokenIds });
+          scored.logprobs.forEach((logprob, index) => expect(logprob).toBeCloseTo(choice.logprobs[index] ?? Number.NaN, 3));
+        }
+      }
     } finally {
       await engine.close();
     }

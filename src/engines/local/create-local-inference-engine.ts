@@ -93,8 +93,8 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
   return {
     engineId: 'local',
     modelId: options.modelId,
-    // No constrained decoding yet: the gateway refuses forced tool calls and structured output for it.
-    capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true, forcedToolChoice: false, responseFormats: false },
+    // Constrained decoding (model/output-constraint.ts) forces tool calls and JSON objects; a JSON schema it cannot hold a reply to.
+    capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true, forcedToolChoice: true, responseFormats: ['json_object'] },
     contextLength: ready.contextLength,
 
     async *generate(request: GenerateRequest, signal: AbortSignal): AsyncIterable<GenerateEvent> {

@@ -6,6 +6,7 @@
  */
 import { StopSequenceFilter } from '../../core/stop-sequence-filter.js';
 import { fittedReplyRoom, promptWithinWindow } from '../../model/fit-prompt.js';
+import { constrainedPartsOf, createOutputConstraint, type OutputConstraint } from '../../model/output-constraint.js';
 import type { Transformer } from '../../model/transformer.js';
 import type { AssistantOutputDelta, AssistantOutputParser, ChatRenderer, StreamDecoder } from '../../spec/chat-renderer.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
@@ -48,6 +49,19 @@ function applyDeltas(choiceIndex: number, state: ChoiceState, deltas: AssistantO
   }
 }
 
+/** Every token's text, once per renderer: constrained decoding tests each against the reply so far. */
+const tokenTextsOf = new WeakMap<ChatRenderer, string[]>();
+
+function tokenTexts(renderer: ChatRenderer): string[] {
+  let texts = tokenTextsOf.get(renderer);
+  if (texts === undefined) {
+    const stops = new Set(renderer.stopTokenIds);
+    texts = Array.from({ length: renderer.vocabularySize }, (_, tokenId) => (stops.has(tokenId) ? '' : renderer.tokenText(tokenId)));
+    tokenTextsOf.set(renderer, texts);
+  }
+  return texts;
+}
+
 export async function runGeneration(options: RunGenerationOptions): Promise<void> {
   const { transformer, renderer, request, emit } = options;
   const { sampling } = request;
@@ -75,6 +89,9 @@ export async function runGeneration(options: RunGenerationOptions): Promise<void
     toolCalls: [],
   }));
   const stopTokenIds = new Set(renderer.stopTokenIds);
+  const parts = constrainedPartsOf(request);
+  const constraints: OutputConstraint[] | null =
+    parts === null ? null : states.map(() => createOutputConstraint(parts, tokenTexts(renderer), renderer.stopTokenIds));
   const abort = new AbortController();
   const result = await transformer.sample({
     promptTokenIds,
@@ -87,7 +104,9 @@ export async function runGeneration(options: RunGenerationOptions): Promise<void
     ...(sampling.seed === undefined ? {} : { seed: sampling.seed }),
     stopTokenIds: [...stopTokenIds],
     signal: abort.signal,
+    ...(constraints === null ? {} : { allowedTokens: (sequenceIndex: number) => constraints[sequenceIndex]?.allowedTokens() ?? null }),
     onToken: (event) => {
+      constraints?.[event.sequenceIndex]?.advance(event.tokenId);
       if (Atomics.load(options.abortFlag, 0) !== 0) abort.abort();
       const choiceIndex = event.sequenceIndex;
       const state = states[choiceIndex];

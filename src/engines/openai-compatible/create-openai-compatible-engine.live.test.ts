@@ -21,7 +21,7 @@ function liveContract(flavor: ChatFlavor, url: string | undefined): void {
     runInferenceEngineContract({
       name: `openai-compatible ${flavor} against ${url ?? '(unset)'}`,
       // Real models do not reliably call a tool, so only the delta/result consistency is checked.
-      capabilities: { tokenIds: exact, scoring: exact, temperatureScoring: false, policyLoading: false, forcedToolChoice: flavor !== 'sglang', responseFormats: flavor !== 'sglang', toolCalls: false },
+      capabilities: { tokenIds: exact, scoring: exact, temperatureScoring: false, policyLoading: false, forcedToolChoice: flavor !== 'sglang', responseFormats: flavor !== 'sglang' ? ['json_object', 'json_schema'] : [], toolCalls: false },
       // Sampled (processed) and prompt log-probs agree only approximately across batches.
       logprobTolerance: 0.05,
       createEngine: async () => {

@@ -16,7 +16,7 @@ function contractFor(flavor: ChatFlavor, mode: FakeServerMode, extra: { incremen
   const exact = flavor !== 'openai';
   runInferenceEngineContract({
     name: `openai-compatible ${flavor}${extra.label ?? ''} against the fake ${mode} server`,
-    capabilities: { tokenIds: exact, scoring: exact, temperatureScoring: false, policyLoading: exact, forcedToolChoice: flavor !== 'sglang', responseFormats: flavor !== 'sglang', toolCalls: true },
+    capabilities: { tokenIds: exact, scoring: exact, temperatureScoring: false, policyLoading: exact, forcedToolChoice: flavor !== 'sglang', responseFormats: flavor !== 'sglang' ? ['json_object', 'json_schema'] : [], toolCalls: true },
     createPolicyArtifact: adapterArtifact,
     createEngine: async () => {
       // Paced so an abort lands while tokens are still being produced.

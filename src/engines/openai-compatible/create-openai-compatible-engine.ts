@@ -126,7 +126,7 @@ class OpenAICompatibleEngine implements InferenceEngine {
     // vLLM enforces tool_choice and response_format on chat completions (guided decoding), an OpenAI-compatible
     // server decides for itself; SGLang's /generate, which clawrl sends token ids to, enforces neither.
     const constrained = options.flavor !== 'sglang';
-    this.capabilities = { tokenIds: exact, scoring: exact, temperatureScoring: false, policyLoading: this.policies.canLoad, forcedToolChoice: constrained, responseFormats: constrained };
+    this.capabilities = { tokenIds: exact, scoring: exact, temperatureScoring: false, policyLoading: this.policies.canLoad, forcedToolChoice: constrained, responseFormats: constrained ? ['json_object', 'json_schema'] : [] };
   }
 
   async *generate(request: GenerateRequest, signal: AbortSignal): AsyncGenerator<GenerateEvent> {

@@ -36,7 +36,7 @@ runInferenceEngineContract({
     const engine = await openInference();
     return { engine, close: () => engine.close() };
   },
-  capabilities: { tokenIds: true, scoring: true, temperatureScoring: false, policyLoading: true, forcedToolChoice: false, responseFormats: false, toolCalls: false },
+  capabilities: { tokenIds: true, scoring: true, temperatureScoring: false, policyLoading: true, forcedToolChoice: false, responseFormats: [], toolCalls: false },
   createPolicyArtifact: (version) => {
     if (published === null) throw new Error('no published version');
     return { ...published, version };

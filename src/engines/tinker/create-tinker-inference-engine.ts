@@ -104,7 +104,7 @@ export async function createTinkerInferenceEngine(options: TinkerInferenceEngine
   return {
     engineId: 'tinker',
     modelId: options.servedModelId,
-    capabilities: { tokenIds: true, scoring: true, temperatureScoring: false, policyLoading: true, forcedToolChoice: false, responseFormats: false },
+    capabilities: { tokenIds: true, scoring: true, temperatureScoring: false, policyLoading: true, forcedToolChoice: false, responseFormats: [] },
     contextLength,
 
     async *generate(request: GenerateRequest, signal: AbortSignal): AsyncIterable<GenerateEvent> {

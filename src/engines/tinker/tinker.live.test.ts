@@ -45,7 +45,7 @@ if (url === undefined || url === '') {
         const engine = await createTinkerInferenceEngine({ client: await createTinkerClient({ url, apiKey }), baseModel, servedModelId: baseModel, renderer: await loadChatRenderer(modelDirectory) });
         return { engine, close: () => engine.close() };
       },
-      capabilities: { tokenIds: true, scoring: true, temperatureScoring: false, policyLoading: true, forcedToolChoice: false, responseFormats: false, toolCalls: true },
+      capabilities: { tokenIds: true, scoring: true, temperatureScoring: false, policyLoading: true, forcedToolChoice: false, responseFormats: [], toolCalls: true },
       // Sampled and prompt log-probs come from different kernels on a GPU service.
       logprobTolerance: 0.05,
     });

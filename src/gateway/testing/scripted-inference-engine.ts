@@ -48,7 +48,7 @@ export function createScriptedInferenceEngine(options: {
   const engine: ScriptedInferenceEngine = {
     engineId: 'scripted',
     modelId: options.modelId ?? 'scripted-model',
-    capabilities: { tokenIds: options.trainable ?? true, scoring: false, temperatureScoring: false, policyLoading: false, forcedToolChoice: options.constrained ?? false, responseFormats: options.constrained ?? false },
+    capabilities: { tokenIds: options.trainable ?? true, scoring: false, temperatureScoring: false, policyLoading: false, forcedToolChoice: options.constrained ?? false, responseFormats: options.constrained === true ? ['json_object', 'json_schema'] : [] },
     contextLength: 4096,
     generateCalls: [],
     tokenDelayMs: 0,

@@ -11,7 +11,7 @@ export function createScoringEngine(score: ((request: ScoreRequest) => ScoreResu
   return {
     engineId: 'scoring-test',
     modelId: 'scoring-model',
-    capabilities: { tokenIds: true, scoring: score !== null, temperatureScoring: score !== null, policyLoading: false, forcedToolChoice: false, responseFormats: false },
+    capabilities: { tokenIds: true, scoring: score !== null, temperatureScoring: score !== null, policyLoading: false, forcedToolChoice: false, responseFormats: [] },
     contextLength: undefined,
     scoreRequests,
     generate() {

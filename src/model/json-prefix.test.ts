@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { JsonPrefix } from './json-prefix.js';
+
+const accepts = (text: string, objectOnly = false) => new JsonPrefix(objectOnly).pushText(text);
+const completes = (text: string, objectOnly = false) => {
+  const prefix = new JsonPrefix(objectOnly);
+  return prefix.pushText(text) && prefix.complete;
+};
+
+describe('JsonPrefix', () => {
+  it('accepts every prefix of valid JSON and says when the value is complete', () => {
+    const documents = [
+      '{"city": "Paris", "days": [1, 2.5, -3e+2, 0], "ok": true, "none": null, "nested": {"a": {}}}',
+      ' { "escaped": "a\\"b\\\\c\\u00e9\\n" , "empty": [] } ',
+      '[]',
+      '"text"',
+      '-0.5E-3',
+      'false',
+    ];
+    for (const document of documents) {
+      for (let length = 0; length < document.trimEnd().length; length += 1) {
+        expect(accepts(document.slice(0, length)), document.slice(0, length)).toBe(true);
+      }
+      expect(completes(document), document).toBe(true);
+      expect(JSON.parse(document)).toBeDefined();
+    }
+    expect(completes('{"a": 1')).toBe(false);
+    expect(completes('12')).toBe(true);
+    expect(completes('1.')).toBe(false);
+  });
+
+  it('rejects the first character that cannot follow', () => {
+    for (const bad of ['{a', '{"a" 1}', '{"a": 1,}', '[1 2]', '{"a": tru3}', '01', '1.e5', '"a\nb"', '"\\x"', '{"a": 1}}', '{"a": 1} x', '[}', '{]', '"\\u12g4"']) {
+      expect(accepts(bad), bad).toBe(false);
+    }
+  });
+
+  it('bounds runs of whitespace between tokens when asked, not inside strings', () => {
+    expect(new JsonPrefix(true, 2).pushText('{  "a":\n\t1}')).toBe(true);
+    expect(new JsonPrefix(true, 2).pushText('{   "a": 1}')).toBe(false);
+    expect(new JsonPrefix(true, 2).pushText('{"a": "     "}')).toBe(true);
+  });
+
+  it('takes only an object at the top level when asked', () => {
+    expect(accepts('[1]', true)).toBe(false);
+    expect(accepts('"a"', true)).toBe(false);
+    expect(accepts('  {"a": [1]}', true)).toBe(true);
+    expect(completes('{"a": [1]}', true)).toBe(true);
+  });
+
+  it('clones its state: a copy fed further leaves the original where it was', () => {
+    const prefix = new JsonPrefix(true);
+    prefix.pushText('{"a": [1');
+    const copy = prefix.clone();
+    expect(copy.pushText(']}')).toBe(true);
+    expect(copy.complete).toBe(true);
+    expect(prefix.complete).toBe(false);
+    expect(prefix.pushText(', 2]}')).toBe(true);
+  });
+});

@@ -1,0 +1,126 @@
+/**
+ * Constrained decoding for the embedded engine: the text a reply may take, as a sequence of parts
+ * (fixed text, one of several texts, a JSON object), and at each step the tokens whose text keeps
+ * the reply inside it. A forced tool call is the Hermes / Qwen call the output parser reads
+ * (`tool-call-parser.ts`), `<tool_call>\n{"name": "<tool>", "arguments": {...}}\n</tool_call>`; a
+ * JSON `response_format` is one JSON object. Once the text is complete only an end-of-turn token
+ * may follow.
+ *
+ * The recorded log-probs stay those of the model's own distribution (`sampling-distribution.ts`),
+ * the mask only narrows what is drawn from, as top-k and top-p do.
+ */
+import type { ResponseFormat, ToolChoice, ToolDefinition } from '../spec/chat.js';
+import { JsonPrefix } from './json-prefix.js';
+
+/** Enough for JSON indented a few levels; more would let a reply spend its tokens on blanks. */
+const maxWhitespaceRun = 12;
+
+type Part = { kind: 'text'; text: string } | { kind: 'one-of'; texts: string[] } | { kind: 'json-object' };
+
+/** Where one reply is in its parts. */
+class ConstraintState {
+  constructor(
+    private readonly parts: readonly Part[],
+    private index = 0,
+    /** Characters of the current text part matched, or the one-of texts still matching with their offset. */
+    private offset = 0,
+    private candidates: string[] | null = null,
+    private json: JsonPrefix | null = null,
+  ) {}
+
+  clone(): ConstraintState {
+    return new ConstraintState(this.parts, this.index, this.offset, this.candidates, this.json?.clone() ?? null);
+  }
+
+  get complete(): boolean {
+    return this.index >= this.parts.length;
+  }
+
+  pushText(text: string): boolean {
+    for (const character of text) if (!this.push(character)) return false;
+    return true;
+  }
+
+  private push(character: string): boolean {
+    const part = this.parts[this.index];
+    if (part === undefined) return false;
+    if (part.kind === 'text') {
+      if (part.text[this.offset] !== character) return false;
+      this.offset += 1;
+      if (this.offset === part.text.length) this.next();
+      return true;
+    }
+    if (part.kind === 'one-of') {
+      const matching = (this.candidates ?? part.texts).filter((text) => text[this.offset] === character);
+      if (matching.length === 0) return false;
+      this.offset += 1;
+      // One-of texts end in a character none of them has elsewhere (a closing quote), so no text is a prefix of another.
+      if (matching.some((text) => text.length === this.offset)) this.next();
+      else this.candidates = matching;
+      return true;
+    }
+    this.json ??= new JsonPrefix(true, maxWhitespaceRun);
+    if (!this.json.push(character)) return false;
+    if (this.json.complete) this.next();
+    return true;
+  }
+
+  private next(): void {
+    this.index += 1;
+    this.offset = 0;
+    this.candidates = null;
+    this.json = null;
+  }
+}
+
+export interface OutputConstraint {
+  /** Which tokens may come next: 1 for allowed, by token id. */
+  allowedTokens(): Uint8Array;
+  /** Moves past a sampled token. */
+  advance(tokenId: number): void;
+}
+
+/** The parts of a request's constrained output, or null when it asks for free text. */
+export function constrainedPartsOf(request: { toolChoice: ToolChoice; tools: readonly ToolDefinition[]; responseFormat?: ResponseFormat }): Part[] | null {
+  const forced = request.toolChoice === 'required' ? request.tools.map((tool) => tool.name) : typeof request.toolChoice === 'object' ? [request.toolChoice.name] : null;
+  if (forced !== null) {
+    return [
+      { kind: 'text', text: '<tool_call>\n{"name": "' },
+      { kind: 'one-of', texts: forced.map((name) => `${JSON.stringify(name).slice(1, -1)}"`) },
+      { kind: 'text', text: ', "arguments": ' },
+      { kind: 'json-object' },
+      { kind: 'text', text: '}\n</tool_call>' },
+    ];
+  }
+  if (request.responseFormat?.type === 'json_object') return [{ kind: 'json-object' }];
+  return null;
+}
+
+/**
+ * @param tokenTexts every token id's text (empty for special tokens, which are never allowed but as
+ *   end-of-turn tokens once the output is complete)
+ */
+export function createOutputConstraint(parts: readonly Part[], tokenTexts: readonly string[], stopTokenIds: readonly number[]): OutputConstraint {
+  let state = new ConstraintState(parts);
+  const stops = new Set(stopTokenIds);
+  return {
+    allowedTokens() {
+      const allowed = new Uint8Array(tokenTexts.length);
+      if (state.complete) {
+        for (const tokenId of stops) if (tokenId < allowed.length) allowed[tokenId] = 1;
+        return allowed;
+      }
+      tokenTexts.forEach((text, tokenId) => {
+        if (text === '' || stops.has(tokenId)) return;
+        if (state.clone().pushText(text)) allowed[tokenId] = 1;
+      });
+      return allowed;
+    },
+    advance(tokenId) {
+      if (stops.has(tokenId)) return;
+      const next = state.clone();
+      // A token the mask allowed always fits; the check keeps a stray one from corrupting the state.
+      if (next.pushText(tokenTexts[tokenId] ?? '')) state = next;
+    },
+  };
+}
