@@ -65,6 +65,19 @@ describe('output constraints', () => {
     }
   });
 
+  it('with response_format json_schema, writes JSON the schema accepts, for any draw', () => {
+    const schema = { type: 'object', properties: { a: { type: 'integer' }, b: { type: 'array', items: { type: 'string' } }, c: { enum: ['x', 'y'] } }, required: ['a', 'c'] };
+    const parts = constrainedPartsOf({ toolChoice: 'auto', tools: [], responseFormat: { type: 'json_schema', name: 'answer', schema } })!;
+    for (let seed = 1; seed <= 20; seed += 1) {
+      const text = decode(parts, ['}', '"', 'a', ':', '1', ',', ']', 'x'], seed, 1, 2);
+      const value = JSON.parse(text) as Record<string, unknown>;
+      expect(Object.keys(value).every((key) => ['a', 'b', 'c'].includes(key)), text).toBe(true);
+      expect(Number.isInteger(value.a), text).toBe(true);
+      expect(['x', 'y'], text).toContain(value.c);
+      if ('b' in value) expect((value.b as unknown[]).every((item) => typeof item === 'string'), text).toBe(true);
+    }
+  });
+
   it('asks nothing of free text', () => {
     expect(constrainedPartsOf({ toolChoice: 'auto', tools: weather })).toBeNull();
     expect(constrainedPartsOf({ toolChoice: 'none', tools: weather, responseFormat: undefined })).toBeNull();

@@ -11,11 +11,14 @@
  */
 import type { ResponseFormat, ToolChoice, ToolDefinition } from '../spec/chat.js';
 import { JsonPrefix } from './json-prefix.js';
+import { AnyJson, compileSchema, WhitespaceBound, type Recognizer, type RecognizerFactory } from './json-schema-prefix.js';
 
-/** Enough for JSON indented a few levels; more would let a reply spend its tokens on blanks. */
-const maxWhitespaceRun = 12;
+/** Enough for JSON indented three levels; more would let a reply spend its tokens on blanks. */
+const maxWhitespaceRun = 8;
 
-type Part = { kind: 'text'; text: string } | { kind: 'one-of'; texts: string[] } | { kind: 'json-object' };
+type Part = { kind: 'text'; text: string } | { kind: 'one-of'; texts: string[] } | { kind: 'json'; create: RecognizerFactory };
+
+const jsonObject: RecognizerFactory = () => new AnyJson(new JsonPrefix(true, maxWhitespaceRun));
 
 /** Where one reply is in its parts. */
 class ConstraintState {
@@ -25,15 +28,17 @@ class ConstraintState {
     /** Characters of the current text part matched, or the one-of texts still matching with their offset. */
     private offset = 0,
     private candidates: string[] | null = null,
-    private json: JsonPrefix | null = null,
+    private json: Recognizer | null = null,
   ) {}
 
   clone(): ConstraintState {
     return new ConstraintState(this.parts, this.index, this.offset, this.candidates, this.json?.clone() ?? null);
   }
 
+  /** Every part is written; a JSON value that is the last part may end wherever it is whole. */
   get complete(): boolean {
-    return this.index >= this.parts.length;
+    if (this.index >= this.parts.length) return true;
+    return this.index === this.parts.length - 1 && this.json?.complete === true;
   }
 
   pushText(text: string): boolean {
@@ -59,10 +64,16 @@ class ConstraintState {
       else this.candidates = matching;
       return true;
     }
-    this.json ??= new JsonPrefix(true, maxWhitespaceRun);
-    if (!this.json.push(character)) return false;
-    if (this.json.complete) this.next();
-    return true;
+    this.json ??= part.create();
+    const wasComplete = this.json.complete;
+    if (this.json.push(character)) {
+      if (this.json.closed) this.next();
+      return true;
+    }
+    // A whole value (a number, an object with whitespace allowed after it) ends where the next part begins.
+    if (!wasComplete || this.index === this.parts.length - 1) return false;
+    this.next();
+    return this.push(character);
   }
 
   private next(): void {
@@ -88,11 +99,15 @@ export function constrainedPartsOf(request: { toolChoice: ToolChoice; tools: rea
       { kind: 'text', text: '<tool_call>\n{"name": "' },
       { kind: 'one-of', texts: forced.map((name) => `${JSON.stringify(name).slice(1, -1)}"`) },
       { kind: 'text', text: ', "arguments": ' },
-      { kind: 'json-object' },
+      { kind: 'json', create: jsonObject },
       { kind: 'text', text: '}\n</tool_call>' },
     ];
   }
-  if (request.responseFormat?.type === 'json_object') return [{ kind: 'json-object' }];
+  if (request.responseFormat?.type === 'json_object') return [{ kind: 'json', create: jsonObject }];
+  if (request.responseFormat?.type === 'json_schema') {
+    const schema = compileSchema(request.responseFormat.schema);
+    return [{ kind: 'json', create: () => new WhitespaceBound(schema(), maxWhitespaceRun) }];
+  }
   return null;
 }
 

@@ -19,7 +19,7 @@ runInferenceEngineContract({
     const engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl });
     return { engine, close: () => engine.close() };
   },
-  capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true, forcedToolChoice: true, responseFormats: ['json_object'], toolCalls: false },
+  capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true, forcedToolChoice: true, responseFormats: ['json_object', 'json_schema'], toolCalls: false },
   createPolicyArtifact: (version) => ({ version, kind: 'adapter', files: createTinyAdapterFiles(folder, version) }),
 });
 
@@ -77,7 +77,14 @@ describe('local engine', () => {
       const asks = [
         { toolChoice: { name: 'get_weather' } as const, responseFormat: undefined },
         { toolChoice: 'auto' as const, responseFormat: { type: 'json_object' as const } },
+        { toolChoice: 'auto' as const, responseFormat: { type: 'json_schema' as const, name: 'forecast', schema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } } },
       ];
+      const pattern = { messages: [{ role: 'user' as const, content: 'hi' }], tools: [], toolChoice: 'auto' as const, responseFormat: { type: 'json_schema' as const, name: 'x', schema: { type: 'string', pattern: '^a' } }, sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0, maxTokens: 8 } };
+      await expect(async () => {
+        for await (const _event of engine.generate(pattern, new AbortController().signal)) {
+          // drain
+        }
+      }).rejects.toMatchObject({ code: 'unsupported', param: 'response_format' });
       for (const ask of asks) {
         for (const seed of [1, 2, 3]) {
           const request = {
@@ -103,6 +110,7 @@ describe('local engine', () => {
           if (choice.finishReason === 'tool_calls') expect(choice.toolCalls[0]?.name).toBe('get_weather');
           else if (choice.finishReason === 'stop') expect(typeof JSON.parse(choice.message.content)).toBe('object');
           else expect(choice.finishReason).toBe('length');
+          if (ask.responseFormat?.type === 'json_schema' && choice.finishReason === 'stop') expect(typeof (JSON.parse(choice.message.content) as { ok: unknown }).ok).toBe('boolean');
           // The recorded log-probs are the model's own: scoring the reply gives them back.
           const scored = await engine.score({ prompt: { tokenIds: result.promptTokenIds }, responseTokenIds: choice.responseTokenIds });
           scored.logprobs.forEach((logprob, index) => expect(logprob).toBeCloseTo(choice.logprobs[index] ?? Number.NaN, 3));

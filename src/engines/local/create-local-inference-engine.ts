@@ -93,8 +93,8 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
   return {
     engineId: 'local',
     modelId: options.modelId,
-    // Constrained decoding (model/output-constraint.ts) forces tool calls and JSON objects; a JSON schema it cannot hold a reply to.
-    capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true, forcedToolChoice: true, responseFormats: ['json_object'] },
+    // Constrained decoding (model/output-constraint.ts) forces tool calls, JSON objects and the JSON schemas it can enforce.
+    capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true, forcedToolChoice: true, responseFormats: ['json_object', 'json_schema'] },
     contextLength: ready.contextLength,
 
     async *generate(request: GenerateRequest, signal: AbortSignal): AsyncIterable<GenerateEvent> {
