@@ -156,6 +156,25 @@ describe('POST /v1/chat/completions', () => {
     expect((await gateway.app.request('/admin/status', { headers: { authorization: 'Bearer admin-secret' } })).status).toBe(200);
   });
 
+  it('keeps what it does not read of a message for the record, and the reply still links', async () => {
+    const gateway = createTestGateway();
+    const first = await gateway.chat({ model: 'scripted-model', messages: [{ role: 'user', content: 'hi' }] });
+    const firstId = first.headers.get('x-clawrl-turn-id') ?? '';
+    const reply = ((await first.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content ?? '';
+    const second = await gateway.chat({
+      model: 'scripted-model',
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: reply, refusal: null, annotations: [] },
+        { role: 'user', content: [{ type: 'text', text: 'more', cache_control: { type: 'ephemeral' } }] },
+      ],
+    });
+    const turn = await gateway.store.getTurn(second.headers.get('x-clawrl-turn-id') ?? '');
+    expect(turn?.messages[1]).toEqual({ role: 'assistant', content: reply, providerFields: [{ from: 'message', annotations: [] }] });
+    expect(turn?.messages[2]).toEqual({ role: 'user', content: 'more', providerFields: [{ from: 'content[0]', cache_control: { type: 'ephemeral' } }] });
+    expect((await gateway.store.getTurn(firstId))?.nextState).toEqual([{ role: 'user', content: 'more', providerFields: [{ from: 'content[0]', cache_control: { type: 'ephemeral' } }] }]);
+  });
+
   it('refuses a forced tool call or structured output the engine cannot enforce, and passes them to one that can', async () => {
     const tools = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
     const asks = [

@@ -10,6 +10,22 @@ import type { ClawrlError } from '../spec/clawrl-error.js';
 import type { ChoiceResult, FinishReason } from '../spec/inference-engine.js';
 import type { SamplingDefaults } from './gateway-context.js';
 import { UnsupportedContentError } from './openai-api.js';
+import { keepUnreadFields } from './provider-fields.js';
+
+/** The fields of each block this adapter reads; the rest is kept as the message's provider fields. */
+const readBlockFields: Record<string, readonly string[]> = {
+  text: ['type', 'text'],
+  tool_use: ['type', 'id', 'name', 'input'],
+  tool_result: ['type', 'tool_use_id', 'content', 'is_error'],
+  thinking: ['type', 'thinking'],
+  redacted_thinking: ['type'],
+};
+
+function keepUnreadBlockFields(message: ChatMessage, blocks: ReadonlyArray<{ type: string }>, only?: (block: { type: string }) => boolean, where = 'content'): void {
+  blocks.forEach((block, index) => {
+    if (only === undefined || only(block)) keepUnreadFields(message, `${where}[${index}]`, block, readBlockFields[block.type] ?? ['type']);
+  });
+}
 
 const textBlock = z.object({ type: z.literal('text'), text: z.string() }).loose();
 /** Blocks a text-only model cannot take; refused by name rather than silently dropped. */
@@ -104,46 +120,68 @@ export function toDomainMessages(request: CountTokensRequest): ChatMessage[] {
   const system = request.system;
   if (system !== undefined) {
     const text = typeof system === 'string' ? system : system.map((part) => part.text).join('\n\n');
-    if (text !== '') messages.push({ role: 'system', content: text });
+    if (text !== '') {
+      const message: ChatMessage = { role: 'system', content: text };
+      if (typeof system !== 'string') keepUnreadBlockFields(message, system, undefined, 'system');
+      messages.push(message);
+    }
   }
   request.messages.forEach((wire, index) => {
     const path = `messages[${index}].content`;
-    if (typeof wire.content === 'string') {
-      messages.push({ role: wire.role, content: wire.content });
-      return;
-    }
-    if (wire.role === 'system') {
-      messages.push({ role: 'system', content: textOf(wire.content, path) });
-      return;
-    }
-    if (wire.role === 'assistant') {
-      const calls: ToolCall[] = [];
-      const texts: Array<{ type: string; text?: unknown }> = [];
-      for (const part of wire.content) {
-        if (part.type === 'tool_use') calls.push({ id: part.id, name: part.name, arguments: JSON.stringify(part.input) });
-        else if (part.type !== 'thinking' && part.type !== 'redacted_thinking') texts.push(part);
-      }
-      const reasoning = thinkingOf(wire.content);
-      messages.push({
-        role: 'assistant',
-        content: textOf(texts, path),
-        ...(calls.length > 0 ? { toolCalls: calls } : {}),
-        ...(reasoning === '' ? {} : { reasoning }),
-      });
-      return;
-    }
-    const texts: Array<{ type: string; text?: unknown }> = [];
-    wire.content.forEach((part, partIndex) => {
-      if (part.type !== 'tool_result') {
-        texts.push(part);
-        return;
-      }
-      const content = part.content === undefined ? '' : typeof part.content === 'string' ? part.content : textOf(part.content, `${path}[${partIndex}].content`);
-      messages.push({ role: 'tool', content: part.is_error === true ? `Error: ${content}` : content, toolCallId: part.tool_use_id });
-    });
-    if (texts.length > 0 || wire.content.length === 0) messages.push({ role: 'user', content: textOf(texts, path) });
+    const before = messages.length;
+    toDomainMessagesOf(wire, path, messages);
+    const last = messages.at(-1);
+    if (last !== undefined && messages.length > before) keepUnreadFields(last, 'message', wire, ['role', 'content']);
   });
   return messages;
+}
+
+/** One wire message as one or more domain messages (a user message's tool results come first). */
+function toDomainMessagesOf(wire: CountTokensRequest['messages'][number], path: string, messages: ChatMessage[]): void {
+  if (typeof wire.content === 'string') {
+    messages.push({ role: wire.role, content: wire.content });
+    return;
+  }
+  if (wire.role === 'system') {
+    const message: ChatMessage = { role: 'system', content: textOf(wire.content, path) };
+    keepUnreadBlockFields(message, wire.content);
+    messages.push(message);
+    return;
+  }
+  if (wire.role === 'assistant') {
+    const calls: ToolCall[] = [];
+    const texts: Array<{ type: string; text?: unknown }> = [];
+    for (const part of wire.content) {
+      if (part.type === 'tool_use') calls.push({ id: part.id, name: part.name, arguments: JSON.stringify(part.input) });
+      else if (part.type !== 'thinking' && part.type !== 'redacted_thinking') texts.push(part);
+    }
+    const reasoning = thinkingOf(wire.content);
+    const message: ChatMessage = {
+      role: 'assistant',
+      content: textOf(texts, path),
+      ...(calls.length > 0 ? { toolCalls: calls } : {}),
+      ...(reasoning === '' ? {} : { reasoning }),
+    };
+    keepUnreadBlockFields(message, wire.content);
+    messages.push(message);
+    return;
+  }
+  const texts: Array<{ type: string; text?: unknown }> = [];
+  wire.content.forEach((part, partIndex) => {
+    if (part.type !== 'tool_result') {
+      texts.push(part);
+      return;
+    }
+    const content = part.content === undefined ? '' : typeof part.content === 'string' ? part.content : textOf(part.content, `${path}[${partIndex}].content`);
+    const result: ChatMessage = { role: 'tool', content: part.is_error === true ? `Error: ${content}` : content, toolCallId: part.tool_use_id };
+    keepUnreadFields(result, `content[${partIndex}]`, part, readBlockFields.tool_result ?? []);
+    messages.push(result);
+  });
+  if (texts.length > 0 || wire.content.length === 0) {
+    const message: ChatMessage = { role: 'user', content: textOf(texts, path) };
+    keepUnreadBlockFields(message, wire.content, (block) => block.type !== 'tool_result');
+    messages.push(message);
+  }
 }
 
 export function toDomainTools(request: CountTokensRequest): ToolDefinition[] {

@@ -133,8 +133,28 @@ describe('POST /v1/messages with the official Anthropic client', () => {
       ],
     });
     const secondTurn = await gateway.store.getTurn(second.id.slice('msg_'.length));
-    expect(secondTurn?.messages[1]).toEqual({ role: 'assistant', content: 'echo: one', reasoning: 'They said one.' });
+    // The thinking block's signature is no part of the reply, but the record keeps it as sent.
+    expect(secondTurn?.messages[1]).toEqual({ role: 'assistant', content: 'echo: one', reasoning: 'They said one.', providerFields: [{ from: 'content[0]', signature: 'sig' }] });
     expect((await gateway.store.getTurn(first.id.slice('msg_'.length)))?.nextState).toEqual([{ role: 'user', content: 'two' }]);
+  });
+
+  it("keeps what it does not read for the record: Claude Code's cache_control on system and content blocks", async () => {
+    const gateway = createTestGateway();
+    const response = await gateway.chat(
+      {
+        model,
+        max_tokens: 8,
+        system: [{ type: 'text', text: 'You are Claude Code.', cache_control: { type: 'ephemeral' } }],
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] }],
+      },
+      { 'anthropic-version': '2023-06-01' },
+      '/v1/messages',
+    );
+    const turn = await gateway.store.getTurn(response.headers.get('x-clawrl-turn-id') ?? '');
+    expect(turn?.messages).toEqual([
+      { role: 'system', content: 'You are Claude Code.', providerFields: [{ from: 'system[0]', cache_control: { type: 'ephemeral' } }] },
+      { role: 'user', content: 'hi', providerFields: [{ from: 'content[0]', cache_control: { type: 'ephemeral' } }] },
+    ]);
   });
 
   it('counts tokens with the engine, records nothing, and serves the beta client (?beta=true, anthropic-beta)', async () => {

@@ -5,10 +5,11 @@
  * OpenAI works unchanged.
  */
 import { z } from 'zod';
+import { keepUnreadFields } from './provider-fields.js';
 import type { ChatMessage, ResponseFormat, SamplingOptions, ToolChoice, ToolDefinition } from '../spec/chat.js';
 import type { SamplingDefaults } from './gateway-context.js';
 
-const textPart = z.object({ type: z.literal('text'), text: z.string() });
+const textPart = z.object({ type: z.literal('text'), text: z.string() }).loose();
 
 /** Content as a string or an array of text parts; images and audio are not supported by clawrl's models. */
 const content = z.union([
@@ -126,25 +127,31 @@ export class UnsupportedContentError extends Error {}
 
 export function toDomainMessages(request: ChatCompletionRequest): ChatMessage[] {
   return request.messages.map((wire, index): ChatMessage => {
-    const path = `messages[${index}]`;
-    switch (wire.role) {
-      case 'system':
-      case 'developer':
-        return { role: 'system', content: contentText(wire.content, path) };
-      case 'user':
-        return { role: 'user', content: contentText(wire.content, path), ...(wire.name ? { name: wire.name } : {}) };
-      case 'assistant': {
-        const calls = (wire.tool_calls ?? []).map((call) => ({
-          id: call.id,
-          name: call.function.name,
-          arguments: call.function.arguments,
-        }));
-        return { role: 'assistant', content: contentText(wire.content, path), ...(calls.length > 0 ? { toolCalls: calls } : {}) };
-      }
-      case 'tool':
-        return { role: 'tool', content: contentText(wire.content, path), toolCallId: wire.tool_call_id };
-    }
+    const message = toDomainMessage(wire, `messages[${index}]`);
+    keepUnreadFields(message, 'message', wire, ['role', 'content', 'tool_calls', 'tool_call_id', 'name']);
+    if (Array.isArray(wire.content)) wire.content.forEach((part, partIndex) => keepUnreadFields(message, `content[${partIndex}]`, part, ['type', 'text']));
+    return message;
   });
+}
+
+function toDomainMessage(wire: ChatCompletionRequest['messages'][number], path: string): ChatMessage {
+  switch (wire.role) {
+    case 'system':
+    case 'developer':
+      return { role: 'system', content: contentText(wire.content, path) };
+    case 'user':
+      return { role: 'user', content: contentText(wire.content, path), ...(wire.name ? { name: wire.name } : {}) };
+    case 'assistant': {
+      const calls = (wire.tool_calls ?? []).map((call) => ({
+        id: call.id,
+        name: call.function.name,
+        arguments: call.function.arguments,
+      }));
+      return { role: 'assistant', content: contentText(wire.content, path), ...(calls.length > 0 ? { toolCalls: calls } : {}) };
+    }
+    case 'tool':
+      return { role: 'tool', content: contentText(wire.content, path), toolCallId: wire.tool_call_id };
+  }
 }
 
 export function toDomainTools(request: ChatCompletionRequest): ToolDefinition[] {

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from '../spec/chat.js';
 import type { ChoiceResult } from '../spec/inference-engine.js';
 import { UnsupportedContentError } from './openai-api.js';
+import { keepUnreadFields } from './provider-fields.js';
 
 const textPart = z.object({ type: z.enum(['input_text', 'output_text']), text: z.string() }).loose();
 const refusalPart = z.object({ type: z.literal('refusal'), refusal: z.string() }).loose();
@@ -134,6 +135,8 @@ export function toDomainResponseMessages(request: ResponsesRequest): ChatMessage
   if (typeof request.input === 'string') return [{ role: 'user', content: request.input }];
   const messages: ChatMessage[] = [];
   let reasoning: string[] = [];
+  /** Reasoning items' unread fields (`id`, `encrypted_content`), kept with the message their text joins. */
+  let reasoningItems: { from: string; item: object }[] = [];
   const assistantForCall = (): ChatMessage => {
     const last = messages.at(-1);
     if (last?.role === 'assistant') return last;
@@ -142,9 +145,14 @@ export function toDomainResponseMessages(request: ResponsesRequest): ChatMessage
     return created;
   };
   const keepReasoning = (message: ChatMessage) => {
+    for (const { from, item } of reasoningItems) keepUnreadFields(message, from, item, ['type', 'summary', 'content']);
+    reasoningItems = [];
     if (reasoning.length === 0) return;
     message.reasoning = reasoning.join('\n');
     reasoning = [];
+  };
+  const keepContentFields = (message: ChatMessage, path: string, parts: unknown) => {
+    if (Array.isArray(parts)) parts.forEach((part: object, partIndex) => keepUnreadFields(message, `${path}.content[${partIndex}]`, part, ['type', 'text', 'refusal']));
   };
   request.input.forEach((item, index) => {
     const path = `input[${index}]`;
@@ -152,26 +160,28 @@ export function toDomainResponseMessages(request: ResponsesRequest): ChatMessage
       const message = assistantForCall();
       const call: ToolCall = { id: item.call_id, name: item.name, arguments: item.arguments };
       message.toolCalls = [...(message.toolCalls ?? []), call];
+      keepUnreadFields(message, path, item, ['type', 'call_id', 'name', 'arguments']);
       keepReasoning(message);
       return;
     }
     if (item.type === 'function_call_output') {
-      messages.push({ role: 'tool', content: contentText(item.output, `${path}.output`), toolCallId: item.call_id });
+      const message: ChatMessage = { role: 'tool', content: contentText(item.output, `${path}.output`), toolCallId: item.call_id };
+      keepUnreadFields(message, path, item, ['type', 'call_id', 'output']);
+      messages.push(message);
       return;
     }
     if (item.type === 'reasoning') {
       const texts = [...(item.summary ?? []), ...(item.content ?? [])].map((part) => part.text).filter((text) => text !== '');
       reasoning.push(...texts);
+      reasoningItems.push({ from: path, item });
       return;
     }
     const text = contentText(item.content, `${path}.content`);
-    if (item.role === 'assistant') {
-      const message: ChatMessage = { role: 'assistant', content: text };
-      keepReasoning(message);
-      messages.push(message);
-      return;
-    }
-    messages.push({ role: item.role === 'developer' ? 'system' : item.role, content: text });
+    const message: ChatMessage = item.role === 'assistant' ? { role: 'assistant', content: text } : { role: item.role === 'developer' ? 'system' : item.role, content: text };
+    keepUnreadFields(message, path, item, ['type', 'role', 'content']);
+    keepContentFields(message, path, item.content);
+    if (item.role === 'assistant') keepReasoning(message);
+    messages.push(message);
   });
   return messages;
 }

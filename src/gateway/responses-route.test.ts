@@ -171,6 +171,31 @@ describe('POST /v1/responses with the official openai client', () => {
     }
   });
 
+  it("keeps what it does not read for the record: Codex's item ids and a reasoning item's encrypted content", async () => {
+    const gateway = createTestGateway();
+    const input = [
+      { type: 'message', id: 'msg_1', role: 'user', content: [{ type: 'input_text', text: 'hi' }] },
+      { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'opaque' },
+      { type: 'message', id: 'msg_2', role: 'assistant', content: [{ type: 'output_text', text: 'hello', annotations: [] }] },
+      { type: 'message', role: 'user', content: 'and?' },
+    ];
+    const response = await gateway.chat({ model, input }, {}, '/v1/responses');
+    const turn = await gateway.store.getTurn(response.headers.get('x-clawrl-turn-id') ?? '');
+    expect(turn?.messages).toEqual([
+      { role: 'user', content: 'hi', providerFields: [{ from: 'input[0]', id: 'msg_1' }] },
+      {
+        role: 'assistant',
+        content: 'hello',
+        providerFields: [
+          { from: 'input[2]', id: 'msg_2' },
+          { from: 'input[2].content[0]', annotations: [] },
+          { from: 'input[1]', id: 'rs_1', encrypted_content: 'opaque' },
+        ],
+      },
+      { role: 'user', content: 'and?' },
+    ]);
+  });
+
   it("offers the model the function tools inside Codex's namespaces and none of the hosted tools, as Codex sends them", async () => {
     const gateway = createTestGateway();
     const tools = [

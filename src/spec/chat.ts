@@ -23,6 +23,13 @@ export interface ChatMessage {
   toolCallId?: string;
   name?: string;
   /**
+   * What the client sent with this message that clawrl does not read (Anthropic's `cache_control`
+   * and thinking `signature`, a Responses item's `id` or `encrypted_content`, ...), kept for the
+   * record as sent, one entry per wire piece, `from` naming it. Never rendered into the prompt and
+   * no part of the reply's identity.
+   */
+  providerFields?: Record<string, unknown>[];
+  /**
    * Assistant reasoning the client sent back (Anthropic `thinking` blocks, Responses `reasoning`
    * items), kept for the record. It is not part of the reply's identity (`replyKeyOf`).
    */
