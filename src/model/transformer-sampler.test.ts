@@ -64,6 +64,45 @@ describe.each(['llama', 'qwen3'])('sampling %s', (name) => {
   });
 });
 
+describe.each(['llama', 'qwen3'])('prefix caching, %s', (name) => {
+  it('samples the same tokens and log-probs from a cached prefix as from a whole prefill, and forgets it when the weights change', async () => {
+    const uncached = await loadTransformerFromFolder(join(fixtures, name), { trainParams: 'lora', prefixCacheBytes: 0 });
+    const cached = await loadTransformerFromFolder(join(fixtures, name), { trainParams: 'lora' });
+    try {
+      const adapter = await adapterFiles(name);
+      uncached.importAdapter(adapter);
+      cached.importAdapter(adapter);
+      // An agent's second turn: the first turn's prompt, its reply and a new message.
+      const first = Array.from({ length: 40 }, (_, index) => (index * 7) % 90 + 1);
+      const second = [...first, 3, 9, 27, 81, 15, 45];
+      const other = [...first.slice(0, 36), 60, 61, 62];
+      for (const promptTokenIds of [first, second, other, second]) {
+        const request = { promptTokenIds, n: 2, maxTokens: 6, temperature: 1, topP: 1, topK: 0, topLogprobs: 0, seed: 5, stopTokenIds: [] };
+        const [expected, actual] = [await uncached.sample(request), await cached.sample(request)];
+        expected.sequences.forEach((sequence, index) => {
+          const got = actual.sequences[index];
+          expect(got?.tokenIds).toEqual(sequence.tokenIds);
+          got?.logprobs.forEach((logprob, position) => expect(logprob).toBeCloseTo(sequence.logprobs[position] ?? Number.NaN, 5));
+        });
+      }
+      // New weights (the base's zero adapter): KV kept from the old ones must not be used.
+      const base = await loadTransformerFromFolder(join(fixtures, name), { trainParams: 'lora', prefixCacheBytes: 0 });
+      try {
+        cached.importAdapter(await base.exportAdapter({ baseModelNameOrPath: name }));
+        const request = { promptTokenIds: second, n: 1, maxTokens: 4, temperature: 1, topP: 1, topK: 0, topLogprobs: 0, seed: 9, stopTokenIds: [] };
+        const [expected, actual] = [await base.sample(request), await cached.sample(request)];
+        expect(actual.sequences[0]?.tokenIds).toEqual(expected.sequences[0]?.tokenIds);
+        actual.sequences[0]?.logprobs.forEach((logprob, position) => expect(logprob).toBeCloseTo(expected.sequences[0]?.logprobs[position] ?? Number.NaN, 5));
+      } finally {
+        base.dispose();
+      }
+    } finally {
+      uncached.dispose();
+      cached.dispose();
+    }
+  });
+});
+
 describe('sampling options', () => {
   it('is deterministic for a seed and differs across seeds', async () => {
     const request = { promptTokenIds: prompt, n: 2, maxTokens: 10, temperature: 1, topP: 1, topK: 0 };

@@ -12,6 +12,7 @@ import { ensureFits } from '../tensor/index.js';
 import { chooseToken } from './sampling-distribution.js';
 import type { SamplingParameters, TokenChoice } from './sampling-distribution.js';
 import { createSeededRandom } from '../core/seeded-random.js';
+import type { PrefixCache } from './prefix-cache.js';
 import { tidyResult } from './tidy-result.js';
 import { headLogits } from './token-logprobs.js';
 import { transformerHidden } from './transformer-forward.js';
@@ -44,6 +45,8 @@ export interface SampleRequest extends z.input<typeof sampleRequestSchema> {
    * 'stop' to end that sample after this token, e.g. when a stop sequence has appeared.
    */
   onToken?: (event: SampledTokenEvent) => 'stop' | void;
+  /** Reuses and keeps the KV of prompt prefixes (`prefix-cache.ts`). */
+  prefixCache?: PrefixCache;
   /** Constrained decoding: the tokens a sample may draw next (1: allowed), or null for any. */
   allowedTokens?: (sequenceIndex: number) => Uint8Array | null;
   signal?: AbortSignal;
@@ -126,7 +129,15 @@ export async function sampleWithCache(model: ForwardModel, request: SampleReques
   }));
   let active = sequences.map((_, index) => index);
 
-  let step: StepOutput = runStep(model, [prompt], 0, null);
+  // The prompt's prefill, from the KV of a cached prefix when one is kept.
+  const hit = request.prefixCache?.lookup(prompt) ?? null;
+  let step: StepOutput;
+  try {
+    step = hit === null ? runStep(model, [prompt], 0, null) : runStep(model, [prompt.slice(hit.length)], hit.length, hit.cache);
+  } finally {
+    if (hit !== null) disposeCache(hit.cache);
+  }
+  request.prefixCache?.store(prompt, step.cache);
   // Every sample starts from the same prompt distribution: tile its single row n times.
   let rowOfActive = active.map(() => 0);
   for (let position = 0; position < options.maxTokens && active.length > 0; position += 1) {

@@ -42,6 +42,7 @@ import type { ForwardModel } from './transformer-forward.js';
 import { createTransformerParameters, disposeParameters, exportParameters } from './transformer-parameters.js';
 import { createGradientAccumulator } from './transformer-training.js';
 import type { ForwardBackwardRequest, ForwardBackwardResult, TrainableSet } from './transformer-training.js';
+import { createPrefixCache } from './prefix-cache.js';
 import { sampleWithCache } from './transformer-sampler.js';
 import type { SampleRequest, SampleResult } from './transformer-sampler.js';
 import { parameterCount, transformerShapeFromHuggingFaceConfig, validateTransformerShape } from './transformer-shape.js';
@@ -58,6 +59,8 @@ export interface LoadTransformerOptions {
   lora?: LoraOptions;
   /** Seed of the fresh adapter's A matrices. */
   loraSeed?: number;
+  /** Budget of the prompt-prefix KV cache sampling keeps (`prefix-cache.ts`); default 256 MiB, 0 turns it off. */
+  prefixCacheBytes?: number;
 }
 
 export interface ScoreRequest {
@@ -120,6 +123,9 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
   const model = (): ForwardModel => ({ shape, parameters, lora: adapter, inverseFrequencies });
   const inverseFrequencies = ropeInverseFrequencies(shape);
   const accumulator = createGradientAccumulator();
+  // Kept KV belongs to the weights it was computed with: cleared whenever they change.
+  const prefixCacheBytes = options.prefixCacheBytes ?? 256 * 1024 * 1024;
+  const prefixCache = prefixCacheBytes > 0 ? createPrefixCache({ maxBytes: prefixCacheBytes, minimumLength: 32 }) : null;
   const trainable = (): TrainableSet => {
     if (adapter !== null) return { variables: adapter.variables, transposedNames: new Set(adapter.variables.keys()) };
     const variables = new Map<string, tf.Variable>();
@@ -133,7 +139,7 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
     get adapter() {
       return adapter;
     },
-    sample: (request) => sampleWithCache(model(), request),
+    sample: (request) => sampleWithCache(model(), prefixCache === null ? request : { ...request, prefixCache }),
     async score(request) {
       const { promptTokenIds: prompt, continuationTokenIds: continuation } = request;
       const temperature = request.temperature ?? 1;
@@ -201,6 +207,7 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
         step(learningRate) {
           const result = adamW.step(trainable().variables, accumulator.gradients, learningRate);
           accumulator.clear();
+          prefixCache?.clear();
           return result;
         },
         exportState: () => adamW.exportState(),
@@ -218,6 +225,7 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
       accumulator.clear();
       adapter?.dispose();
       adapter = next;
+      prefixCache?.clear();
     },
     async exportFullWeights(exportOptions = {}) {
       const tensors = await exportParameters(parameters);
@@ -237,6 +245,7 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
     },
     dispose() {
       accumulator.clear();
+      prefixCache?.clear();
       adapter?.dispose();
       disposeParameters(parameters);
     },

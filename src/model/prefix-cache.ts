@@ -1,0 +1,113 @@
+/**
+ * The KV of recent prompts, so a prompt that shares a prefix with one computed before (the second
+ * turn of a session, another session with the same agent system prompt) computes only its new
+ * tokens. Entries are keyed by token ids, hold one row of every layer's keys and values, are
+ * evicted least recently used under a byte budget, and belong to one set of weights: the
+ * transformer clears them whenever its weights change.
+ *
+ * The forward pass over the rest of a prompt with the prefix's KV as its cache is the same
+ * computation as over the whole prompt (positions, RoPE and the causal mask follow the offset), so
+ * sampled tokens and log-probs agree with an uncached prefill to float rounding
+ * (`transformer-sampler.test.ts`).
+ */
+import * as tf from '@tensorflow/tfjs';
+import type { LayerCache } from './transformer-forward.js';
+
+export interface PrefixHit {
+  /** Prompt tokens the cache covers; the caller runs the rest. */
+  length: number;
+  /** The prefix's KV, owned by the caller (dispose it). */
+  cache: LayerCache[];
+}
+
+export interface PrefixCache {
+  /** The longest cached prefix of `promptTokenIds`, leaving at least its last token to run; null below the minimum. */
+  lookup(promptTokenIds: readonly number[]): PrefixHit | null;
+  /** Keeps a copy of a prompt's KV (batch row 0). */
+  store(promptTokenIds: readonly number[], cache: readonly LayerCache[]): void;
+  clear(): void;
+  readonly bytes: number;
+}
+
+export interface PrefixCacheOptions {
+  /** Budget of the kept KV, in bytes. */
+  maxBytes: number;
+  /** Shorter shared prefixes are computed again: copying their KV would cost about as much. */
+  minimumLength: number;
+}
+
+interface Entry {
+  tokenIds: readonly number[];
+  cache: LayerCache[];
+  bytes: number;
+}
+
+function commonPrefixLength(left: readonly number[], right: readonly number[]): number {
+  const limit = Math.min(left.length, right.length);
+  let length = 0;
+  while (length < limit && left[length] === right[length]) length += 1;
+  return length;
+}
+
+function sliceCache(cache: readonly LayerCache[], row: number, length: number): LayerCache[] {
+  return cache.map((layer) => ({
+    key: tf.slice(layer.key, [row, 0, 0, 0], [1, -1, length, -1]),
+    value: tf.slice(layer.value, [row, 0, 0, 0], [1, -1, length, -1]),
+  }));
+}
+
+export function createPrefixCache(options: PrefixCacheOptions): PrefixCache {
+  // Most recently used last.
+  let entries: Entry[] = [];
+  let bytes = 0;
+
+  const evict = (entry: Entry) => {
+    for (const layer of entry.cache) tf.dispose([layer.key, layer.value]);
+    bytes -= entry.bytes;
+  };
+
+  return {
+    get bytes() {
+      return bytes;
+    },
+    lookup(promptTokenIds) {
+      let best: Entry | null = null;
+      let bestLength = 0;
+      for (const entry of entries) {
+        const length = Math.min(commonPrefixLength(entry.tokenIds, promptTokenIds), promptTokenIds.length - 1);
+        if (length > bestLength) {
+          best = entry;
+          bestLength = length;
+        }
+      }
+      if (best === null || bestLength < options.minimumLength) return null;
+      entries = [...entries.filter((entry) => entry !== best), best];
+      return { length: bestLength, cache: sliceCache(best.cache, 0, bestLength) };
+    },
+    store(promptTokenIds, cache) {
+      if (promptTokenIds.length < options.minimumLength) return;
+      const entryBytes = cache.reduce((total, layer) => total + (layer.key.size + layer.value.size) * 4, 0) / Math.max(1, cache[0]?.key.shape[0] ?? 1);
+      if (entryBytes > options.maxBytes) return;
+      // A prompt that extends a kept one replaces it; one that a kept prompt extends adds nothing.
+      const covered = entries.find((entry) => commonPrefixLength(entry.tokenIds, promptTokenIds) === promptTokenIds.length);
+      if (covered !== undefined) {
+        entries = [...entries.filter((entry) => entry !== covered), covered];
+        return;
+      }
+      for (const entry of entries.filter((kept) => commonPrefixLength(kept.tokenIds, promptTokenIds) === kept.tokenIds.length)) evict(entry);
+      entries = entries.filter((kept) => commonPrefixLength(kept.tokenIds, promptTokenIds) !== kept.tokenIds.length);
+      const length = promptTokenIds.length;
+      // Copies, outside any tidy scope: the sampler disposes its own cache as it decodes.
+      entries.push({ tokenIds: [...promptTokenIds], cache: sliceCache(cache, 0, length), bytes: entryBytes });
+      bytes += entryBytes;
+      while (bytes > options.maxBytes && entries.length > 1) {
+        const oldest = entries.shift() as Entry;
+        evict(oldest);
+      }
+    },
+    clear() {
+      for (const entry of entries) evict(entry);
+      entries = [];
+    },
+  };
+}
