@@ -85,6 +85,11 @@ describe.each(['llama', 'qwen3'])('prefix caching, %s', (name) => {
           got?.logprobs.forEach((logprob, position) => expect(logprob).toBeCloseTo(sequence.logprobs[position] ?? Number.NaN, 5));
         });
       }
+      // Scoring a prompt that shares the cached prefix (an OPD teacher's) gives the uncached scores.
+      const teacher = { promptTokenIds: [...first, 11, 12, 13], continuationTokenIds: [4, 5, 6, 7], topLogprobs: 3 };
+      const [expectedScore, actualScore] = [await uncached.score(teacher), await cached.score(teacher)];
+      actualScore.logprobs.forEach((logprob, position) => expect(logprob).toBeCloseTo(expectedScore.logprobs[position] ?? Number.NaN, 5));
+      expect(actualScore.top?.map((row) => row.map((entry) => entry.tokenId))).toEqual(expectedScore.top?.map((row) => row.map((entry) => entry.tokenId)));
       // New weights (the base's zero adapter): KV kept from the old ones must not be used.
       const base = await loadTransformerFromFolder(join(fixtures, name), { trainParams: 'lora', prefixCacheBytes: 0 });
       try {

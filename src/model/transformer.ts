@@ -158,11 +158,19 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
       ensureFits(4 * tokenIds.length * (10 * shape.hiddenSize + 3 * shape.intermediateSize + 3 * shape.headCount * tokenIds.length), {
         purpose: `scoring ${tokenIds.length} tokens`,
       });
-      const hidden = tf.tidy(() => {
-        const input = tf.tensor2d(tokenIds, [1, tokenIds.length], 'int32');
-        const result = transformerHidden(model(), input, { offset: 0, cache: null, keepCache: false, recompute: false });
-        return tf.slice(result.hidden, [prompt.length - 1, 0], [continuation.length, -1]);
-      });
+      // A prompt sharing a prefix with one sampled before (the OPD teacher's: the turn's messages and a hint) reuses its KV.
+      const hit = prefixCache?.lookup(prompt) ?? null;
+      const cachedLength = hit?.length ?? 0;
+      let hidden: tf.Tensor2D;
+      try {
+        hidden = tf.tidy(() => {
+          const input = tf.tensor2d(tokenIds.slice(cachedLength), [1, tokenIds.length - cachedLength], 'int32');
+          const result = transformerHidden(model(), input, { offset: cachedLength, cache: hit?.cache ?? null, keepCache: false, recompute: false });
+          return tf.slice(result.hidden, [prompt.length - 1 - cachedLength, 0], [continuation.length, -1]);
+        });
+      } finally {
+        for (const layer of hit?.cache ?? []) tf.dispose([layer.key, layer.value]);
+      }
       const logprobs: number[] = [];
       const top: ScoreResult['top'] = [];
       const chunkRows = defaultChunkRows(shape.vocabSize);
