@@ -71,6 +71,10 @@ export const configurationSections = {
       flag: '--prompt-overflow <policy>',
       description: "local engine, a prompt longer than the model's window: error (400 context_length_exceeded) | fit (newest messages, the system prompt's head, no tools; docs/builtin-model.md) (default: fit for builtin:tiny, else error)",
     }),
+    prefixCache: option(z.number().int().min(0).default(256), {
+      flag: '--prefix-cache <MiB>',
+      description: "local engine: memory for the KV of recent prompt prefixes, so a prompt sharing one (an agent's next turn) computes only its new tokens (0: off)",
+    }),
     adapterDir: option(z.string().min(1).optional(), {
       flag: '--adapter-dir <dir>',
       description: 'vllm | sglang: folder clawrl writes each trained version to and the engine server reads, at the same path (a shared volume); without it trained versions are not served (docs/deployment.md)',

@@ -79,6 +79,7 @@ export async function createInferenceEngine(configuration: EngineConfiguration, 
         modelId: servedModelId,
         // The built-in model's 1,024 positions cannot hold an agent's prompt; a real model keeps its window's error.
         fitPrompts: (configuration.promptOverflow ?? (configuration.model === 'builtin:tiny' ? 'fit' : 'error')) === 'fit',
+        prefixCacheBytes: configuration.prefixCache * 1024 * 1024,
       });
     case 'openai':
     case 'vllm':

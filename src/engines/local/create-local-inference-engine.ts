@@ -26,6 +26,8 @@ export interface LocalInferenceEngineOptions {
    * window cannot hold an agent's prompt; default false: such a prompt is a `context_length_exceeded` error.
    */
   fitPrompts?: boolean;
+  /** Budget of the prompt-prefix KV cache (`model/prefix-cache.ts`) of each served version, in bytes; default 256 MiB, 0 turns it off. */
+  prefixCacheBytes?: number;
   /** `wasm` (default) or `cpu` (pure JS, for debugging). */
   backend?: 'wasm' | 'cpu';
   /** The compiled worker script; defaults to `sampler-worker.js` beside this module. */
@@ -39,7 +41,7 @@ type Pending =
 
 
 export async function createLocalInferenceEngine(options: LocalInferenceEngineOptions): Promise<InferenceEngine> {
-  const workerData: SamplerWorkerData = { modelDirectory: options.modelDirectory, backend: options.backend ?? 'wasm', modelId: options.modelId, fitPrompts: options.fitPrompts ?? false };
+  const workerData: SamplerWorkerData = { modelDirectory: options.modelDirectory, backend: options.backend ?? 'wasm', modelId: options.modelId, fitPrompts: options.fitPrompts ?? false, prefixCacheBytes: options.prefixCacheBytes ?? 256 * 1024 * 1024 };
   const pending = new Map<number, Pending>();
   let nextRequestId = 1;
   let closed = false;

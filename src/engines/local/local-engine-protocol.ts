@@ -13,6 +13,8 @@ export interface SamplerWorkerData {
   modelId: string;
   /** Fit prompts longer than the window (`model/fit-prompt.ts`) instead of refusing them. */
   fitPrompts: boolean;
+  /** Budget of each model's prompt-prefix KV cache, in bytes (0: off). */
+  prefixCacheBytes: number;
 }
 
 export type WorkerRequest =

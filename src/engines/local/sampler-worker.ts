@@ -43,14 +43,14 @@ async function applyWeights(artifact: PolicyArtifact): Promise<void> {
     if (weightsVersion === artifact.version) return;
     const bytes = artifact.files['model.safetensors'];
     if (bytes === undefined) throw new ClawrlError('invalid_request', 'a full-weights policy needs model.safetensors');
-    const next = loadTransformer({ shape: transformer.shape, weights: readSafetensors(bytes).tensors });
+    const next = loadTransformer({ shape: transformer.shape, weights: readSafetensors(bytes).tensors, prefixCacheBytes: data.prefixCacheBytes });
     transformer.dispose();
     transformer = next;
     weightsVersion = artifact.version;
     return;
   }
   if (weightsVersion !== 0) {
-    const next = await loadTransformerFromFolder(data.modelDirectory);
+    const next = await loadTransformerFromFolder(data.modelDirectory, { prefixCacheBytes: data.prefixCacheBytes });
     transformer.dispose();
     transformer = next;
     weightsVersion = 0;
@@ -84,7 +84,7 @@ let baseTransformer: Transformer | null = null;
 async function onVersion<Result>(version: number | undefined, work: (version: number, model: Transformer) => Promise<Result>): Promise<Result> {
   if (version === undefined || version === policyVersion) return work(policyVersion, transformer);
   if (version === 0 && weightsVersion !== 0) {
-    baseTransformer ??= await loadTransformerFromFolder(data.modelDirectory);
+    baseTransformer ??= await loadTransformerFromFolder(data.modelDirectory, { prefixCacheBytes: data.prefixCacheBytes });
     return work(0, baseTransformer);
   }
   const pinned = versions.get(version);
@@ -156,7 +156,7 @@ async function handle(request: Exclude<WorkerRequest, { kind: 'close' }>): Promi
 
 try {
   await initializeTensorBackend({ backend: data.backend });
-  [transformer, renderer] = await Promise.all([loadTransformerFromFolder(data.modelDirectory), loadChatRenderer(data.modelDirectory)]);
+  [transformer, renderer] = await Promise.all([loadTransformerFromFolder(data.modelDirectory, { prefixCacheBytes: data.prefixCacheBytes }), loadChatRenderer(data.modelDirectory)]);
   if (transformer.adapter !== null) versions.set(0, { version: 0, kind: 'adapter', files: await transformer.exportAdapter({ baseModelNameOrPath: data.modelId }) });
   post({ kind: 'ready', contextLength: transformer.shape.maxPositionEmbeddings, vocabularySize: transformer.shape.vocabSize });
 } catch (error) {
