@@ -1,4 +1,4 @@
-/** `clawrl bench <gateway|engine|store|training>`: benchmarks that compare clawrl with a peer in the same run. */
+/** `clawrl bench <gateway|engine|store|training|serving>`: benchmarks that compare clawrl with a peer (or itself under other load) in the same run. */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,6 +6,7 @@ import path from 'node:path';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { runTrainingBenchCommand } from './bench-training-command.js';
 import { runEngineBench, type EngineBenchResult } from '../eval/bench/engine-bench.js';
+import { defaultServingBenchOptions, runServingBench, type ServingBenchResult } from '../eval/bench/serving-bench.js';
 import {
   defaultGatewayBenchOptions,
   defaultRealisticPacing,
@@ -67,6 +68,20 @@ export function formatGatewayBench(result: GatewayBenchResult): string {
   lines.push('', 'instant upstream', scenarioHeader, ...result.scenarios.map(scenarioLine));
   if (realistic !== null) lines.push('', 'realistic upstream', scenarioHeader, ...realistic.scenarios.map(scenarioLine));
   return lines.join('\n');
+}
+
+export function formatServingBench(result: ServingBenchResult): string {
+  const rates = (figures: ServingBenchResult['throughput']) => figures.map((figure) => `c=${figure.concurrency} ${figure.tokensPerSecond} tok/s`).join(', ');
+  return [
+    `${result.model} through clawrl serve:`,
+    `  throughput: ${rates(result.throughput)}; highest over c=1: ${result.concurrencyScaling ?? '-'}× (goal ≥ ${result.goal.concurrencyScaling}×)`,
+    `  agent session time to first token: first turn ${result.agentSession.firstTurnTtftMs.join(' / ')} ms, second ${result.agentSession.secondTurnTtftMs.join(' / ')} ms, ` +
+      `second over first ${result.agentSession.secondOverFirst ?? '-'} (goal ≤ ${result.goal.secondTurnTtftRatio})`,
+    `  a stream while a long prompt arrives: time per output token p50 ${result.whileLongPromptArrives.timePerOutputTokenMs.p50} ms, p99 ${result.whileLongPromptArrives.timePerOutputTokenMs.p99} ms; the long prompt's first token after ${result.whileLongPromptArrives.longPromptTtftMs} ms`,
+    result.whileTraining === null
+      ? ''
+      : `  while the trainer steps (a step running at the start: ${result.whileTraining.throughput.map((figure) => figure.stepRunningAtStart).join(' / ')}; ${result.whileTraining.trainingStepsDuring} steps ended during): ${rates(result.whileTraining.throughput)}`,
+  ].join('\n');
 }
 
 export function formatEngineBench(result: EngineBenchResult): string {
@@ -218,8 +233,18 @@ export async function runBenchCommand(
     process.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatEngineBench(result)}\n`);
     return;
   }
+  if (target === 'serving') {
+    const result = await runServingBench({
+      ...defaultServingBenchOptions,
+      ...(options.quick ? { concurrencies: [1, 2], streamTokens: 8, agentSessions: 1 } : {}),
+      cliScript: options.cliScript === undefined ? path.join(import.meta.dirname, 'main.js') : cliScriptOf(options.cliScript),
+      onProgress: (message) => process.stderr.write(`bench: ${message}\n`),
+    });
+    process.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatServingBench(result)}\n`);
+    return;
+  }
   if (target !== 'gateway') {
-    throw new ClawrlError('configuration_error', `Unknown benchmark '${target}': use gateway, engine, store or training.`);
+    throw new ClawrlError('configuration_error', `Unknown benchmark '${target}': use gateway, engine, store, training or serving.`);
   }
   const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
   const result = await runGatewayBench({
