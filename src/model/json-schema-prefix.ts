@@ -101,84 +101,35 @@ function pushChild(child: Recognizer, character: string): 'taken' | 'ended' | 'r
   return wasComplete ? 'ended' : 'refused';
 }
 
-/** A string (any text, escapes included), after optional whitespace. */
-class StringValue implements Recognizer {
-  constructor(private state: 'before' | 'inside' | 'escape' | 'unicode' | 'done' = 'before', private unicodeLeft = 0) {}
-  push(character: string): boolean {
-    switch (this.state) {
-      case 'before':
-        if (whitespace.has(character)) return true;
-        if (character !== '"') return false;
-        this.state = 'inside';
-        return true;
-      case 'inside':
-        if (character === '"') this.state = 'done';
-        else if (character === '\\') this.state = 'escape';
-        return character >= ' ';
-      case 'escape':
-        if (character === 'u') {
-          this.state = 'unicode';
-          this.unicodeLeft = 4;
-          return true;
-        }
-        this.state = 'inside';
-        return '"\\/bfnrt'.includes(character);
-      case 'unicode':
-        if (!/[0-9a-fA-F]/.test(character)) return false;
-        this.unicodeLeft -= 1;
-        if (this.unicodeLeft === 0) this.state = 'inside';
-        return true;
-      case 'done':
-        return false;
-    }
-  }
-  get complete(): boolean {
-    return this.state === 'done';
-  }
-  get closed(): boolean {
-    return this.state === 'done';
-  }
-  clone(): Recognizer {
-    return new StringValue(this.state, this.unicodeLeft);
-  }
-}
-
-/** A number, or an integer (no fraction, no exponent), after optional whitespace. */
-class NumberValue implements Recognizer {
+/**
+ * One JSON value of a kind, told by its first character (a string's `"`, a number's `-` or digit),
+ * recognized by `JsonPrefix`; an integer takes no fraction nor exponent.
+ */
+class ScalarValue implements Recognizer {
   constructor(
-    private readonly integer: boolean,
-    private phase: 'before' | 'minus' | 'zero' | 'digits' | 'dot' | 'fraction' | 'e' | 'sign' | 'exponent' = 'before',
+    private readonly kind: 'string' | 'number' | 'integer',
+    private prefix: JsonPrefix | null = null,
   ) {}
   push(character: string): boolean {
-    const digit = character >= '0' && character <= '9';
-    const phase = this.phase;
-    if (phase === 'before' && whitespace.has(character)) return true;
-    if (phase === 'before' || phase === 'minus') {
-      if (phase === 'before' && character === '-') this.phase = 'minus';
-      else if (character === '0') this.phase = 'zero';
-      else if (digit) this.phase = 'digits';
-      else return false;
-      return true;
+    if (this.prefix === null) {
+      if (whitespace.has(character)) return true;
+      const starts = this.kind === 'string' ? character === '"' : character === '-' || (character >= '0' && character <= '9');
+      if (!starts) return false;
+      this.prefix = new JsonPrefix(false);
+    } else if (this.kind === 'integer' && (character === '.' || character === 'e' || character === 'E')) {
+      return false;
     }
-    if (digit && phase !== 'zero') {
-      this.phase = phase === 'dot' ? 'fraction' : phase === 'e' || phase === 'sign' ? 'exponent' : phase;
-      return true;
-    }
-    if (this.integer) return false;
-    if (character === '.' && (phase === 'zero' || phase === 'digits')) this.phase = 'dot';
-    else if ((character === 'e' || character === 'E') && (phase === 'zero' || phase === 'digits' || phase === 'fraction')) this.phase = 'e';
-    else if ((character === '+' || character === '-') && phase === 'e') this.phase = 'sign';
-    else return false;
-    return true;
+    return this.prefix.push(character);
   }
   get complete(): boolean {
-    return this.phase === 'zero' || this.phase === 'digits' || this.phase === 'fraction' || this.phase === 'exponent';
+    return this.prefix?.complete ?? false;
   }
   get closed(): boolean {
-    return false;
+    // A string ends at its closing quote; a number can always take another digit.
+    return this.kind === 'string' && this.complete;
   }
   clone(): Recognizer {
-    return new NumberValue(this.integer, this.phase);
+    return new ScalarValue(this.kind, this.prefix?.clone() ?? null);
   }
 }
 
@@ -347,10 +298,9 @@ function refuse(path: string, what: string): never {
 function compileType(type: string, schema: Schema, path: string): RecognizerFactory {
   switch (type) {
     case 'string':
-      return () => new StringValue();
     case 'number':
     case 'integer':
-      return () => new NumberValue(type === 'integer');
+      return () => new ScalarValue(type);
     case 'boolean':
       return () => new OneOfTexts(['true', 'false']);
     case 'null':
