@@ -51,7 +51,7 @@ export function fittedReplyRoom(contextLength: number): number {
 export function promptWithinWindow(renderer: ChatRenderer, messages: ChatMessage[], tools: ToolDefinition[], contextLength: number, replyRoom: number): number[] {
   const whole = renderer.renderPrompt(messages, tools);
   if (whole.length + replyRoom <= contextLength) return whole;
-  return fitPrompt(renderer, messages, tools, { limit: contextLength - Math.floor(contextLength / 2) }).tokenIds;
+  return fitPrompt(renderer, messages, tools, { limit: contextLength - Math.floor(contextLength / 2), whole }).tokenIds;
 }
 
 export interface FitPromptOptions {
@@ -59,6 +59,8 @@ export interface FitPromptOptions {
   limit: number;
   /** The share of `limit` that system messages may keep; default 0.25. */
   systemShare?: number;
+  /** The whole prompt's ids, when the caller has rendered them already. */
+  whole?: number[];
 }
 
 function headOf(renderer: ChatRenderer, text: string, tokens: number): string {
@@ -73,7 +75,7 @@ function tailOf(renderer: ChatRenderer, text: string, tokens: number): string {
 
 export function fitPrompt(renderer: ChatRenderer, messages: ChatMessage[], tools: ToolDefinition[], options: FitPromptOptions): FittedPrompt {
   const { limit } = options;
-  const whole = renderer.renderPrompt(messages, tools);
+  const whole = options.whole ?? renderer.renderPrompt(messages, tools);
   if (whole.length <= limit) return { tokenIds: whole, fit: null };
 
   const fit: PromptFit = { droppedTools: tools.length, shortenedSystemMessages: 0, droppedMessages: 0, shortenedLastMessage: false };

@@ -66,7 +66,11 @@ class OneOfTexts implements Recognizer {
   get closed(): boolean {
     return this.texts.every((text) => text.length === this.offset);
   }
-  clone(): Recognizer {
+  /** The text matched, once it is closed (the candidates were narrowed to it). */
+  get matched(): string | undefined {
+    return this.closed ? this.texts[0] : undefined;
+  }
+  clone(): OneOfTexts {
     return new OneOfTexts(this.texts, this.offset);
   }
 }
@@ -144,8 +148,7 @@ class ObjectValue implements Recognizer {
     private readonly shape: ObjectShape,
     private state: 'before' | 'key-or-end' | 'key' | 'colon' | 'value' | 'after-value' | 'after-comma' | 'done' = 'before',
     private used: string[] = [],
-    private key: Recognizer | null = null,
-    private keyName = '',
+    private key: OneOfTexts | null = null,
     private value: Recognizer | null = null,
   ) {}
 
@@ -160,7 +163,6 @@ class ObjectValue implements Recognizer {
   private startKey(character: string): boolean {
     const texts = this.remaining().map((name) => JSON.stringify(name));
     this.key = new OneOfTexts(texts);
-    this.keyName = character;
     this.state = 'key';
     return this.key.push(character);
   }
@@ -177,12 +179,10 @@ class ObjectValue implements Recognizer {
         if (character === '}') return this.close();
         return this.remaining().length > 0 && this.startKey(character);
       case 'key': {
-        const key = this.key as Recognizer;
+        const key = this.key as OneOfTexts;
         if (!key.push(character)) return false;
-        this.keyName += character;
-        if (key.closed) {
-          const name = JSON.parse(this.keyName.trim()) as string;
-          this.used = [...this.used, name];
+        if (key.matched !== undefined) {
+          this.used = [...this.used, JSON.parse(key.matched) as string];
           this.state = 'colon';
         }
         return true;
@@ -202,7 +202,7 @@ class ObjectValue implements Recognizer {
       }
       case 'after-value':
         if (whitespace.has(character)) return true;
-        if (character === '}') return this.canClose() && this.close();
+        if (character === '}') return this.close();
         if (character !== ',' || this.remaining().length === 0) return false;
         // After a comma a key must come, not `}`.
         this.state = 'after-comma';
@@ -228,7 +228,7 @@ class ObjectValue implements Recognizer {
     return this.state === 'done';
   }
   clone(): Recognizer {
-    return new ObjectValue(this.shape, this.state, this.used, this.key?.clone() ?? null, this.keyName, this.value?.clone() ?? null);
+    return new ObjectValue(this.shape, this.state, this.used, this.key?.clone() ?? null, this.value?.clone() ?? null);
   }
 }
 

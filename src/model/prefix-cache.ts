@@ -94,8 +94,9 @@ export function createPrefixCache(options: PrefixCacheOptions): PrefixCache {
         entries = [...entries.filter((entry) => entry !== covered), covered];
         return;
       }
-      for (const entry of entries.filter((kept) => commonPrefixLength(kept.tokenIds, promptTokenIds) === kept.tokenIds.length)) evict(entry);
-      entries = entries.filter((kept) => commonPrefixLength(kept.tokenIds, promptTokenIds) !== kept.tokenIds.length);
+      const extended = entries.filter((kept) => commonPrefixLength(kept.tokenIds, promptTokenIds) === kept.tokenIds.length);
+      for (const entry of extended) evict(entry);
+      entries = entries.filter((kept) => !extended.includes(kept));
       const length = promptTokenIds.length;
       // Copies, outside any tidy scope: the sampler disposes its own cache as it decodes.
       entries.push({ tokenIds: [...promptTokenIds], cache: sliceCache(cache, 0, length), bytes: entryBytes });
