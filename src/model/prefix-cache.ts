@@ -11,6 +11,7 @@
  * (`transformer-sampler.test.ts`).
  */
 import * as tf from '@tensorflow/tfjs';
+import { commonPrefixLength } from '../core/token-blob-codec.js';
 import type { LayerCache } from './transformer-forward.js';
 
 export interface PrefixHit {
@@ -40,13 +41,6 @@ interface Entry {
   tokenIds: readonly number[];
   cache: LayerCache[];
   bytes: number;
-}
-
-function commonPrefixLength(left: readonly number[], right: readonly number[]): number {
-  const limit = Math.min(left.length, right.length);
-  let length = 0;
-  while (length < limit && left[length] === right[length]) length += 1;
-  return length;
 }
 
 function sliceCache(cache: readonly LayerCache[], row: number, length: number): LayerCache[] {
