@@ -3,32 +3,16 @@
  * a vLLM-shaped upstream speaking vLLM's exact wire format.
  */
 import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeVllmServer, type FakeVllmServer } from '../src/engines/testing/fake-vllm-server.js';
-import { startClawrlServer, type ClawrlServer } from './testing/start-clawrl-server.js';
+import { describe, expect, it } from 'vitest';
+import { startFakeVllmServer } from '../src/engines/testing/fake-vllm-server.js';
+import { useClawrlOnFakeVllm } from './testing/clawrl-on-fake-vllm.js';
+import { startClawrlServer } from './testing/start-clawrl-server.js';
 
-let upstream: FakeVllmServer;
-let server: ClawrlServer;
-
-async function adminTurn(id: string): Promise<Record<string, unknown>> {
-  const response = await fetch(`${server.url}/admin/turns/${id}`);
-  expect(response.status).toBe(200);
-  return (await response.json()) as Record<string, unknown>;
-}
-
-beforeAll(async () => {
-  upstream = await startFakeVllmServer({ model: 'fake-model' });
-  server = await startClawrlServer(['--engine', 'vllm', '--upstream', upstream.url, '--model', 'fake-model']);
-});
-
-afterAll(async () => {
-  await server?.stop();
-  await upstream?.close();
-});
+const running = useClawrlOnFakeVllm();
 
 describe('gateway end to end with the official openai client', () => {
   it('lists the model and answers non-streaming requests with exact ids recorded', async () => {
-    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'none' });
+    const client = new OpenAI({ baseURL: `${running.server.url}/v1`, apiKey: 'none' });
     const models = await client.models.list();
     expect(models.data.map((model) => model.id)).toContain('fake-model');
     const { data, response } = await client.chat.completions
@@ -37,8 +21,8 @@ describe('gateway end to end with the official openai client', () => {
     expect(data.choices[0]?.message.content).toContain('hello');
     const turnId = response.headers.get('x-clawrl-turn-id') ?? '';
     expect(response.headers.get('x-clawrl-policy-version')).toBe('0');
-    const turn = await adminTurn(turnId);
-    const upstreamBody = upstream.requests.at(-1)?.body as { return_token_ids?: boolean };
+    const turn = await running.adminTurn(turnId);
+    const upstreamBody = running.upstream.requests.at(-1)?.body as { return_token_ids?: boolean };
     expect(upstreamBody.return_token_ids).toBe(true);
     expect((turn.promptTokenIds as number[]).length).toBeGreaterThan(0);
     expect((turn.responseTokenIds as number[]).length).toBe((turn.logprobs as number[]).length);
@@ -46,7 +30,7 @@ describe('gateway end to end with the official openai client', () => {
   });
 
   it('streams token by token', async () => {
-    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'none' });
+    const client = new OpenAI({ baseURL: `${running.server.url}/v1`, apiKey: 'none' });
     const stream = await client.chat.completions.create({
       model: 'fake-model',
       messages: [{ role: 'user', content: 'what is one and two and three' }],
@@ -65,7 +49,7 @@ describe('gateway end to end with the official openai client', () => {
   });
 
   it('streams tool calls that the client reassembles', async () => {
-    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'none' });
+    const client = new OpenAI({ baseURL: `${running.server.url}/v1`, apiKey: 'none' });
     const tools = [
       { type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { query: { type: 'string' } } } } },
     ];
@@ -81,15 +65,15 @@ describe('gateway end to end with the official openai client', () => {
   });
 
   it('attributes sessions by header, by base-URL prefix and by the conversation alone', async () => {
-    const byHeader = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'none', defaultHeaders: { 'X-Session-Id': 'e2e-header' } });
+    const byHeader = new OpenAI({ baseURL: `${running.server.url}/v1`, apiKey: 'none', defaultHeaders: { 'X-Session-Id': 'e2e-header' } });
     const first = await byHeader.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'one' }] }).withResponse();
     expect(first.response.headers.get('x-clawrl-session-id')).toBe('e2e-header');
 
-    const byPrefix = new OpenAI({ baseURL: `${server.url}/s/e2e-prefix/v1`, apiKey: 'none' });
+    const byPrefix = new OpenAI({ baseURL: `${running.server.url}/s/e2e-prefix/v1`, apiKey: 'none' });
     const second = await byPrefix.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'two' }] }).withResponse();
     expect(second.response.headers.get('x-clawrl-session-id')).toBe('e2e-prefix');
 
-    const plain = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'none' });
+    const plain = new OpenAI({ baseURL: `${running.server.url}/v1`, apiKey: 'none' });
     const messages: OpenAI.ChatCompletionMessageParam[] = [
       { role: 'system', content: 'You are terse.' },
       { role: 'user', content: 'hello three' },
@@ -99,25 +83,25 @@ describe('gateway end to end with the official openai client', () => {
     messages.push({ role: 'assistant', content: turnOne.data.choices[0]?.message.content ?? '' }, { role: 'user', content: 'and four?' });
     const turnTwo = await plain.chat.completions.create({ model: 'fake-model', messages }).withResponse();
     expect(turnTwo.response.headers.get('x-clawrl-session-id')).toBe(sessionId);
-    const linked = await adminTurn(turnOne.response.headers.get('x-clawrl-turn-id') ?? '');
+    const linked = await running.adminTurn(turnOne.response.headers.get('x-clawrl-turn-id') ?? '');
     expect(linked.nextState).toEqual([{ role: 'user', content: 'and four?' }]);
-    const sessions = (await (await fetch(`${server.url}/admin/sessions`)).json()) as { data: Array<{ id: string; turnIds: string[] }> };
+    const sessions = (await (await fetch(`${running.server.url}/admin/sessions`)).json()) as { data: Array<{ id: string; turnIds: string[] }> };
     expect(sessions.data.find((session) => session.id === sessionId)?.turnIds).toHaveLength(2);
   });
 
   it('returns OpenAI-style errors the client understands', async () => {
-    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'none', maxRetries: 0 });
+    const client = new OpenAI({ baseURL: `${running.server.url}/v1`, apiKey: 'none', maxRetries: 0 });
     await expect(client.chat.completions.create({ model: 'no-such-model', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({
       status: 404,
     });
     await expect(client.chat.completions.create({ model: 'fake-model', messages: [] })).rejects.toMatchObject({ status: 400 });
-    upstream.setFailMode('http-500');
+    running.upstream.setFailMode('http-500');
     try {
       await expect(client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({
         status: 502,
       });
     } finally {
-      upstream.setFailMode(null);
+      running.upstream.setFailMode(null);
     }
   });
 
