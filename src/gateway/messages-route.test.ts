@@ -1,9 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import type { GenerateRequest } from '../spec/inference-engine.js';
 import { createTestGateway } from './testing/create-test-gateway.js';
-import { createScriptedInferenceEngine } from './testing/scripted-inference-engine.js';
+import { createWeatherAgentEngine } from './testing/scripted-inference-engine.js';
 
 const model = 'scripted-model';
 const weatherTool = {
@@ -11,20 +10,6 @@ const weatherTool = {
   description: 'The weather in a city',
   input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] },
 };
-
-/** Calls the tool when asked about the weather and no result is in yet; otherwise echoes. */
-function weatherAgent() {
-  return createScriptedInferenceEngine({
-    reply: (request: GenerateRequest) => {
-      const last = request.messages.at(-1);
-      if (last?.role === 'tool') return { text: `It is ${last.content} there.` };
-      if (last?.content.includes('weather') === true) {
-        return { text: 'Let me look.', toolCalls: [{ id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] };
-      }
-      return { text: `echo: ${last?.content ?? ''}` };
-    },
-  });
-}
 
 async function clientOf(gateway: ReturnType<typeof createTestGateway>, options: { apiKey?: string; authToken?: string } = { apiKey: 'none' }) {
   return new Anthropic({ baseURL: await gateway.url(), maxRetries: 0, ...options });
@@ -78,7 +63,7 @@ describe('POST /v1/messages with the official Anthropic client', () => {
   });
 
   it.each([false, true])('round-trips a tool use (stream %s) in one session, the tool result linked as next state', async (streamed) => {
-    const gateway = createTestGateway({ engine: weatherAgent() });
+    const gateway = createTestGateway({ engine: createWeatherAgentEngine('toolu_1') });
     const client = await clientOf(gateway);
     const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'what is the weather in Paris?' }];
     const request = { model, max_tokens: 64, tools: [weatherTool], tool_choice: { type: 'auto' as const }, messages };

@@ -1,9 +1,8 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import type { GenerateRequest } from '../spec/inference-engine.js';
 import { createTestGateway } from './testing/create-test-gateway.js';
-import { createScriptedInferenceEngine } from './testing/scripted-inference-engine.js';
+import { createWeatherAgentEngine } from './testing/scripted-inference-engine.js';
 
 const model = 'scripted-model';
 const weatherTool = {
@@ -13,20 +12,6 @@ const weatherTool = {
   parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
   strict: false,
 };
-
-/** Calls the tool when asked about the weather and no result is in yet; otherwise echoes. */
-function weatherAgent() {
-  return createScriptedInferenceEngine({
-    reply: (request: GenerateRequest) => {
-      const last = request.messages.at(-1);
-      if (last?.role === 'tool') return { text: `It is ${last.content} there.` };
-      if (last?.content.includes('weather') === true) {
-        return { text: 'Let me look.', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }] };
-      }
-      return { text: `echo: ${last?.content ?? ''}` };
-    },
-  });
-}
 
 async function clientOf(gateway: ReturnType<typeof createTestGateway>, apiKey = 'none') {
   return new OpenAI({ baseURL: `${await gateway.url()}/v1`, apiKey, maxRetries: 0 });
@@ -109,7 +94,7 @@ describe('POST /v1/responses with the official openai client', () => {
   });
 
   it.each([false, true])('round-trips a tool call (stream %s) and links the tool result as the next state', async (streamed) => {
-    const gateway = createTestGateway({ engine: weatherAgent() });
+    const gateway = createTestGateway({ engine: createWeatherAgentEngine('call_1') });
     const client = await clientOf(gateway);
     const input: OpenAI.Responses.ResponseInputItem[] = [{ role: 'user', content: 'what is the weather in Paris?' }];
     const types: string[] = [];

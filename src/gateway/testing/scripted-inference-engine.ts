@@ -135,3 +135,17 @@ export function createScriptedInferenceEngine(options: {
   };
   return engine;
 }
+
+/** An agent's model for tool round trips: calls `get_weather` (call id `callId`) when asked about the weather and no result is in yet, answers from a result, otherwise echoes. */
+export function createWeatherAgentEngine(callId: string): ScriptedInferenceEngine {
+  return createScriptedInferenceEngine({
+    reply: (request: GenerateRequest) => {
+      const last = request.messages.at(-1);
+      if (last?.role === 'tool') return { text: `It is ${last.content} there.` };
+      if (last?.content.includes('weather') === true) {
+        return { text: 'Let me look.', toolCalls: [{ id: callId, name: 'get_weather', arguments: '{"city":"Paris"}' }] };
+      }
+      return { text: `echo: ${last?.content ?? ''}` };
+    },
+  });
+}
