@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JsonPrefix } from './json-prefix.js';
+import { AnyJson, WhitespaceBound } from './json-schema-prefix.js';
 
 const accepts = (text: string, objectOnly = false) => new JsonPrefix(objectOnly).pushText(text);
 const completes = (text: string, objectOnly = false) => {
@@ -35,10 +36,14 @@ describe('JsonPrefix', () => {
     }
   });
 
-  it('bounds runs of whitespace between tokens when asked, not inside strings', () => {
-    expect(new JsonPrefix(true, 2).pushText('{  "a":\n\t1}')).toBe(true);
-    expect(new JsonPrefix(true, 2).pushText('{   "a": 1}')).toBe(false);
-    expect(new JsonPrefix(true, 2).pushText('{"a": "     "}')).toBe(true);
+  it('bounds runs of whitespace between tokens under WhitespaceBound, not inside strings', () => {
+    const bounded = (text: string) => {
+      const recognizer = new WhitespaceBound(new AnyJson(new JsonPrefix(true)), 2);
+      return [...text].every((character) => recognizer.push(character));
+    };
+    expect(bounded('{  "a":\n\t1}')).toBe(true);
+    expect(bounded('{   "a": 1}')).toBe(false);
+    expect(bounded('{"a": "     "}')).toBe(true);
   });
 
   it('takes only an object at the top level when asked', () => {

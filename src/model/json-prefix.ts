@@ -35,21 +35,12 @@ export class JsonPrefix {
   private unicodeLeft = 0;
   private numberPhase: NumberPhase = 'integer';
   private literalLeft = '';
-  private whitespaceRun = 0;
 
-  /**
-   * @param objectOnly the top-level value must be an object.
-   * @param maxWhitespaceRun the longest run of whitespace between tokens: JSON allows any, and a
-   *   sampled reply must not be able to spend its tokens on it (enough for indented JSON).
-   */
-  constructor(
-    private readonly objectOnly: boolean,
-    private readonly maxWhitespaceRun = Number.POSITIVE_INFINITY,
-  ) {}
+  /** @param objectOnly the top-level value must be an object. */
+  constructor(private readonly objectOnly: boolean) {}
 
   clone(): JsonPrefix {
-    const copy = new JsonPrefix(this.objectOnly, this.maxWhitespaceRun);
-    copy.whitespaceRun = this.whitespaceRun;
+    const copy = new JsonPrefix(this.objectOnly);
     copy.mode = this.mode;
     copy.stack = [...this.stack];
     copy.stringIsKey = this.stringIsKey;
@@ -71,13 +62,6 @@ export class JsonPrefix {
   }
 
   push(character: string): boolean {
-    const inString = this.mode === 'string' || this.mode === 'escape' || this.mode === 'unicode';
-    if (!inString && whitespace.has(character)) {
-      this.whitespaceRun += 1;
-      if (this.whitespaceRun > this.maxWhitespaceRun) return false;
-    } else {
-      this.whitespaceRun = 0;
-    }
     switch (this.mode) {
       case 'done':
         return whitespace.has(character);

@@ -18,7 +18,7 @@ const maxWhitespaceRun = 8;
 
 type Part = { kind: 'text'; text: string } | { kind: 'one-of'; texts: string[] } | { kind: 'json'; create: RecognizerFactory };
 
-const jsonObject: RecognizerFactory = () => new AnyJson(new JsonPrefix(true, maxWhitespaceRun));
+const jsonObject: RecognizerFactory = () => new WhitespaceBound(new AnyJson(new JsonPrefix(true)), maxWhitespaceRun);
 
 /** Where one reply is in its parts. */
 class ConstraintState {
