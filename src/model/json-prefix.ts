@@ -22,7 +22,8 @@ type Mode =
 
 type NumberPhase = 'minus' | 'zero' | 'integer' | 'dot' | 'fraction' | 'e' | 'exponent-sign' | 'exponent';
 
-const whitespace = new Set([' ', '\t', '\n', '\r']);
+/** JSON's whitespace between tokens. */
+export const whitespace: ReadonlySet<string> = new Set([' ', '\t', '\n', '\r']);
 const digit = (character: string) => character >= '0' && character <= '9';
 const hex = (character: string) => digit(character) || (character >= 'a' && character <= 'f') || (character >= 'A' && character <= 'F');
 const numberEnds = new Set<NumberPhase>(['zero', 'integer', 'fraction', 'exponent']);

@@ -10,7 +10,7 @@
  * `additionalProperties`; an object schema without properties takes any JSON object.
  */
 import { ClawrlError } from '../spec/clawrl-error.js';
-import { JsonPrefix } from './json-prefix.js';
+import { JsonPrefix, whitespace } from './json-prefix.js';
 
 export interface Recognizer {
   /** False at the first character that cannot follow; the recognizer is then unusable. */
@@ -24,7 +24,6 @@ export interface Recognizer {
 
 export type RecognizerFactory = () => Recognizer;
 
-const whitespace = new Set([' ', '\t', '\n', '\r']);
 const annotations = new Set(['title', 'description', 'default', 'examples', '$schema', '$id', '$comment', 'strict']);
 const enforced = new Set(['type', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'const']);
 

@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createConversation } from './agent-request-shapes.js';
+import { percentile } from './load-generator.js';
 import { spawnReadyProcess, type ReadyProcess } from './spawn-ready-process.js';
 
 export interface ServingBenchOptions {
@@ -57,12 +58,6 @@ interface StreamTiming {
 }
 
 const median = (values: number[]) => percentile(values, 0.5);
-
-function percentile(values: number[], fraction: number): number {
-  const sorted = [...values].sort((left, right) => left - right);
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))] ?? Number.NaN;
-}
 
 const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
