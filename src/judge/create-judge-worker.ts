@@ -8,6 +8,7 @@
  * A service with an explicit lifecycle: nothing runs until `start()`; `close()` stops claiming,
  * aborts the turns in flight (they go back to the queue) and waits for them.
  */
+import { retryDelayMs } from '../core/retry-delay.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Judge } from '../spec/judge.js';
@@ -59,9 +60,6 @@ export interface JudgeWorker {
   close(): Promise<void>;
 }
 
-export function retryDelayMs(attempts: number, retry: { initialMs: number; maxMs: number }): number {
-  return Math.min(retry.maxMs, retry.initialMs * 2 ** Math.max(0, attempts - 1));
-}
 
 export function createJudgeWorker(options: JudgeWorkerOptions): JudgeWorker {
   const concurrency = options.concurrency ?? 2;

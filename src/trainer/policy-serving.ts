@@ -11,6 +11,7 @@
  * base) meanwhile. Only a version the engine can never load (`unsupported`, missing) makes the base
  * active again at start-up. Loads run one at a time.
  */
+import { retryDelayMs } from '../core/retry-delay.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine, PolicyArtifact, PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
@@ -112,7 +113,7 @@ export function createPolicyServing(options: PolicyServingOptions): PolicyServin
   function scheduleRetry(artifact: PolicyArtifact, attempts: number): number | null {
     clearRetry();
     if (closed) return null;
-    const delayMs = Math.min(maxDelayMs, initialDelayMs * 2 ** Math.max(0, attempts - 1));
+    const delayMs = retryDelayMs(attempts, { initialMs: initialDelayMs, maxMs: maxDelayMs });
     retryTimer = setTimeout(() => {
       retryTimer = undefined;
       if (target === artifact) void attempt(artifact).catch(() => undefined);

@@ -10,6 +10,7 @@
  * exponential back-off up to `maxAttempts`; a failed request (`{error, category}`, or SkyRL's HTTP
  * 400 `{detail}`) and any other 4xx fail at once, since sending them again cannot succeed.
  */
+import { retryDelayMs } from '../../core/retry-delay.js';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { ClawrlError } from '../../spec/clawrl-error.js';
@@ -109,7 +110,7 @@ export async function createTinkerClient(options: TinkerClientOptions): Promise<
   const maxDelayMs = options.retry?.maxDelayMs ?? 10_000;
   const maxAttempts = options.retry?.maxAttempts ?? 8;
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-  const delayOf = (attempt: number) => Math.min(maxDelayMs, initialDelayMs * 2 ** attempt);
+  const delayOf = (attempt: number) => retryDelayMs(attempt + 1, { initialMs: initialDelayMs, maxMs: maxDelayMs });
   let closed = false;
 
   async function send(method: 'GET' | 'POST', path: string, body: object | undefined, idempotencyKey?: string): Promise<HttpAnswer> {
