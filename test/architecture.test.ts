@@ -23,8 +23,9 @@ export const allowedImports: Record<string, readonly string[]> = {
   gateway: ['spec', 'core'],
   trainer: ['spec', 'core'],
   builtin: ['spec', 'core', 'tensor', 'model', 'judge'],
-  eval: ['spec', 'core', 'tensor', 'model', 'builtin'],
-  cli: ['spec', 'core', 'tensor', 'model', 'engines', 'stores', 'buses', 'judge', 'gateway', 'trainer', 'builtin', 'eval'],
+  environments: ['spec', 'core', 'builtin'],
+  eval: ['spec', 'core', 'tensor', 'model', 'builtin', 'environments'],
+  cli: ['spec', 'core', 'tensor', 'model', 'engines', 'stores', 'buses', 'judge', 'gateway', 'trainer', 'builtin', 'environments', 'eval'],
 };
 
 function walk(directory: string): string[] {
