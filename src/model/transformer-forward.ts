@@ -4,8 +4,9 @@
  * SwiGLU MLP, optional LoRA on any linear module.
  *
  * Batching: rows of one call have equal length and share positions (`offset .. offset+T-1`).
- * Scoring and training run one sequence per call (no padding, no wasted compute); sampling runs
- * its n samples of one prompt as a batch, which are equal length by construction.
+ * Scoring and training run one sequence per call (no padding, no wasted compute). Sampling runs
+ * ragged batches of rows with their own lengths and positions (`ragged-forward.ts`, built from the
+ * pieces exported here).
  *
  * Activations are [B·T, features] 2-D tensors so every linear is one plain 2-D matmul. GQA is
  * computed without repeating K/V: queries are regrouped as [B·Hkv, G·T, hd] (G query heads per
@@ -31,7 +32,7 @@ export interface ForwardModel {
   inverseFrequencies: Float64Array;
 }
 
-interface StepGeometry {
+export interface StepGeometry {
   batch: number;
   length: number;
   offset: number;
@@ -64,37 +65,38 @@ export function ropeInverseFrequencies(shape: TransformerShape): Float64Array {
   return frequencies;
 }
 
-function stepGeometry(model: ForwardModel, batch: number, length: number, offset: number): StepGeometry {
+/** RoPE cos/sin tables [N, 1, half] for the given positions (one per token). */
+export function rotaryTables(model: ForwardModel, positions: readonly number[]): { cos: tf.Tensor; sin: tf.Tensor } {
   const frequencies = model.inverseFrequencies;
   const half = frequencies.length;
-  const cos = new Float32Array(length * half);
-  const sin = new Float32Array(length * half);
-  for (let t = 0; t < length; t += 1) {
+  const cos = new Float32Array(positions.length * half);
+  const sin = new Float32Array(positions.length * half);
+  positions.forEach((position, t) => {
     for (let index = 0; index < half; index += 1) {
       // Angles in float64 first: position·frequency loses digits in float32 at long positions.
-      const angle = (offset + t) * (frequencies[index] ?? 0);
+      const angle = position * (frequencies[index] ?? 0);
       cos[t * half + index] = Math.cos(angle);
       sin[t * half + index] = Math.sin(angle);
     }
-  }
-  let mask: tf.Tensor | null = null;
-  if (length > 1) {
-    const keys = offset + length;
-    const values = new Float32Array(length * keys);
-    for (let t = 0; t < length; t += 1) values.fill(-1e9, t * keys + offset + t + 1, (t + 1) * keys);
-    mask = tf.tensor2d(values, [length, keys]);
-  }
-  return {
-    batch,
-    length,
-    offset,
-    cos: tf.tensor3d(cos, [length, 1, half]),
-    sin: tf.tensor3d(sin, [length, 1, half]),
-    mask,
-  };
+  });
+  return { cos: tf.tensor3d(cos, [positions.length, 1, half]), sin: tf.tensor3d(sin, [positions.length, 1, half]) };
 }
 
-function linear(x: tf.Tensor2D, parameters: LinearParameters, lora: LoraAdapter | null, path: string): tf.Tensor2D {
+/** Additive causal mask [T, offset+T] for T new tokens after `offset` cached ones, or null for a single token (nothing to hide). */
+export function causalMask(length: number, offset: number): tf.Tensor | null {
+  if (length <= 1) return null;
+  const keys = offset + length;
+  const values = new Float32Array(length * keys);
+  for (let t = 0; t < length; t += 1) values.fill(-1e9, t * keys + offset + t + 1, (t + 1) * keys);
+  return tf.tensor2d(values, [length, keys]);
+}
+
+function stepGeometry(model: ForwardModel, batch: number, length: number, offset: number): StepGeometry {
+  const { cos, sin } = rotaryTables(model, Array.from({ length }, (_, t) => offset + t));
+  return { batch, length, offset, cos, sin, mask: causalMask(length, offset) };
+}
+
+export function linear(x: tf.Tensor2D, parameters: LinearParameters, lora: LoraAdapter | null, path: string): tf.Tensor2D {
   let out: tf.Tensor2D = tf.matMul(x, parameters.weight);
   if (parameters.bias !== null) out = tf.add(out, parameters.bias);
   const adapter = lora?.modules.get(path);
@@ -105,7 +107,7 @@ function linear(x: tf.Tensor2D, parameters: LinearParameters, lora: LoraAdapter 
 }
 
 /** x [B·T, heads·hd] → [B, T, heads, hd] with RoPE (HF rotate_half: halves, not interleaved pairs). */
-function rotate(x: tf.Tensor, geometry: StepGeometry, heads: number, headDim: number): tf.Tensor4D {
+export function rotate(x: tf.Tensor, geometry: StepGeometry, heads: number, headDim: number): tf.Tensor4D {
   const shaped = tf.reshape(x, [geometry.batch, geometry.length, heads, headDim]);
   const half = headDim / 2;
   const first = tf.slice(shaped, [0, 0, 0, 0], [-1, -1, -1, half]);
@@ -116,9 +118,52 @@ function rotate(x: tf.Tensor, geometry: StepGeometry, heads: number, headDim: nu
   ) as tf.Tensor4D;
 }
 
+/**
+ * Attention of rotated, pre-scaled queries [B, T, H, hd] over keys and values [B, Hkv, S, hd]
+ * (past included), with an additive mask [T, S] or null; returns [B·T, H·hd].
+ */
+export function attendCached(shape: TransformerShape, qRotated: tf.Tensor, key: tf.Tensor4D, value: tf.Tensor4D, mask: tf.Tensor | null): tf.Tensor2D {
+  const { headCount: heads, keyValueHeadCount: kvHeads, headDim } = shape;
+  const group = heads / kvHeads;
+  const [batch = 1, length = 1] = qRotated.shape;
+  const keyLength = key.shape[2];
+  const grouped = tf.reshape(
+    tf.transpose(tf.reshape(qRotated, [batch, length, kvHeads, group, headDim]), [0, 2, 3, 1, 4]),
+    [batch * kvHeads, group * length, headDim],
+  );
+  let scores: tf.Tensor = tf.matMul(grouped, tf.reshape(key, [batch * kvHeads, keyLength, headDim]), false, true);
+  if (mask !== null) {
+    scores = tf.reshape(tf.add(tf.reshape(scores, [batch * kvHeads, group, length, keyLength]), mask), [
+      batch * kvHeads,
+      group * length,
+      keyLength,
+    ]);
+  }
+  const mixed = tf.matMul(tf.softmax(scores) as tf.Tensor3D, tf.reshape(value, [batch * kvHeads, keyLength, headDim]));
+  return tf.reshape(
+    tf.transpose(tf.reshape(mixed, [batch, kvHeads, group, length, headDim]), [0, 3, 1, 2, 4]),
+    [batch * length, heads * headDim],
+  ) as tf.Tensor2D;
+}
+
 interface LayerOutput {
   output: tf.Tensor2D;
   cache: LayerCache;
+}
+
+/** q, k, v projections of normed x [N, d] ([N, heads·hd] each), Qwen3's per-head q/k norm applied. */
+export function projectQueryKeyValue(model: ForwardModel, layerIndex: number, layer: LayerParameters, normed: tf.Tensor2D): { q: tf.Tensor; k: tf.Tensor; v: tf.Tensor } {
+  const { headDim, rmsNormEps } = model.shape;
+  const prefix = `model.layers.${layerIndex}.self_attn`;
+  let q: tf.Tensor = linear(normed, layer.q, model.lora, `${prefix}.q_proj`);
+  let k: tf.Tensor = linear(normed, layer.k, model.lora, `${prefix}.k_proj`);
+  const v = linear(normed, layer.v, model.lora, `${prefix}.v_proj`);
+  if (layer.qNorm !== null && layer.kNorm !== null) {
+    // Qwen3 normalises each head's q and k before RoPE.
+    q = rmsNorm(tf.reshape(q, [-1, headDim]), layer.qNorm, { epsilon: rmsNormEps });
+    k = rmsNorm(tf.reshape(k, [-1, headDim]), layer.kNorm, { epsilon: rmsNormEps });
+  }
+  return { q, k, v };
 }
 
 function attention(
@@ -129,18 +174,9 @@ function attention(
   geometry: StepGeometry,
   past: LayerCache | null,
 ): LayerOutput {
-  const { headCount: heads, keyValueHeadCount: kvHeads, headDim, rmsNormEps } = model.shape;
-  const group = heads / kvHeads;
+  const { headCount: heads, keyValueHeadCount: kvHeads, headDim } = model.shape;
   const { batch, length } = geometry;
-  const prefix = `model.layers.${layerIndex}.self_attn`;
-  let q: tf.Tensor = linear(normed, layer.q, model.lora, `${prefix}.q_proj`);
-  let k: tf.Tensor = linear(normed, layer.k, model.lora, `${prefix}.k_proj`);
-  const v = linear(normed, layer.v, model.lora, `${prefix}.v_proj`);
-  if (layer.qNorm !== null && layer.kNorm !== null) {
-    // Qwen3 normalises each head's q and k before RoPE.
-    q = rmsNorm(tf.reshape(q, [-1, headDim]), layer.qNorm, { epsilon: rmsNormEps });
-    k = rmsNorm(tf.reshape(k, [-1, headDim]), layer.kNorm, { epsilon: rmsNormEps });
-  }
+  const { q, k, v } = projectQueryKeyValue(model, layerIndex, layer, normed);
   // The softmax scale is folded into q: cheaper than scaling the [G·T, S] scores.
   const qRotated = tf.mul(rotate(q, geometry, heads, headDim), 1 / Math.sqrt(headDim));
   let key = tf.transpose(rotate(k, geometry, kvHeads, headDim), [0, 2, 1, 3]) as tf.Tensor4D;
@@ -149,25 +185,19 @@ function attention(
     key = tf.concat([past.key, key], 2);
     value = tf.concat([past.value, value], 2);
   }
-  const keyLength = key.shape[2];
-  const grouped = tf.reshape(
-    tf.transpose(tf.reshape(qRotated, [batch, length, kvHeads, group, headDim]), [0, 2, 3, 1, 4]),
-    [batch * kvHeads, group * length, headDim],
-  );
-  let scores: tf.Tensor = tf.matMul(grouped, tf.reshape(key, [batch * kvHeads, keyLength, headDim]), false, true);
-  if (geometry.mask !== null) {
-    scores = tf.reshape(tf.add(tf.reshape(scores, [batch * kvHeads, group, length, keyLength]), geometry.mask), [
-      batch * kvHeads,
-      group * length,
-      keyLength,
-    ]);
-  }
-  const mixed = tf.matMul(tf.softmax(scores) as tf.Tensor3D, tf.reshape(value, [batch * kvHeads, keyLength, headDim]));
-  const merged = tf.reshape(
-    tf.transpose(tf.reshape(mixed, [batch, kvHeads, group, length, headDim]), [0, 3, 1, 2, 4]),
-    [batch * length, heads * headDim],
-  ) as tf.Tensor2D;
-  return { output: linear(merged, layer.o, model.lora, `${prefix}.o_proj`), cache: { key, value } };
+  const merged = attendCached(model.shape, qRotated, key, value, geometry.mask);
+  return { output: linear(merged, layer.o, model.lora, `model.layers.${layerIndex}.self_attn.o_proj`), cache: { key, value } };
+}
+
+/** The post-attention half of a layer: residual + MLP(norm(residual)). */
+export function feedForward(model: ForwardModel, layerIndex: number, layer: LayerParameters, residual: tf.Tensor2D): tf.Tensor2D {
+  const epsilon = model.shape.rmsNormEps;
+  const normed = rmsNorm(residual, layer.postAttentionNorm, { epsilon }) as tf.Tensor2D;
+  const prefix = `model.layers.${layerIndex}.mlp`;
+  const gate = linear(normed, layer.gate, model.lora, `${prefix}.gate_proj`);
+  const up = linear(normed, layer.up, model.lora, `${prefix}.up_proj`);
+  const activated = swiglu(gate, up) as tf.Tensor2D;
+  return tf.add(residual, linear(activated, layer.down, model.lora, `${prefix}.down_proj`)) as tf.Tensor2D;
 }
 
 /** One decoder layer on x [B·T, d]; returns the new residual stream and this step's K/V (past included). */
@@ -182,13 +212,8 @@ export function decoderLayer(
   if (layer === undefined) throw new RangeError(`layer ${layerIndex} out of range`);
   const epsilon = model.shape.rmsNormEps;
   const attended = attention(model, layerIndex, layer, rmsNorm(x, layer.inputNorm, { epsilon }) as tf.Tensor2D, geometry, past);
-  const residual = tf.add(x, attended.output);
-  const normed = rmsNorm(residual, layer.postAttentionNorm, { epsilon }) as tf.Tensor2D;
-  const prefix = `model.layers.${layerIndex}.mlp`;
-  const gate = linear(normed, layer.gate, model.lora, `${prefix}.gate_proj`);
-  const up = linear(normed, layer.up, model.lora, `${prefix}.up_proj`);
-  const activated = swiglu(gate, up) as tf.Tensor2D;
-  const output = tf.add(residual, linear(activated, layer.down, model.lora, `${prefix}.down_proj`)) as tf.Tensor2D;
+  const residual = tf.add(x, attended.output) as tf.Tensor2D;
+  const output = feedForward(model, layerIndex, layer, residual);
   return { output, cache: attended.cache };
 }
 
@@ -255,7 +280,7 @@ export interface HiddenResult {
   cache: LayerCache[] | null;
 }
 
-function embed(model: ForwardModel, tokenIds: tf.Tensor2D): tf.Tensor2D {
+export function embed(model: ForwardModel, tokenIds: tf.Tensor2D): tf.Tensor2D {
   const flat = tf.reshape(tokenIds, [-1]) as tf.Tensor1D;
   const embedding = model.parameters.embedTokens;
   // tfjs-wasm has no UnsortedSegmentSum (gather's gradient); a trained embedding uses a one-hot

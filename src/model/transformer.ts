@@ -43,7 +43,8 @@ import { createTransformerParameters, disposeParameters, exportParameters } from
 import { createGradientAccumulator } from './transformer-training.js';
 import type { ForwardBackwardRequest, ForwardBackwardResult, TrainableSet } from './transformer-training.js';
 import { createPrefixCache } from './prefix-cache.js';
-import { sampleWithCache } from './transformer-sampler.js';
+import { createContinuousBatcher } from './continuous-batcher.js';
+import type { ContinuousBatcherOptions } from './continuous-batcher.js';
 import type { SampleRequest, SampleResult } from './transformer-sampler.js';
 import { parameterCount, transformerShapeFromHuggingFaceConfig, validateTransformerShape } from './transformer-shape.js';
 import type { TransformerShape } from './transformer-shape.js';
@@ -61,6 +62,8 @@ export interface LoadTransformerOptions {
   loraSeed?: number;
   /** Budget of the prompt-prefix KV cache sampling keeps (`prefix-cache.ts`); default 256 MiB, 0 turns it off. */
   prefixCacheBytes?: number;
+  /** Continuous batching of sampling requests (`continuous-batcher.ts`); defaults: `defaultBatching`. */
+  batching?: Partial<Omit<ContinuousBatcherOptions, 'prefixCache'>>;
 }
 
 export interface ScoreRequest {
@@ -92,7 +95,10 @@ export interface Transformer {
   readonly trainParams: TrainParams;
   /** The active adapter, or null ('full' mode). */
   readonly adapter: LoraAdapter | null;
+  /** Joins the running batch: concurrent calls decode together, each as it would alone. */
   sample(request: SampleRequest): Promise<SampleResult>;
+  /** Resolves once no sampling runs or waits (weights must not change while requests decode). */
+  whenSamplingIdle(): Promise<void>;
   score(request: ScoreRequest): Promise<ScoreResult>;
   forwardBackward(request: ForwardBackwardRequest): Promise<ForwardBackwardResult>;
   /** Accumulated gradients in exported layout and names (PEFT or HF). */
@@ -108,6 +114,9 @@ export interface Transformer {
   exportFullWeights(options?: { dtype?: SafetensorsWriteDtype }): Promise<Uint8Array>;
   dispose(): void;
 }
+
+/** The batching defaults (`--max-running-sequences`, `--kv-cache`, `--prefill-chunk` in the configuration). */
+export const defaultBatching: Omit<ContinuousBatcherOptions, 'prefixCache'> = { maxRunningSequences: 16, kvCacheBytes: 256 * 1024 * 1024, prefillChunkTokens: 256 };
 
 const defaultLora: LoraOptions = { rank: 16, alpha: 32, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj'] };
 
@@ -126,6 +135,7 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
   // Kept KV belongs to the weights it was computed with: cleared whenever they change.
   const prefixCacheBytes = options.prefixCacheBytes ?? 256 * 1024 * 1024;
   const prefixCache = prefixCacheBytes > 0 ? createPrefixCache({ maxBytes: prefixCacheBytes, minimumLength: 32 }) : null;
+  const batcher = createContinuousBatcher(model, { ...defaultBatching, ...options.batching, prefixCache });
   const trainable = (): TrainableSet => {
     if (adapter !== null) return { variables: adapter.variables, transposedNames: new Set(adapter.variables.keys()) };
     const variables = new Map<string, tf.Variable>();
@@ -139,7 +149,8 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
     get adapter() {
       return adapter;
     },
-    sample: (request) => sampleWithCache(model(), prefixCache === null ? request : { ...request, prefixCache }),
+    sample: (request) => batcher.sample(request),
+    whenSamplingIdle: () => batcher.whenIdle(),
     async score(request) {
       const { promptTokenIds: prompt, continuationTokenIds: continuation } = request;
       const temperature = request.temperature ?? 1;
