@@ -227,7 +227,13 @@ export function createContinuousBatcher(model: () => ForwardModel, options: Cont
   const runLoop = async () => {
     try {
       for (admit(); running.length > 0; admit()) {
-        await step();
+        try {
+          await step();
+        } catch (error) {
+          // Bookkeeping past the forward failed: no running request can trust its state.
+          const failed = running.splice(0, running.length);
+          for (const job of failed) job.reject(error);
+        }
         // Let the event loop deliver new requests, aborts and messages between steps.
         await new Promise<void>((resolve) => setImmediate(resolve));
       }

@@ -99,6 +99,8 @@ export interface Transformer {
   sample(request: SampleRequest): Promise<SampleResult>;
   /** Resolves once no sampling runs or waits (weights must not change while requests decode). */
   whenSamplingIdle(): Promise<void>;
+  /** Sequences in the running batch and requests waiting to join it. */
+  readonly samplingLoad: { runningSequences: number; waitingRequests: number };
   score(request: ScoreRequest): Promise<ScoreResult>;
   forwardBackward(request: ForwardBackwardRequest): Promise<ForwardBackwardResult>;
   /** Accumulated gradients in exported layout and names (PEFT or HF). */
@@ -151,6 +153,9 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
     },
     sample: (request) => batcher.sample(request),
     whenSamplingIdle: () => batcher.whenIdle(),
+    get samplingLoad() {
+      return batcher.load;
+    },
     async score(request) {
       const { promptTokenIds: prompt, continuationTokenIds: continuation } = request;
       const temperature = request.temperature ?? 1;
