@@ -75,6 +75,18 @@ export const configurationSections = {
       flag: '--prefix-cache <MiB>',
       description: "local engine: memory for the KV of recent prompt prefixes, so a prompt sharing one (an agent's next turn) computes only its new tokens (0: off)",
     }),
+    maxRunningSequences: option(z.number().int().positive().default(16), {
+      flag: '--max-running-sequences <n>',
+      description: 'local engine: sequences decoding together in the continuous batch (a request with n choices counts n); more requests wait their turn (docs/engines.md)',
+    }),
+    kvCache: option(z.number().int().positive().default(256), {
+      flag: '--kv-cache <MiB>',
+      description: "local engine: memory the running batch's KV may take, reserved per request for its prompt plus max_tokens; a request that would exceed it waits (one alone always runs)",
+    }),
+    prefillChunk: option(z.number().int().positive().default(256), {
+      flag: '--prefill-chunk <tokens>',
+      description: 'local engine: prompt tokens prefilled per batch step, so a long prompt shares the sampler with running streams instead of stalling them',
+    }),
     adapterDir: option(z.string().min(1).optional(), {
       flag: '--adapter-dir <dir>',
       description: 'vllm | sglang: folder clawrl writes each trained version to and the engine server reads, at the same path (a shared volume); without it trained versions are not served (docs/deployment.md)',

@@ -80,6 +80,7 @@ export async function createInferenceEngine(configuration: EngineConfiguration, 
         // The built-in model's 1,024 positions cannot hold an agent's prompt; a real model keeps its window's error.
         fitPrompts: (configuration.promptOverflow ?? (configuration.model === 'builtin:tiny' ? 'fit' : 'error')) === 'fit',
         prefixCacheBytes: configuration.prefixCache * 1024 * 1024,
+        batching: { maxRunningSequences: configuration.maxRunningSequences, kvCacheBytes: configuration.kvCache * 1024 * 1024, prefillChunkTokens: configuration.prefillChunk },
       });
     case 'openai':
     case 'vllm':

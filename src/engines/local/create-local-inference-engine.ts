@@ -13,7 +13,7 @@ import type {
   ScoreResult,
 } from '../../spec/inference-engine.js';
 import { AsyncEventQueue } from './async-event-queue.js';
-import type { SamplerWorkerData, WorkerMessage, WorkerRequest } from './local-engine-protocol.js';
+import type { LocalBatchingOptions, SamplerWorkerData, WorkerMessage, WorkerRequest } from './local-engine-protocol.js';
 import { errorFromWire, startEngineWorker } from './start-engine-worker.js';
 
 export interface LocalInferenceEngineOptions {
@@ -28,6 +28,8 @@ export interface LocalInferenceEngineOptions {
   fitPrompts?: boolean;
   /** Budget of the prompt-prefix KV cache (`model/prefix-cache.ts`) of each served version, in bytes; default 256 MiB, 0 turns it off. */
   prefixCacheBytes?: number;
+  /** Continuous batching: sequences decoding together (default 16), the KV memory they may reserve (256 MiB), prompt tokens prefilled per step (256). */
+  batching?: LocalBatchingOptions;
   /** `wasm` (default) or `cpu` (pure JS, for debugging). */
   backend?: 'wasm' | 'cpu';
   /** The compiled worker script; defaults to `sampler-worker.js` beside this module. */
@@ -41,7 +43,7 @@ type Pending =
 
 
 export async function createLocalInferenceEngine(options: LocalInferenceEngineOptions): Promise<InferenceEngine> {
-  const workerData: SamplerWorkerData = { modelDirectory: options.modelDirectory, backend: options.backend ?? 'wasm', modelId: options.modelId, fitPrompts: options.fitPrompts ?? false, prefixCacheBytes: options.prefixCacheBytes ?? 256 * 1024 * 1024 };
+  const workerData: SamplerWorkerData = { modelDirectory: options.modelDirectory, backend: options.backend ?? 'wasm', modelId: options.modelId, fitPrompts: options.fitPrompts ?? false, prefixCacheBytes: options.prefixCacheBytes ?? 256 * 1024 * 1024, batching: options.batching ?? {} };
   const pending = new Map<number, Pending>();
   let nextRequestId = 1;
   let closed = false;

@@ -15,6 +15,14 @@ export interface SamplerWorkerData {
   fitPrompts: boolean;
   /** Budget of each model's prompt-prefix KV cache, in bytes (0: off). */
   prefixCacheBytes: number;
+  /** Continuous batching limits (`model/continuous-batcher.ts`); absent ones take the defaults. */
+  batching: LocalBatchingOptions;
+}
+
+export interface LocalBatchingOptions {
+  maxRunningSequences?: number;
+  kvCacheBytes?: number;
+  prefillChunkTokens?: number;
 }
 
 export type WorkerRequest =

@@ -1,7 +1,10 @@
 /**
  * The sampler worker: one wasm tensor instance that owns the policy model and its tokenizer.
- * Requests run one at a time in arrival order, so a new policy version is swapped in between
- * requests and a request always finishes on the version it started with.
+ * Generations and scorings on the served weights run together: their sampling joins the model's
+ * running batch (`model/continuous-batcher.ts`) and a scoring runs between two of its steps. What
+ * changes the weights (a new policy version, a request pinned to an older one) waits until they
+ * have finished, and what arrives after it waits for it, so a request always finishes on the
+ * version it started with and requests keep their arrival order across a swap.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadChatRenderer } from '../../model/create-chat-renderer.js';
@@ -18,6 +21,7 @@ import type { SamplerWorkerData, WireError, WorkerMessage, WorkerRequest } from 
 const port = parentPort;
 if (port === null) throw new Error('sampler-worker must run in a worker thread');
 const data = workerData as SamplerWorkerData;
+const modelOptions = { prefixCacheBytes: data.prefixCacheBytes, batching: data.batching };
 
 function post(message: WorkerMessage): void {
   port?.postMessage(message);
@@ -43,14 +47,14 @@ async function applyWeights(artifact: PolicyArtifact): Promise<void> {
     if (weightsVersion === artifact.version) return;
     const bytes = artifact.files['model.safetensors'];
     if (bytes === undefined) throw new ClawrlError('invalid_request', 'a full-weights policy needs model.safetensors');
-    const next = loadTransformer({ shape: transformer.shape, weights: readSafetensors(bytes).tensors, prefixCacheBytes: data.prefixCacheBytes });
+    const next = loadTransformer({ ...modelOptions, shape: transformer.shape, weights: readSafetensors(bytes).tensors });
     transformer.dispose();
     transformer = next;
     weightsVersion = artifact.version;
     return;
   }
   if (weightsVersion !== 0) {
-    const next = await loadTransformerFromFolder(data.modelDirectory, { prefixCacheBytes: data.prefixCacheBytes });
+    const next = await loadTransformerFromFolder(data.modelDirectory, modelOptions);
     transformer.dispose();
     transformer = next;
     weightsVersion = 0;
@@ -78,14 +82,14 @@ async function loadPolicy(artifact: PolicyArtifact): Promise<void> {
  * frozen judge asks for it on every judgement, so swapping whole models back and forth per request
  * would cost two loads each time).
  */
-let baseTransformer: Transformer | null = null;
+let baseTransformer: Promise<Transformer> | null = null;
 
 /** Runs `work` on an older version for a pinned request, then restores the active one. */
 async function onVersion<Result>(version: number | undefined, work: (version: number, model: Transformer) => Promise<Result>): Promise<Result> {
   if (version === undefined || version === policyVersion) return work(policyVersion, transformer);
   if (version === 0 && weightsVersion !== 0) {
-    baseTransformer ??= await loadTransformerFromFolder(data.modelDirectory, { prefixCacheBytes: data.prefixCacheBytes });
-    return work(0, baseTransformer);
+    baseTransformer ??= loadTransformerFromFolder(data.modelDirectory, modelOptions);
+    return work(0, await baseTransformer);
   }
   const pinned = versions.get(version);
   if (pinned === undefined) throw new ClawrlError('not_found', `policy version ${version} is not loaded in the local engine`);
@@ -156,7 +160,7 @@ async function handle(request: Exclude<WorkerRequest, { kind: 'close' }>): Promi
 
 try {
   await initializeTensorBackend({ backend: data.backend });
-  [transformer, renderer] = await Promise.all([loadTransformerFromFolder(data.modelDirectory, { prefixCacheBytes: data.prefixCacheBytes }), loadChatRenderer(data.modelDirectory)]);
+  [transformer, renderer] = await Promise.all([loadTransformerFromFolder(data.modelDirectory, modelOptions), loadChatRenderer(data.modelDirectory)]);
   if (transformer.adapter !== null) versions.set(0, { version: 0, kind: 'adapter', files: await transformer.exportAdapter({ baseModelNameOrPath: data.modelId }) });
   post({ kind: 'ready', contextLength: transformer.shape.maxPositionEmbeddings, vocabularySize: transformer.shape.vocabSize });
 } catch (error) {
@@ -164,16 +168,72 @@ try {
   process.exit(1);
 }
 
-// Requests run strictly one after another; the chain keeps their order.
-let queue: Promise<void> = Promise.resolve();
+/** Shared work on the served weights that is running or queued behind the last exclusive request. */
+interface SharedGroup {
+  started: boolean;
+  waiting: WorkerRequest[];
+  running: Set<Promise<void>>;
+}
+
+let tail: Promise<void> = Promise.resolve();
+let openGroup: SharedGroup | null = null;
+/** Policy loads queued and not finished: the served version may change under a request that names one. */
+let pendingLoads = 0;
+
+/** Whether a request can run beside others: it reads the served weights (or the base model kept beside them) and changes nothing. */
+function runsShared(request: Exclude<WorkerRequest, { kind: 'close' }>): boolean {
+  if (request.kind === 'load-policy') return false;
+  const version = request.request.policyVersion;
+  if (version === undefined) return true;
+  return pendingLoads === 0 && (version === policyVersion || (version === 0 && weightsVersion !== 0));
+}
+
+function startShared(group: SharedGroup, request: WorkerRequest): void {
+  if (request.kind === 'close') return;
+  const running = handle(request).finally(() => group.running.delete(running));
+  group.running.add(running);
+}
+
+function enqueueShared(request: Exclude<WorkerRequest, { kind: 'close' }>): void {
+  if (openGroup !== null) {
+    if (openGroup.started) startShared(openGroup, request);
+    else openGroup.waiting.push(request);
+    return;
+  }
+  const group: SharedGroup = { started: false, waiting: [request], running: new Set() };
+  openGroup = group;
+  tail = tail.then(async () => {
+    group.started = true;
+    for (const waiting of group.waiting.splice(0)) startShared(group, waiting);
+    // Members that join while others run keep the group open; it ends when all have finished.
+    while (group.running.size > 0) await Promise.all([...group.running]);
+    if (openGroup === group) openGroup = null;
+  });
+}
+
+function enqueueExclusive(request: Exclude<WorkerRequest, { kind: 'close' }>): void {
+  // Whatever arrives after this request runs after it.
+  openGroup = null;
+  if (request.kind === 'load-policy') pendingLoads += 1;
+  tail = tail.then(async () => {
+    try {
+      await handle(request);
+    } finally {
+      if (request.kind === 'load-policy') pendingLoads -= 1;
+    }
+  });
+}
+
 port.on('message', (request: WorkerRequest) => {
   if (request.kind === 'close') {
-    void queue.then(() => {
+    openGroup = null;
+    void tail.then(async () => {
       transformer.dispose();
-      baseTransformer?.dispose();
+      (await baseTransformer)?.dispose();
       port.close();
     });
     return;
   }
-  queue = queue.then(() => handle(request));
+  if (runsShared(request)) enqueueShared(request);
+  else enqueueExclusive(request);
 });
