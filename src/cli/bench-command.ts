@@ -80,7 +80,8 @@ export function formatServingBench(result: ServingBenchResult): string {
     `  a stream while a long prompt arrives: time per output token p50 ${result.whileLongPromptArrives.timePerOutputTokenMs.p50} ms, p99 ${result.whileLongPromptArrives.timePerOutputTokenMs.p99} ms; the long prompt's first token after ${result.whileLongPromptArrives.longPromptTtftMs} ms`,
     result.whileTraining === null
       ? ''
-      : `  while the trainer steps (a step running at the start: ${result.whileTraining.throughput.map((figure) => figure.stepRunningAtStart).join(' / ')}; ${result.whileTraining.trainingStepsDuring} steps ended during): ${rates(result.whileTraining.throughput)}`,
+      : `  while the trainer steps (a step running at the start: ${result.whileTraining.throughput.map((figure) => figure.stepRunningAtStart).join(' / ')}; ${result.whileTraining.trainingStepsDuring} steps ended during): ${rates(result.whileTraining.throughput)}; ` +
+        `a stream while a long prompt arrives: p50 ${result.whileTraining.whileLongPromptArrives.timePerOutputTokenMs.p50} ms, p99 ${result.whileTraining.whileLongPromptArrives.timePerOutputTokenMs.p99} ms`,
   ].join('\n');
 }
 

@@ -83,7 +83,7 @@ export const configurationSections = {
       flag: '--kv-cache <MiB>',
       description: "local engine: memory the running batch's KV may take, reserved per request for its prompt plus max_tokens; a request that would exceed it waits (one alone always runs)",
     }),
-    prefillChunk: option(z.number().int().positive().default(256), {
+    prefillChunk: option(z.number().int().positive().default(64), {
       flag: '--prefill-chunk <tokens>',
       description: 'local engine: prompt tokens prefilled per batch step, so a long prompt shares the sampler with running streams instead of stalling them',
     }),

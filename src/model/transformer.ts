@@ -35,15 +35,15 @@ import { createLoraAdapter, exportPeftAdapter, importPeftAdapter } from './lora-
 import type { LoraAdapter, LoraOptions } from './lora-adapter.js';
 import { readSafetensorsFolder, writeSafetensors } from './safetensors.js';
 import type { FloatTensorData, SafetensorsWriteDtype } from './safetensors.js';
-import { tidyResult } from './tidy-result.js';
-import { defaultChunkRows, headLogits } from './token-logprobs.js';
-import { ropeInverseFrequencies, transformerHidden } from './transformer-forward.js';
+import { ropeInverseFrequencies } from './transformer-forward.js';
 import type { ForwardModel } from './transformer-forward.js';
 import { createTransformerParameters, disposeParameters, exportParameters } from './transformer-parameters.js';
 import { createGradientAccumulator } from './transformer-training.js';
 import type { ForwardBackwardRequest, ForwardBackwardResult, TrainableSet } from './transformer-training.js';
 import { createPrefixCache } from './prefix-cache.js';
 import { createContinuousBatcher } from './continuous-batcher.js';
+import { scoreContinuation } from './transformer-scoring.js';
+import type { ScoreRequest, ScoreResult } from './transformer-scoring.js';
 import type { ContinuousBatcherOptions } from './continuous-batcher.js';
 import type { SampleRequest, SampleResult } from './transformer-sampler.js';
 import { parameterCount, transformerShapeFromHuggingFaceConfig, validateTransformerShape } from './transformer-shape.js';
@@ -66,20 +66,7 @@ export interface LoadTransformerOptions {
   batching?: Partial<Omit<ContinuousBatcherOptions, 'prefixCache'>>;
 }
 
-export interface ScoreRequest {
-  promptTokenIds: number[];
-  continuationTokenIds: number[];
-  /** Default 1; pass the sampling temperature to reproduce sampled log-probs. */
-  temperature?: number;
-  /** Also return this many alternatives per position (same distribution). */
-  topLogprobs?: number;
-}
-
-export interface ScoreResult {
-  /** log p(continuation[i] | prompt, continuation[<i]). */
-  logprobs: number[];
-  top: { tokenId: number; logprob: number }[][];
-}
+export type { ScoreRequest, ScoreResult } from './transformer-scoring.js';
 
 export interface TransformerOptimizer {
   /** Applies AdamW to the accumulated gradients, then clears them. */
@@ -87,6 +74,14 @@ export interface TransformerOptimizer {
   /** Step count and moments, for checkpoints (layout internal to this engine). */
   exportState(): Promise<AdamWState>;
   importState(state: AdamWState): void;
+  dispose(): void;
+}
+
+/** Sampling and scoring with another adapter on the same base weights (`Transformer.createAdapterView`). */
+export interface AdapterView {
+  readonly shape: TransformerShape;
+  sample(request: SampleRequest): Promise<SampleResult>;
+  score(request: ScoreRequest): Promise<ScoreResult>;
   dispose(): void;
 }
 
@@ -110,6 +105,12 @@ export interface Transformer {
   setGradients(gradients: ReadonlyMap<string, FloatTensorData>): void;
   createOptimizer(options: AdamWOptions): TransformerOptimizer;
   exportAdapter(options: { baseModelNameOrPath: string; dtype?: SafetensorsWriteDtype }): Promise<Record<string, Uint8Array>>;
+  /**
+   * Serves `files` (a PEFT adapter) beside the active adapter, on the same base weights, with its own
+   * batch and prefix cache: a frozen judge on the base adapter then never swaps the served one out.
+   * Only in 'lora' mode; the view lives until disposed or until this transformer is.
+   */
+  createAdapterView(files: Record<string, Uint8Array>): AdapterView;
   /** Replaces the adapter (and drops accumulated gradients). Only in 'lora' mode. */
   importAdapter(files: Record<string, Uint8Array>): void;
   /** Every weight under its HF name, a LoRA adapter merged in; a `model.safetensors` file. */
@@ -118,7 +119,7 @@ export interface Transformer {
 }
 
 /** The batching defaults (`--max-running-sequences`, `--kv-cache`, `--prefill-chunk` in the configuration). */
-export const defaultBatching: Omit<ContinuousBatcherOptions, 'prefixCache'> = { maxRunningSequences: 16, kvCacheBytes: 256 * 1024 * 1024, prefillChunkTokens: 256 };
+export const defaultBatching: Omit<ContinuousBatcherOptions, 'prefixCache'> = { maxRunningSequences: 16, kvCacheBytes: 256 * 1024 * 1024, prefillChunkTokens: 64 };
 
 const defaultLora: LoraOptions = { rank: 16, alpha: 32, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj'] };
 
@@ -156,71 +157,7 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
     get samplingLoad() {
       return batcher.load;
     },
-    async score(request) {
-      const { promptTokenIds: prompt, continuationTokenIds: continuation } = request;
-      const temperature = request.temperature ?? 1;
-      const topCount = request.topLogprobs ?? 0;
-      if (prompt.length === 0 || continuation.length === 0) {
-        throw new ClawrlError('invalid_request', 'scoring needs a non-empty prompt and continuation');
-      }
-      const tokenIds = [...prompt, ...continuation];
-      if (tokenIds.length > shape.maxPositionEmbeddings) {
-        throw new ClawrlError('context_length_exceeded', `${tokenIds.length} tokens exceed the model's ${shape.maxPositionEmbeddings} positions`);
-      }
-      if (tokenIds.some((tokenId) => tokenId < 0 || tokenId >= shape.vocabSize || !Number.isInteger(tokenId))) {
-        throw new ClawrlError('invalid_request', 'token id outside the vocabulary');
-      }
-      if (!(temperature > 0)) throw new ClawrlError('invalid_request', 'scoring temperature must be > 0', { param: 'temperature' });
-      ensureFits(4 * tokenIds.length * (10 * shape.hiddenSize + 3 * shape.intermediateSize + 3 * shape.headCount * tokenIds.length), {
-        purpose: `scoring ${tokenIds.length} tokens`,
-      });
-      // A prompt sharing a prefix with one sampled before (the OPD teacher's: the turn's messages and a hint) reuses its KV.
-      const hit = prefixCache?.lookup(prompt) ?? null;
-      const cachedLength = hit?.length ?? 0;
-      let hidden: tf.Tensor2D;
-      try {
-        hidden = tf.tidy(() => {
-          const input = tf.tensor2d(tokenIds.slice(cachedLength), [1, tokenIds.length - cachedLength], 'int32');
-          const result = transformerHidden(model(), input, { offset: cachedLength, cache: hit?.cache ?? null, keepCache: false, recompute: false });
-          return tf.slice(result.hidden, [prompt.length - 1 - cachedLength, 0], [continuation.length, -1]);
-        });
-      } finally {
-        for (const layer of hit?.cache ?? []) tf.dispose([layer.key, layer.value]);
-      }
-      const logprobs: number[] = [];
-      const top: ScoreResult['top'] = [];
-      const chunkRows = defaultChunkRows(shape.vocabSize);
-      try {
-        for (let start = 0; start < continuation.length; start += chunkRows) {
-          const size = Math.min(chunkRows, continuation.length - start);
-          const targets = continuation.slice(start, start + size);
-          const chunk = tidyResult(() => {
-            const logits = headLogits(tf.slice(hidden, [start, 0], [size, -1]), parameters.lmHead, temperature);
-            const normalised = tf.sub(logits, tf.logSumExp(logits, 1, true));
-            const flatIndex = tf.tensor1d(targets.map((tokenId, row) => row * shape.vocabSize + tokenId), 'int32');
-            const picked = tf.gather(tf.reshape(normalised, [-1]), flatIndex);
-            const best = topCount > 0 ? tf.topk(normalised, Math.min(topCount, shape.vocabSize)) : null;
-            return { picked, values: best?.values ?? null, indices: best?.indices ?? null };
-          });
-          logprobs.push(...(await chunk.picked.data()));
-          if (chunk.values !== null && chunk.indices !== null) {
-            const values = await chunk.values.data();
-            const indices = await chunk.indices.data();
-            const width = chunk.values.shape[1] ?? 0;
-            for (let row = 0; row < size; row += 1) {
-              top.push(Array.from({ length: width }, (_, column) => ({
-                tokenId: indices[row * width + column] ?? 0,
-                logprob: values[row * width + column] ?? 0,
-              })));
-            }
-          } else for (let row = 0; row < size; row += 1) top.push([]);
-          tf.dispose([chunk.picked, chunk.values, chunk.indices].filter((tensor): tensor is tf.Tensor => tensor !== null));
-        }
-      } finally {
-        hidden.dispose();
-      }
-      return { logprobs, top };
-    },
+    score: (request) => scoreContinuation(model(), prefixCache, request),
     forwardBackward: (request) => accumulator.forwardBackward(model(), trainable(), request),
     gradients: () => accumulator.exportGradients(trainable()),
     clearGradients: () => accumulator.clear(),
@@ -242,6 +179,22 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
     exportAdapter(exportOptions) {
       if (adapter === null) throw new ClawrlError('unsupported', 'no LoRA adapter: the model trains all parameters');
       return exportPeftAdapter(adapter, exportOptions);
+    },
+    createAdapterView(files) {
+      if (trainParams !== 'lora') throw new ClawrlError('unsupported', 'adapter views need lora mode');
+      const viewAdapter = importPeftAdapter(shape, files);
+      const viewModel = (): ForwardModel => ({ shape, parameters, lora: viewAdapter, inverseFrequencies });
+      const viewCache = prefixCacheBytes > 0 ? createPrefixCache({ maxBytes: prefixCacheBytes, minimumLength: 32 }) : null;
+      const viewBatcher = createContinuousBatcher(viewModel, { ...defaultBatching, ...options.batching, prefixCache: viewCache });
+      return {
+        shape,
+        sample: (request) => viewBatcher.sample(request),
+        score: (request) => scoreContinuation(viewModel(), viewCache, request),
+        dispose() {
+          viewCache?.clear();
+          viewAdapter.dispose();
+        },
+      };
     },
     importAdapter(files) {
       if (trainParams !== 'lora') throw new ClawrlError('unsupported', 'adapters can only be loaded in lora mode');

@@ -28,7 +28,7 @@ export interface LocalInferenceEngineOptions {
   fitPrompts?: boolean;
   /** Budget of the prompt-prefix KV cache (`model/prefix-cache.ts`) of each served version, in bytes; default 256 MiB, 0 turns it off. */
   prefixCacheBytes?: number;
-  /** Continuous batching: sequences decoding together (default 16), the KV memory they may reserve (256 MiB), prompt tokens prefilled per step (256). */
+  /** Continuous batching: sequences decoding together (default 16), the KV memory they may reserve (256 MiB), prompt tokens prefilled per step (64). */
   batching?: LocalBatchingOptions;
   /** `wasm` (default) or `cpu` (pure JS, for debugging). */
   backend?: 'wasm' | 'cpu';

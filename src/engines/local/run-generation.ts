@@ -22,7 +22,7 @@ interface ChoiceState {
 }
 
 export interface RunGenerationOptions {
-  transformer: Transformer;
+  transformer: Pick<Transformer, 'shape' | 'sample'>;
   renderer: ChatRenderer;
   policyVersion: PolicyVersion;
   request: GenerateRequest;

@@ -68,6 +68,14 @@ describe('sampler worker: continuous batching', () => {
       expect((await before).result.policyVersion).toBe(0);
       expect((await after).result.policyVersion).toBe(1);
       expect(recorded((await before).result)).toEqual(recorded(alone[0]?.result as GenerateResult));
+
+      // The base version beside the trained one (a frozen judge) runs from its own view, beside the served batch.
+      const [served, base] = await Promise.all([run(engine, requests[0] as GenerateRequest), run(engine, { ...(requests[0] as GenerateRequest), policyVersion: 0 })]);
+      expect(served.result.policyVersion).toBe(1);
+      expect(recorded(served.result)).toEqual(recorded((await after).result));
+      expect(base.result.policyVersion).toBe(0);
+      expect(recorded(base.result)).toEqual(recorded(alone[0]?.result as GenerateResult));
+      expect(base.firstTokenAt).toBeLessThan(served.endAt);
     } finally {
       await engine.close();
     }

@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { loadChatRenderer } from '../../model/create-chat-renderer.js';
 import { fittedReplyRoom, promptWithinWindow } from '../../model/fit-prompt.js';
 import { readSafetensors } from '../../model/safetensors.js';
-import { loadTransformer, loadTransformerFromFolder, type Transformer } from '../../model/transformer.js';
+import { loadTransformer, loadTransformerFromFolder, type AdapterView, type Transformer } from '../../model/transformer.js';
 import { initializeTensorBackend } from '../../tensor/initialize-tensor-backend.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { ChatRenderer } from '../../spec/chat-renderer.js';
@@ -47,16 +47,12 @@ async function applyWeights(artifact: PolicyArtifact): Promise<void> {
     if (weightsVersion === artifact.version) return;
     const bytes = artifact.files['model.safetensors'];
     if (bytes === undefined) throw new ClawrlError('invalid_request', 'a full-weights policy needs model.safetensors');
-    const next = loadTransformer({ ...modelOptions, shape: transformer.shape, weights: readSafetensors(bytes).tensors });
-    transformer.dispose();
-    transformer = next;
+    replaceTransformer(loadTransformer({ ...modelOptions, shape: transformer.shape, weights: readSafetensors(bytes).tensors }));
     weightsVersion = artifact.version;
     return;
   }
   if (weightsVersion !== 0) {
-    const next = await loadTransformerFromFolder(data.modelDirectory, modelOptions);
-    transformer.dispose();
-    transformer = next;
+    replaceTransformer(await loadTransformerFromFolder(data.modelDirectory, modelOptions));
     weightsVersion = 0;
   }
   const files = artifact.kind === 'adapter' ? artifact.files : versions.get(0)?.files;
@@ -83,13 +79,34 @@ async function loadPolicy(artifact: PolicyArtifact): Promise<void> {
  * would cost two loads each time).
  */
 let baseTransformer: Promise<Transformer> | null = null;
+/**
+ * The base adapter beside a trained one on the same weights, for the same frozen judge: serving it
+ * from its own view keeps the served adapter (and its prefix cache) in place and lets the judge's
+ * votes run beside the served version's batch.
+ */
+let baseView: AdapterView | null = null;
+
+function replaceTransformer(next: Transformer): void {
+  baseView?.dispose();
+  baseView = null;
+  transformer.dispose();
+  transformer = next;
+}
+
+/** What a request samples or scores with. */
+type ServingModel = Pick<Transformer, 'shape' | 'sample' | 'score'>;
 
 /** Runs `work` on an older version for a pinned request, then restores the active one. */
-async function onVersion<Result>(version: number | undefined, work: (version: number, model: Transformer) => Promise<Result>): Promise<Result> {
+async function onVersion<Result>(version: number | undefined, work: (version: number, model: ServingModel) => Promise<Result>): Promise<Result> {
   if (version === undefined || version === policyVersion) return work(policyVersion, transformer);
   if (version === 0 && weightsVersion !== 0) {
     baseTransformer ??= loadTransformerFromFolder(data.modelDirectory, modelOptions);
     return work(0, await baseTransformer);
+  }
+  const baseFiles = versions.get(0)?.files;
+  if (version === 0 && transformer.adapter !== null && baseFiles !== undefined) {
+    baseView ??= transformer.createAdapterView(baseFiles);
+    return work(0, baseView);
   }
   const pinned = versions.get(version);
   if (pinned === undefined) throw new ClawrlError('not_found', `policy version ${version} is not loaded in the local engine`);
@@ -185,7 +202,8 @@ function runsShared(request: Exclude<WorkerRequest, { kind: 'close' }>): boolean
   if (request.kind === 'load-policy') return false;
   const version = request.request.policyVersion;
   if (version === undefined) return true;
-  return pendingLoads === 0 && (version === policyVersion || (version === 0 && weightsVersion !== 0));
+  // Version 0 beside another served version: the base model kept beside full weights, or the base adapter's view.
+  return pendingLoads === 0 && (version === policyVersion || (version === 0 && (weightsVersion !== 0 || (transformer.adapter !== null && versions.has(0)))));
 }
 
 function startShared(group: SharedGroup, request: WorkerRequest): void {
@@ -228,6 +246,7 @@ port.on('message', (request: WorkerRequest) => {
   if (request.kind === 'close') {
     openGroup = null;
     void tail.then(async () => {
+      baseView?.dispose();
       transformer.dispose();
       (await baseTransformer)?.dispose();
       port.close();

@@ -20,5 +20,7 @@ describe('runServingBench', () => {
     expect(result.agentSession.secondTurnTtftMs[0]).toBeGreaterThan(0);
     expect(result.whileLongPromptArrives.longPromptTtftMs).toBeGreaterThan(0);
     expect(result.whileTraining?.throughput.map((figure) => figure.stepRunningAtStart)).toEqual([true, true]);
+    expect(result.whileTraining?.whileLongPromptArrives.stepRunningAtStart).toBe(true);
+    expect(result.whileTraining?.whileLongPromptArrives.timePerOutputTokenMs.p50).toBeGreaterThan(0);
   }, 120_000);
 });

@@ -6,7 +6,7 @@
  * - time to first token of an agent session's second turn against its first (goal: at most 0.2×),
  *   each session with its own system prompt so no trial reuses another's prefix;
  * - the time per output token of a running stream while a long prompt arrives;
- * - the same throughput while the trainer steps.
+ * - the same throughput, and the same time per output token, while the trainer steps.
  *
  * The server samples at temperature 1 with a seed per request, so every run asks the same work.
  */
@@ -45,7 +45,12 @@ export interface ServingBenchResult {
   agentSession: { firstTurnTtftMs: number[]; secondTurnTtftMs: number[]; secondOverFirst: number | null };
   whileLongPromptArrives: { timePerOutputTokenMs: { p50: number; p99: number }; longPromptTtftMs: number };
   /** Each figure measured from a moment a training step was running (`stepRunningAtStart`). */
-  whileTraining: { throughput: (ThroughputFigure & { stepRunningAtStart: boolean })[]; trainingStepsDuring: number } | null;
+  whileTraining: {
+    throughput: (ThroughputFigure & { stepRunningAtStart: boolean })[];
+    /** A running stream's time per output token while a long prompt arrives, from a moment a step was running. */
+    whileLongPromptArrives: ServingBenchResult['whileLongPromptArrives'] & { stepRunningAtStart: boolean };
+    trainingStepsDuring: number;
+  } | null;
   goal: { concurrencyScaling: number; secondTurnTtftRatio: number };
 }
 
@@ -205,7 +210,11 @@ export async function runServingBench(options: ServingBenchOptions): Promise<Ser
       throughput.push({ ...(await throughputAt(trained.server.url, concurrency, options.streamTokens, 1000 * concurrency)), stepRunningAtStart: stepping });
       trainingStepsDuring += (await trainingStatus(trained.server.url)).steps - before;
     }
-    return { ...result, whileTraining: { throughput, trainingStepsDuring } };
+    await untilStepping(trained.server.url);
+    const { steps: before, stepping } = await trainingStatus(trained.server.url);
+    const longPrompt = { ...(await whileLongPromptArrives(trained.server.url)), stepRunningAtStart: stepping };
+    trainingStepsDuring += (await trainingStatus(trained.server.url)).steps - before;
+    return { ...result, whileTraining: { throughput, whileLongPromptArrives: longPrompt, trainingStepsDuring } };
   } finally {
     await trained.server.stop();
     rmSync(trained.data, { recursive: true, force: true });
