@@ -1,11 +1,8 @@
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initializeTensorBackend } from '../tensor/index.js';
+import { describe, expect, it } from 'vitest';
+import { goldenFixtures as fixtures, useGoldenModels } from './testing/use-golden-models.js';
 import { loadTransformerFromFolder } from './transformer.js';
-import type { Transformer } from './transformer.js';
 import type { SampleRequest, SampleResult } from './transformer-sampler.js';
-
-const fixtures = join(import.meta.dirname, '__fixtures__', 'golden');
 
 /** A prompt of `length` tokens, distinct per `salt`. */
 function promptOf(length: number, salt: number): number[] {
@@ -50,25 +47,8 @@ function withProgress(request: SampleRequest, tokens: number): { request: Sample
   };
 }
 
-const models: Record<string, Transformer> = {};
-
-beforeAll(async () => {
-  await initializeTensorBackend({ backend: 'wasm' });
-  for (const name of ['llama', 'qwen3']) {
-    // Prefix caching off here: each request must see the same cache state alone and batched.
-    models[name] = await loadTransformerFromFolder(join(fixtures, name), { prefixCacheBytes: 0, batching: { prefillChunkTokens: 8 } });
-  }
-});
-
-afterAll(() => {
-  for (const transformer of Object.values(models)) transformer.dispose();
-});
-
-function model(name: string): Transformer {
-  const transformer = models[name];
-  if (transformer === undefined) throw new Error(`model ${name} not loaded`);
-  return transformer;
-}
+// Prefix caching off here: each request must see the same cache state alone and batched.
+const model = useGoldenModels((folder) => loadTransformerFromFolder(folder, { prefixCacheBytes: 0, batching: { prefillChunkTokens: 8 } }));
 
 describe.each(['llama', 'qwen3'])('continuous batching, %s', (name) => {
   it('gives every request the tokens and log-probs it gets alone, joining and leaving mid-decode', async () => {

@@ -1,12 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import { initializeTensorBackend } from '../tensor/index.js';
+import { goldenFixtures as fixtures, useGoldenModels } from './testing/use-golden-models.js';
 import { loadTransformerFromFolder } from './transformer.js';
-import type { Transformer } from './transformer.js';
 
-const fixtures = join(import.meta.dirname, '__fixtures__', 'golden');
 const prompt = [5, 17, 42, 8, 66];
 
 async function adapterFiles(name: string): Promise<Record<string, Uint8Array>> {
@@ -17,27 +15,12 @@ async function adapterFiles(name: string): Promise<Record<string, Uint8Array>> {
   };
 }
 
-const models: Record<string, Transformer> = {};
-
-beforeAll(async () => {
-  await initializeTensorBackend({ backend: 'wasm' });
-  for (const name of ['llama', 'qwen3']) {
-    const transformer = await loadTransformerFromFolder(join(fixtures, name), { trainParams: 'lora' });
-    // A nonzero adapter, so the cached path is checked with LoRA in every projection.
-    transformer.importAdapter(await adapterFiles(name));
-    models[name] = transformer;
-  }
-});
-
-afterAll(() => {
-  for (const transformer of Object.values(models)) transformer.dispose();
-});
-
-function model(name: string): Transformer {
-  const transformer = models[name];
-  if (transformer === undefined) throw new Error(`model ${name} not loaded`);
+const model = useGoldenModels(async (folder, name) => {
+  const transformer = await loadTransformerFromFolder(folder, { trainParams: 'lora' });
+  // A nonzero adapter, so the cached path is checked with LoRA in every projection.
+  transformer.importAdapter(await adapterFiles(name));
   return transformer;
-}
+});
 
 describe.each(['llama', 'qwen3'])('sampling %s', (name) => {
   it('records log-probs that full re-scoring reproduces, for every one of n batched samples', async () => {
