@@ -20,7 +20,7 @@ import * as tf from '@tensorflow/tfjs';
 import { createSeededRandom } from '../core/seeded-random.js';
 import type { SeededRandom } from '../core/seeded-random.js';
 import type { PrefixCache } from './prefix-cache.js';
-import { cachedLength, raggedHidden } from './ragged-forward.js';
+import { raggedHidden } from './ragged-forward.js';
 import type { RaggedRow } from './ragged-forward.js';
 import { chooseToken } from './sampling-distribution.js';
 import type { SamplingParameters } from './sampling-distribution.js';

@@ -27,7 +27,7 @@ export interface RaggedResult {
 }
 
 /** Length of a row's cache: the position of its first new token. */
-export function cachedLength(cache: readonly LayerCache[] | null): number {
+function cachedLength(cache: readonly LayerCache[] | null): number {
   return cache?.[0]?.key.shape[2] ?? 0;
 }
 
