@@ -93,3 +93,55 @@ describe('anchorLogLikelihood', () => {
     expect(relativeError(weighted!, single!)).toBeLessThan(1e-6);
   });
 });
+
+/** log p(target) with plain ops (tf.logSumExp), differentiated by tfjs itself. */
+function plainTokenLogprobs(hidden: tf.Tensor2D, head: tf.Tensor2D, targets: number[]): tf.Tensor1D {
+  const logits = tf.div(tf.matMul(hidden, head), temperature);
+  const logSoftmax = tf.sub(logits, tf.logSumExp(logits, 1, true));
+  return tf.sum(tf.mul(logSoftmax, tf.oneHot(tf.tensor1d(targets, 'int32'), vocabulary, 1, 0, 'float32')), 1) as tf.Tensor1D;
+}
+
+describe('tokenLogprobs', () => {
+  const targets = tokenIdValues.map((ids) => ids[2]!);
+  for (const keepProbabilities of [false, true]) {
+    for (const chunkRows of [3, 64]) {
+      for (const trainableHead of [false, true]) {
+        test(`values and gradients match plain log-softmax ops (${keepProbabilities ? 'softmax kept' : 'logits rebuilt'} for backward, chunks of ${chunkRows} rows, head ${trainableHead ? 'trained' : 'frozen'})`, () => {
+          const expected = valuesAndGradients((hidden, head) => plainTokenLogprobs(hidden, head, targets));
+          const compute = (hidden: tf.Tensor2D, head: tf.Tensor2D) =>
+            tokenLogprobs(hidden, { matrix: head, transposed: false, otherLayout: null }, tf.tensor1d(targets, 'int32'), {
+              temperature,
+              chunkRows,
+              trainableHead,
+              keepProbabilities,
+            });
+          // A frozen head has no gradient path of its own: differentiate by the hidden rows only.
+          const actual = trainableHead
+            ? valuesAndGradients(compute)
+            : tf
+                .tidy(() => {
+                  const hidden = tf.tensor2d(hiddenValues, [rows, width]);
+                  const head = tf.tensor2d(headValues, [width, vocabulary]);
+                  const weights = tf.tensor1d(rowWeights);
+                  return [compute(hidden, head), tf.grad((h) => tf.sum(tf.mul(compute(h as tf.Tensor2D, head), weights)))(hidden)];
+                })
+                .map((tensor) => Float32Array.from(tensor.dataSync()));
+          expect(relativeError(actual[0]!, expected[0]!), 'values').toBeLessThan(1e-5);
+          expect(relativeError(actual[1]!, expected[1]!), 'd hidden').toBeLessThan(1e-5);
+          if (trainableHead) expect(relativeError(actual[2]!, expected[2]!), 'd head').toBeLessThan(1e-5);
+        });
+      }
+    }
+  }
+
+  test('a target far below the others keeps its exact log-prob (no softmax underflow)', () => {
+    // Logits 0 and −200: the target's probability (e^−200) underflows float32, its log-prob does not.
+    const values = tf.tidy(() => {
+      const hidden = tf.tensor2d([[1]]);
+      const head = { matrix: tf.tensor2d([[0, -200, 0, 0]]), transposed: false, otherLayout: null };
+      return tokenLogprobs(hidden, head, tf.tensor1d([1], 'int32'), { temperature: 1, chunkRows: 64, trainableHead: false, keepProbabilities: true });
+    });
+    expect(values.dataSync()[0]).toBeCloseTo(-200 - Math.log(3), 4);
+    values.dispose();
+  });
+});

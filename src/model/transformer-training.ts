@@ -105,6 +105,9 @@ export interface GradientAccumulator {
   clear(): void;
 }
 
+/** Most bytes of target softmax kept from forward to backward in one forwardBackward call. */
+export const keptProbabilityBytes = 64 * 1024 * 1024;
+
 function activationBytesPerToken(model: ForwardModel, length: number, recompute: boolean): number {
   const { hiddenSize: d, intermediateSize: f, headCount, headDim, keyValueHeadCount, layerCount } = model.shape;
   const perLayer = 14 * d + 8 * headCount * headDim + 4 * keyValueHeadCount * headDim + 3 * headCount * length + 6 * f;
@@ -168,7 +171,15 @@ export function createGradientAccumulator(): GradientAccumulator {
       const variables = [...trainable.variables.values()];
       const keptBytes = totalTokens * activationBytesPerToken(model, longest, false);
       const recompute = request.recompute ?? keptBytes > 512 * 1024 * 1024;
-      const neededBytes = totalTokens * activationBytesPerToken(model, longest, recompute) + 3 * 4 * model.shape.hiddenSize * longest * model.shape.layerCount;
+      // The target log-probs keep their softmax for backward (one head product fewer) while all
+      // sequences' [targets, V] blocks together stay under keptProbabilityBytes.
+      const targetCount = sequences.reduce((count, sequence) => count + sequence.tokenIds.length - (sequence.targetStart ?? 1), 0);
+      const probabilityBytes = 4 * targetCount * model.shape.vocabSize;
+      const keepProbabilities = probabilityBytes <= keptProbabilityBytes;
+      const neededBytes =
+        totalTokens * activationBytesPerToken(model, longest, recompute) +
+        3 * 4 * model.shape.hiddenSize * longest * model.shape.layerCount +
+        (keepProbabilities ? probabilityBytes : 0);
       ensureFits(neededBytes, { purpose: `training on ${totalTokens} tokens` });
       const chunkRows = defaultChunkRows(model.shape.vocabSize);
       const kept: tf.Tensor1D[] = [];
@@ -188,6 +199,7 @@ export function createGradientAccumulator(): GradientAccumulator {
             temperature,
             chunkRows,
             trainableHead: model.parameters.trainable,
+            keepProbabilities,
           });
           kept.push(tf.keep(logprobs));
           const support = supportLogprobs(sequence.supportTokenIds, sequence.tokenIds.slice(start), (columnTargets) =>

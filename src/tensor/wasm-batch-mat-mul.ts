@@ -1,5 +1,6 @@
 import type { KernelConfig, KernelFunc, NamedAttrMap, TensorInfo } from '@tensorflow/tfjs';
 import { ClawrlError } from '../spec/clawrl-error.js';
+import { transposedOperandCache } from './transposed-operand-cache.js';
 import {
   HeapScope,
   heapFloat32,
@@ -373,6 +374,12 @@ function batchMatMul(args: { inputs: { a?: TensorInfo; b?: TensorInfo }; backend
     batchIndexA: batchIndexMap(outputBatchShape, batchShapeA),
     batchIndexB: batchIndexMap(outputBatchShape, batchShapeB),
   };
+  if (transposeB && problem.b.batch === 1 && forcedPlan === undefined) {
+    // A recurring Wᵀ (backward through a frozen linear): its kept copy makes this a forward product.
+    const source = { id: dataB.id, offset: dataB.memoryOffset };
+    const copy = transposedOperandCache(backend).lookup(dataB.id, n * k, (target) => transposeInto(backend, source, 1, n, k, target));
+    if (copy !== undefined) Object.assign(problem, { b: { ...copy, batch: 1, rows: k, columns: n, original: true }, transposeB: false });
+  }
   const plan = forcedPlan ?? chooseMatMulPlan(problem);
   const scope = new HeapScope(backend);
   try {

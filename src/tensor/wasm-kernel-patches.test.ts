@@ -89,6 +89,30 @@ describe('OneHot on wasm', () => {
   });
 });
 
+describe('GatherV2 on wasm', () => {
+  test('row gathers (float and int, 1-D and 2-D indices, repeats) and every other gather match the cpu backend', async () => {
+    const table = randomValues(10 * 3 * 2, 31);
+    const integers = Float32Array.from(randomIntegers(10 * 3, 32, 90));
+    const { cpu, wasm } = await onBothBackends(tf, () => [
+      tf.gather(tf.tensor(table, [10, 6]), tf.tensor1d([3, 0, 9, 3], 'int32')),
+      tf.gather(tf.tensor(table, [10, 3, 2]), tf.tensor2d([[1, 2], [2, 8]], [2, 2], 'int32')),
+      tf.cast(tf.gather(tf.tensor(integers, [10, 3], 'int32'), tf.tensor1d([4, 4, 0], 'int32')), 'float32'),
+      tf.gather(tf.tensor1d(table.slice(0, 10)), tf.tensor1d([9, 1], 'int32')),
+      tf.gather(tf.tensor(table, [10, 6]), tf.tensor1d([5, 0], 'int32'), 1),
+      tf.gather(tf.tensor(table, [10, 6]), tf.tensor1d([2, 3], 'int32'), -2),
+      tf.gather(tf.tensor(table, [10, 6]), tf.tensor1d([], 'int32')),
+    ]);
+    expect(wasm).toEqual(cpu);
+  });
+
+  test('an index out of range fails as on the stock kernel', async () => {
+    await tf.setBackend('wasm');
+    const table = tf.tensor(randomValues(4 * 2, 33), [4, 2]);
+    expect(() => tf.gather(table, tf.tensor1d([1, 4], 'int32'))).toThrow(/index value 4 is not in \[0, 3\]/);
+    table.dispose();
+  });
+});
+
 describe('UnsortedSegmentSum on wasm', () => {
   test('matches the cpu backend for float and int inputs, dropping out-of-range ids', async () => {
     const floats = randomValues(6 * 4, 11);

@@ -4,12 +4,12 @@ import '@tensorflow/tfjs-backend-wasm';
 import type { KernelConfig, KernelFunc, NamedAttrMap, TensorInfo } from '@tensorflow/tfjs';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { wasmBatchMatMulConfig } from './wasm-batch-mat-mul.js';
-import { heapTypedArray, wasmInternals } from './wasm-backend-internals.js';
+import { heapTypedArray, tensorData, wasmInternals } from './wasm-backend-internals.js';
 
 /*
  * Kernel replacements for tfjs-backend-wasm 4.22 (see the engine spike): BatchMatMul lowered to
  * XNNPACK, Identity and same-dtype Cast sharing buffers, the missing UnsortedSegmentSum (the
- * gradient of tf.gather), and fixes for two stock kernels that return wrong values (Cast to bool,
+ * gradient of tf.gather), a row-copy GatherV2, and fixes for two stock kernels that return wrong values (Cast to bool,
  * OneHot with a float dtype). They use internal kernel APIs; tfjs is pinned, and the tests beside this
  * file compare every patched kernel against the cpu backend.
  */
@@ -113,6 +113,41 @@ function oneHot(args: KernelArguments): TensorInfo {
   return out;
 }
 
+/**
+ * Rows of x by index (axis 0, no batch dimensions: an embedding lookup) as one heap copy per row.
+ * The stock kernel walks every element with stride arithmetic, ~2 ms for 256 rows of a
+ * [8192, 256] embedding. Other gathers, other dtypes and out-of-range indices (whose error the
+ * stock kernel raises) go to the stock kernel.
+ */
+function makeGather(stockGather: KernelFunc | undefined): (args: KernelArguments) => TensorInfo {
+  return (args) => {
+    const x = requiredInput(args, 'x');
+    const indices = requiredInput(args, 'indices');
+    const axis = Number(args.attrs?.['axis'] ?? 0);
+    const rowCount = x.shape[0] ?? 0;
+    const stock = () => {
+      if (stockGather === undefined) throw new ClawrlError('internal_error', 'the stock wasm GatherV2 kernel is missing');
+      return stockGather(args as unknown as Parameters<KernelFunc>[0]) as TensorInfo;
+    };
+    const rowsAxis = axis === 0 || axis === -x.shape.length;
+    if (!rowsAxis || Number(args.attrs?.['batchDims'] ?? 0) !== 0 || x.shape.length === 0) return stock();
+    if ((x.dtype !== 'float32' && x.dtype !== 'int32') || indices.dtype !== 'int32') return stock();
+    const backend = wasmInternals(args.backend);
+    if (heapTypedArray(backend, indices).some((index) => index < 0 || index >= rowCount)) return stock();
+    const rowShape = x.shape.slice(1);
+    const rowBytes = 4 * rowShape.reduce((product, size) => product * size, 1);
+    const out = backend.makeOutput([...indices.shape, ...rowShape], x.dtype);
+    // Read after makeOutput: its allocation may grow (and detach) the heap.
+    const heap = backend.wasm.HEAPU8;
+    const source = tensorData(backend, x).memoryOffset;
+    const target = tensorData(backend, out).memoryOffset;
+    heapTypedArray(backend, indices).forEach((index, row) => {
+      heap.copyWithin(target + row * rowBytes, source + index * rowBytes, source + (index + 1) * rowBytes);
+    });
+    return out;
+  };
+}
+
 let patchesApplied = false;
 const stockKernels = new Map<string, KernelConfig>();
 
@@ -127,15 +162,23 @@ function replaceKernel(config: KernelConfig): void {
 
 /**
  * Registers the replacement kernels for the 'wasm' backend. Idempotent, and safe before or after
- * the backend initialises: none of the replacements needs a setup function.
+ * the backend initialises: the only setup function (GatherV2's fallback) is the stock one.
  */
 export function applyWasmKernelPatches(): void {
   if (patchesApplied) return;
   const stockCast = tf.getKernel('Cast', 'wasm')?.kernelFunc;
+  const stockGather = tf.getKernel('GatherV2', 'wasm');
   replaceKernel(wasmBatchMatMulConfig);
   replaceKernel({ kernelName: 'Identity', backendName: 'wasm', kernelFunc: identity as unknown as KernelFunc });
   replaceKernel({ kernelName: 'Cast', backendName: 'wasm', kernelFunc: makeCast(stockCast) as unknown as KernelFunc });
   replaceKernel({ kernelName: 'OneHot', backendName: 'wasm', kernelFunc: oneHot as unknown as KernelFunc });
+  // The fallback calls the stock kernel, whose setup (its cwrap) must still run when the backend starts.
+  replaceKernel({
+    kernelName: 'GatherV2',
+    backendName: 'wasm',
+    ...(stockGather?.setupFunc === undefined ? {} : { setupFunc: stockGather.setupFunc }),
+    kernelFunc: makeGather(stockGather?.kernelFunc) as unknown as KernelFunc,
+  });
   replaceKernel({
     kernelName: 'UnsortedSegmentSum',
     backendName: 'wasm',
@@ -161,4 +204,4 @@ export function removeWasmKernelPatches(): void {
 }
 
 /** Kernel names this module replaces or adds on the wasm backend. */
-export const patchedWasmKernels = ['BatchMatMul', 'Identity', 'Cast', 'OneHot', 'UnsortedSegmentSum'] as const;
+export const patchedWasmKernels = ['BatchMatMul', 'Identity', 'Cast', 'OneHot', 'GatherV2', 'UnsortedSegmentSum'] as const;
