@@ -7,6 +7,11 @@ import { messageIdPattern, topicPattern } from '../spec/task-queue.js';
 import type { QueuePayload } from '../spec/task-queue.js';
 import type { DecodedPayload } from './event-wire.js';
 
+/** The ack wait of both adapters when none is given: long enough for one rollout step between `working()` calls. */
+export const defaultQueueAckWaitMs = 60_000;
+/** The duplicate window of both adapters when none is given: a manager restarted within a day publishes no task twice. */
+export const defaultQueueDuplicateWindowMs = 24 * 60 * 60 * 1000;
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 

@@ -8,7 +8,7 @@ import type { Logger } from '../../spec/logger.js';
 import { silentLogger } from '../../spec/logger.js';
 import type { QueueMessage, TaskQueue } from '../../spec/task-queue.js';
 import { checkConsumerName } from '../event-wire.js';
-import { checkMessageId, checkTopic, decodeQueuePayload, encodeQueuePayload } from '../queue-wire.js';
+import { checkMessageId, checkTopic, decodeQueuePayload, defaultQueueAckWaitMs, defaultQueueDuplicateWindowMs, encodeQueuePayload } from '../queue-wire.js';
 import { deliverMemoryMessages } from './deliver-memory-messages.js';
 import { createMemoryEventBroker } from './memory-event-broker.js';
 import type { MemoryEventBroker } from './memory-event-broker.js';
@@ -23,11 +23,6 @@ export interface MemoryTaskQueueOptions {
   /** Where malformed messages are reported. */
   logger?: Logger;
 }
-
-/** The ack wait of both adapters when none is given: long enough for one rollout between `working()` calls. */
-export const defaultQueueAckWaitMs = 60_000;
-/** The duplicate window of both adapters when none is given: a manager restarted within a day publishes no task twice. */
-export const defaultQueueDuplicateWindowMs = 24 * 60 * 60 * 1000;
 
 export function createMemoryTaskQueue(options: MemoryTaskQueueOptions = {}): TaskQueue {
   const broker = options.broker ?? createMemoryEventBroker();
