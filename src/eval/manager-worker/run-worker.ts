@@ -10,7 +10,7 @@
  * as the first one's (`<run>/<task id>`), so a task whose first worker published and then died
  * before its ack still reaches the manager once.
  */
-import type { EnvironmentOutcome, EnvironmentTask } from '../../spec/environment.js';
+import type { EnvironmentOutcome } from '../../spec/environment.js';
 import type { Logger } from '../../spec/logger.js';
 import type { QueueMessage, TaskQueue } from '../../spec/task-queue.js';
 import { resultsTopicOf, rolloutMessageIdOf, taskMessageSchema, tasksTopicOf } from './rollout-queue-api.js';
@@ -24,8 +24,8 @@ export interface SolvedRollout {
   transcript: TranscriptSummary;
 }
 
-/** One rollout of the task through the gateway, in session `sessionId`. */
-export type SolveTask = (task: EnvironmentTask, sessionId: string, signal: AbortSignal) => Promise<SolvedRollout>;
+/** One rollout of the message's task through the gateway, in session `sessionId`. */
+export type SolveTask = (message: TaskMessage, sessionId: string, signal: AbortSignal) => Promise<SolvedRollout>;
 
 export interface WorkerOptions {
   queue: TaskQueue;
@@ -77,7 +77,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     }, Math.max(100, Math.floor(options.queue.ackWaitMs / 3)));
     try {
       const sessionId = options.createSessionId(taskMessage);
-      const solved = await options.solve(taskMessage.task, sessionId, stopping.signal);
+      const solved = await untilAborted(options.solve(taskMessage, sessionId, stopping.signal), stopping.signal);
       const result: ResultMessage = { run: taskMessage.run, environment: options.environment, task: taskMessage.task, ...solved, worker: options.worker };
       const { duplicate } = await options.queue.publish(resultsTopicOf(options.environment), result, { id: rolloutMessageIdOf(taskMessage.run, taskMessage.task.id) });
       clearInterval(heartbeat);
@@ -120,4 +120,14 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       await done.catch(() => undefined);
     },
   };
+}
+
+/** The rollout's result, or a rejection as soon as the worker stops: a stopping worker gives its task back without waiting for a reply. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('the worker is stopping'));
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(new Error('the worker is stopping'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
