@@ -27,6 +27,9 @@ import { runRejudgeCommand } from './rejudge-command.js';
 import { runSamplesExportCommand } from './samples-export-command.js';
 import { resolveServerUrl } from './resolve-server-url.js';
 import { activatePolicy, formatPolicies, listPolicies } from './policy-command.js';
+import { startManagerProcess } from './manager-command.js';
+import { startWorkerProcess } from './worker-command.js';
+import { runUntilSignal } from './run-until-signal.js';
 import { defaultMaxWaitMinutes, defaultPersonalizeSessions, explicitKeysOf, formatPersonalizeResult, personalizeHelp, personalizeSchema, runPersonalizeCommand, type PersonalizeCommandOptions } from './eval-command.js';
 
 /**
@@ -250,6 +253,45 @@ addExperimentOptions(
       fail(error);
     }
   });
+
+const queueHelp: Record<string, string> = {
+  bus: 'memory | nats: the queue of tasks and results (memory only with --workers, in this one process)',
+  url: 'the clawrl server the rollouts run through and the appraisals go to (default: as clawrl status finds it)',
+  apiKey: 'key sent to the server (the first, if repeated; "tenant=key" sends key)',
+  adminKey: 'admin key: the manager reads a turn\'s feedback through the admin routes, so a redelivered result is not appraised twice',
+  maxTokens: 'max_tokens of each rollout request',
+  temperature: 'temperature of each rollout request (default: the server\'s)',
+};
+
+addOptions(
+  program.command('manager').description('publish an environment\'s tasks on the bus, appraise the workers\' results and post the appraisals as feedback (docs/environments.md)'),
+  commandSchemas.manager,
+  { ...queueHelp, judge: 'verifier | rules | openai: what appraises a result (default: the environment\'s verifier; openai needs --judge-url and --judge-model)' },
+).action(async (_options: unknown, command: Command) => {
+  try {
+    const logger = createConsoleLogger();
+    const configuration = configurationOf(command, commandSchemas.manager, logger);
+    const running = await startManagerProcess(configuration, serverUrlOf(command, configuration.url), logger);
+    runUntilSignal(running, running.readyLine, logger);
+  } catch (error) {
+    fail(error);
+  }
+});
+
+addOptions(
+  program.command('worker').description('take an environment\'s tasks from the bus, solve each through a clawrl server, publish the results (docs/environments.md)'),
+  commandSchemas.worker,
+  queueHelp,
+).action(async (_options: unknown, command: Command) => {
+  try {
+    const logger = createConsoleLogger();
+    const configuration = configurationOf(command, commandSchemas.worker, logger);
+    const running = await startWorkerProcess(configuration, serverUrlOf(command, configuration.url), logger);
+    runUntilSignal(running, configuration.json ? JSON.stringify({ ready: 'worker', environment: configuration.env }) : 'clawrl ready worker', logger);
+  } catch (error) {
+    fail(error);
+  }
+});
 
 const policy = program.command('policy').description('policy versions of a running server');
 addOptions(policy.command('list').description('list versions, the base first; * marks the one served'), commandSchemas.client).action(
