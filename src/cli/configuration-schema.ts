@@ -125,7 +125,7 @@ export const configurationSections = {
   }),
   queue: z.object({
     env: option(z.string().min(1).optional(), {
-      flag: '--env <name|module>',
+      flag: '--env <environment>',
       description: 'manager, worker: the environment, arithmetic | tool-calc | terminal, or a module exporting an EnvironmentDefinition (./my-env.js); its topics are tasks.<name> and results.<name>',
     }),
     tasks: option(positive().default(8), { flag: '--tasks <n>', description: "manager: how many of the environment's tasks the run publishes" }),
