@@ -1,9 +1,10 @@
 /**
  * One rollout of one environment through a server's HTTP API, with the official `openai` client:
  * the route agents use, so the server records, judges and trains on it exactly like live traffic.
- * Every request carries the episode's session (`X-Session-Id`), `X-Turn-Type: main` and the
- * rollout's marks (`rolloutHeaders`); each response's `X-Clawrl-Turn-Id` names the turn the server
- * recorded. The environment answers each reply until it is done or `maxTurns` replies were
+ * Every request carries the episode's session (`X-Session-Id`) and `X-Turn-Type: main` (`side`
+ * for held-out evaluation); each response's `X-Clawrl-Turn-Id` names the turn the server recorded,
+ * which is what the driver's feedback later refers to (the group and rewards travel there, see
+ * `run-rollout.ts`). The environment answers each reply until it is done or `maxTurns` replies were
  * given; an episode cut off there is scored by the verifier on an empty outcome.
  *
  * Requests are never retried: a retried main turn would be recorded twice in its session.
@@ -12,23 +13,6 @@ import type OpenAI from 'openai';
 import type { ChatMessage } from '../../spec/chat.js';
 import type { EnvironmentDefinition, EnvironmentOutcome, EnvironmentTask, Verdict } from '../../spec/environment.js';
 import { fromWireAssistant, toWireMessage, toWireTool } from './episode-chat-api.js';
-
-/** How a rollout's requests say which run, step and group they belong to (read by the server's rollout route). */
-export interface RolloutMarks {
-  runId: string;
-  environment: string;
-  step: number;
-  group: string;
-}
-
-export function rolloutHeaders(marks: RolloutMarks): Record<string, string> {
-  return {
-    'x-clawrl-rollout-run': marks.runId,
-    'x-clawrl-rollout-environment': marks.environment,
-    'x-clawrl-rollout-step': String(marks.step),
-    'x-clawrl-rollout-group': marks.group,
-  };
-}
 
 export interface EpisodeSampling {
   temperature?: number;
@@ -42,7 +26,7 @@ export interface EpisodeOptions {
   definition: EnvironmentDefinition;
   task: EnvironmentTask;
   sessionId: string;
-  /** Extra request headers (the rollout's marks); absent for held-out evaluation runs. */
+  /** Extra request headers (a tenant's routing, say); the session and turn type are set here. */
   headers?: Record<string, string>;
   sampling?: EpisodeSampling;
   /** `side` for held-out evaluation: recorded, never judged or trained on (default `main`). */

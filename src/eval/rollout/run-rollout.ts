@@ -23,7 +23,7 @@ import { groupAdvantages, integratedReward, type RewardMode } from '../../core/g
 import type { EnvironmentDefinition } from '../../spec/environment.js';
 import type { RolloutClient } from './rollout-client.js';
 import type { RolloutStep } from './rollout-result.js';
-import { rolloutHeaders, runEpisode, type EpisodeResult, type EpisodeSampling } from './run-episode.js';
+import { runEpisode, type EpisodeResult, type EpisodeSampling } from './run-episode.js';
 
 export interface RolloutRunOptions {
   client: RolloutClient;
@@ -116,7 +116,6 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
         definition,
         task,
         sessionId: `${options.runId}-s${step}-t${taskIndex}-g${member}`,
-        headers: rolloutHeaders({ runId: options.runId, environment: definition.name, step, group: `${options.runId}-s${step}-t${taskIndex}` }),
         sampling: { ...options.sampling, seed: deriveSamplingSeed(options.seed, 'rollout', step, taskIndex, member) },
       }),
     );
