@@ -116,14 +116,23 @@ async function admin<T>(route: string): Promise<T> {
   return (await response.json()) as T;
 }
 
+interface FeedbackRecord {
+  score: number | null;
+  rollout: { runId: string; environment: string; outcomeReward: number } | null;
+}
+
+const feedbackSeen: FeedbackRecord[] = [];
+
 /** Feedback records per task of the run, read from the server's store through the admin routes. */
 async function feedbackByTask(): Promise<Map<string, number>> {
+  feedbackSeen.length = 0;
   const sessions = await admin<{ data: { id: string; turnIds: string[] }[] }>('/admin/sessions?limit=1000');
   const counts = new Map<string, number>();
   for (const session of sessions.data.filter((candidate) => candidate.id.startsWith(`${run}-`))) {
     const taskId = session.id.slice(run.length + 1).replace(/-[0-9a-f]{8}$/, '');
     for (const turnId of session.turnIds) {
-      const turn = await admin<{ feedback: unknown[] }>(`/admin/turns/${turnId}`);
+      const turn = await admin<{ feedback: FeedbackRecord[] }>(`/admin/turns/${turnId}`);
+      feedbackSeen.push(...turn.feedback);
       counts.set(taskId, (counts.get(taskId) ?? 0) + turn.feedback.length);
     }
   }
@@ -185,6 +194,11 @@ describe('clawrl manager and clawrl worker over NATS', () => {
     const counts = await feedbackByTask();
     expect([...counts.values()]).toEqual(Array.from({ length: taskCount }, () => 1));
     expect(counts.get(abandonedTask)).toBe(1);
+    // The verifier's verdict, marked as a rollout's so the turn's sample says where its reward came from.
+    for (const feedback of feedbackSeen) {
+      expect(feedback.rollout).toMatchObject({ runId: run, environment: 'arithmetic' });
+      expect(feedback.score).toBe(feedback.rollout?.outcomeReward === 1 ? 1 : -1);
+    }
 
     const appraisals = [...firstManager.lines, ...secondManager.lines].filter((line) => line.includes('"feedbackId"')).map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(new Set(appraisals.map((appraisal) => appraisal['taskId'])).size).toBe(appraisals.length);

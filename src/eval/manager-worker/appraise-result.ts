@@ -20,6 +20,8 @@ export interface Appraisal {
   appraiser: string;
   /** The verifier's verdict; null for a judge. */
   correct: boolean | null;
+  /** The verifier's outcome reward; null for a judge. */
+  outcomeReward: number | null;
 }
 
 /** Null when the appraiser could not decide (no readable judge vote): the result is tried again later. */
@@ -32,7 +34,7 @@ export function scoreOfReward(reward: number): number {
 export function createVerifierAppraiser(environment: EnvironmentDefinition): AppraiseResult {
   return async (task, result) => {
     const verdict = environment.verify(task, result.outcome);
-    return { score: scoreOfReward(verdict.reward), text: `The checker's verdict: ${verdict.detail}.`, appraiser: 'verifier', correct: verdict.correct };
+    return { score: scoreOfReward(verdict.reward), text: `The checker's verdict: ${verdict.detail}.`, appraiser: 'verifier', correct: verdict.correct, outcomeReward: verdict.reward };
   };
 }
 
@@ -55,6 +57,6 @@ export function createJudgeAppraiser(environment: EnvironmentDefinition, judge: 
       signal,
     );
     if (judged.score === null) return null;
-    return { score: judged.score, text: null, appraiser: judge.judgeId, correct: null };
+    return { score: judged.score, text: null, appraiser: judge.judgeId, correct: null, outcomeReward: null };
   };
 }

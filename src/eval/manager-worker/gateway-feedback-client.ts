@@ -4,6 +4,7 @@
  * redelivered result harmless when an earlier manager posted its appraisal and died before the ack.
  */
 import { ClawrlError } from '../../spec/clawrl-error.js';
+import type { RolloutFeedback } from '../rollout/rollout-client.js';
 
 export interface GatewayFeedbackClientOptions {
   /** The gateway's base URL, e.g. `http://127.0.0.1:8400`. */
@@ -19,6 +20,8 @@ export interface FeedbackPost {
   turnId: string;
   score: number;
   text: string | null;
+  /** Where the score came from, stored with the feedback so the turn's sample says it is a rollout's. */
+  rollout: NonNullable<RolloutFeedback['rollout']>;
 }
 
 export interface GatewayFeedbackClient {
@@ -64,7 +67,7 @@ export function createGatewayFeedbackClient(options: GatewayFeedbackClientOption
       const body = await call('/v1/feedback', {
         method: 'POST',
         key: options.apiKey ?? options.adminKey,
-        body: { turn_id: feedback.turnId, score: feedback.score, ...(feedback.text === null ? {} : { text: feedback.text }) },
+        body: { turn_id: feedback.turnId, score: feedback.score, ...(feedback.text === null ? {} : { text: feedback.text }), rollout: feedback.rollout },
       });
       return Number(body['id']);
     },

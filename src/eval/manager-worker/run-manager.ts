@@ -115,7 +115,22 @@ export async function startManager(options: ManagerOptions): Promise<RunningMana
       }
       const appraisal = await options.appraise(task, result, stopping.signal);
       if (appraisal === null) throw new ClawrlError('upstream_error', 'the judge gave no readable verdict', { retryable: true });
-      const feedbackId = await options.gateway.postFeedback({ turnId, score: appraisal.score, text: appraisal.text });
+      const feedbackId = await options.gateway.postFeedback({
+        turnId,
+        score: appraisal.score,
+        text: appraisal.text,
+        // Each bus rollout is a group of one (step 0): its score is its reward, and it has no group advantage.
+        rollout: {
+          run_id: run,
+          environment: environment.name,
+          step: 0,
+          group: `${run}-${task.id}`,
+          outcome_reward: appraisal.outcomeReward ?? appraisal.score,
+          process_reward: null,
+          reward: appraisal.score,
+          advantage: null,
+        },
+      });
       appraised.add(task.id);
       await message.ack();
       const record: AppraisalRecord = {

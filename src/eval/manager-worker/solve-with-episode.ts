@@ -1,13 +1,13 @@
 /**
  * What `clawrl worker` does with a task: one rollout with the rollout driver's episode runner
- * (`run-episode.ts`, the official `openai` client against the gateway), its requests marked as a
- * rollout of the manager's run, so the server records, judges and trains on it like the rollout
- * driver's; then the summary a result carries.
+ * (`run-episode.ts`, the official `openai` client against the gateway), so the server records and
+ * judges it like any traffic; then the summary a result carries. The manager's feedback marks the
+ * turn as a rollout's.
  */
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { EnvironmentDefinition } from '../../spec/environment.js';
 import type { RolloutClient } from '../rollout/rollout-client.js';
-import { rolloutHeaders, runEpisode, type EpisodeResult, type EpisodeSampling } from '../rollout/run-episode.js';
+import { runEpisode, type EpisodeResult, type EpisodeSampling } from '../rollout/run-episode.js';
 import type { SolveTask } from './run-worker.js';
 import type { TranscriptSummary } from './rollout-queue-api.js';
 
@@ -30,15 +30,13 @@ export function summarizeEpisode(episode: EpisodeResult): TranscriptSummary {
 }
 
 export function solveWithEpisode(options: SolveWithEpisodeOptions): SolveTask {
-  return async ({ run, task }, sessionId) => {
+  return async ({ task }, sessionId) => {
     const episode = await runEpisode({
       client: options.client.openai,
       model: await options.client.modelName(),
       definition: options.definition,
       task,
       sessionId,
-      // One rollout per task: each is its own group of one.
-      headers: rolloutHeaders({ runId: run, environment: options.definition.name, step: 0, group: `${run}-${task.id}` }),
       ...(options.sampling === undefined ? {} : { sampling: options.sampling }),
     });
     if (episode.turnIds.length === 0) {
