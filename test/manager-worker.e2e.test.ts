@@ -211,4 +211,30 @@ describe('clawrl manager and clawrl worker over NATS', () => {
     expect(workerB.stderr()).toMatch(new RegExp(`worker took task .*task=${abandonedTask} redelivery=[1-9]`));
     await Promise.all([secondManager.stop(), workerB.stop()]);
   }, 300_000);
+
+  it('says what is wrong in one line and exits non-zero when it cannot start', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['worker', '--bus', 'nats', '--bus-url', testNatsUrl, '--url', server.url], /--env <environment>/],
+      [['worker', '--env', 'arithmetic', '--url', server.url], /needs --bus nats/],
+      [['manager', '--env', 'arithmetic', '--url', server.url], /--workers <n>/],
+      [['manager', '--env', 'no-such-env', '--bus', 'nats', '--bus-url', testNatsUrl, '--url', server.url], /Unknown environment 'no-such-env'/],
+      [['worker', '--env', 'arithmetic', '--bus', 'nats', '--bus-url', testNatsUrl, '--url', 'http://127.0.0.1:9'], /Cannot reach clawrl at http:\/\/127\.0\.0\.1:9/],
+      [['manager', '--env', 'arithmetic', '--bus', 'nats', '--bus-url', 'nats://127.0.0.1:9', '--url', server.url], /cannot reach NATS at nats:\/\/127\.0\.0\.1:9/],
+      [['manager', '--env', 'arithmetic', '--bus', 'nats', '--bus-url', testNatsUrl, '--url', server.url, '--judge', 'policy'], /--judge/],
+    ];
+    for (const [argumentsList, pattern] of cases) {
+      const started = startCli(argumentsList);
+      const code = await new Promise<number | null>((resolve) => {
+        if (started.child.exitCode !== null) resolve(started.child.exitCode);
+        else started.child.once('exit', (exitCode) => resolve(exitCode));
+      });
+      await started.kill();
+      const failures = started.stderr().split('\n').filter((line) => line.startsWith('clawrl: '));
+      expect(code, started.stderr()).not.toBe(0);
+      expect(code, started.stderr()).not.toBeNull();
+      expect(failures, started.stderr()).toHaveLength(1);
+      expect(failures[0]).toMatch(pattern);
+      expect(started.stderr()).not.toMatch(/^\s+at /m);
+    }
+  }, 120_000);
 });

@@ -32,7 +32,7 @@ export async function openEnvironmentAndServer(
   url: string,
 ): Promise<{ definition: EnvironmentDefinition; client: RolloutClient }> {
   if (configuration.env === undefined) {
-    throw new ClawrlError('configuration_error', 'Give the environment with --env <name|module> (or CLAWRL_ENV), e.g. --env arithmetic.', { param: 'env' });
+    throw new ClawrlError('configuration_error', 'Give the environment with --env <environment> (or CLAWRL_ENV), e.g. --env arithmetic.', { param: 'env' });
   }
   const definition = await loadEnvironment(configuration.env, process.cwd());
   const client = createRolloutClient({ url, apiKey: clientKeyOf(configuration.apiKey), adminKey: configuration.adminKey });
