@@ -36,6 +36,13 @@ export function decodeQueuePayload(data: Uint8Array): DecodedPayload<QueuePayloa
   return isJsonObject(value) ? { ok: true, payload: value } : { ok: false, reason: 'not a JSON object' };
 }
 
+/** Everything a publish checks before it touches the wire: the topic, the id, and the payload, encoded. */
+export function encodeQueuePublish(topic: string, payload: QueuePayload, id: string | undefined): Uint8Array {
+  checkTopic(topic);
+  checkMessageId(id);
+  return encodeQueuePayload(payload);
+}
+
 export function checkTopic(topic: string): void {
   if (typeof topic !== 'string' || !topicPattern.test(topic)) {
     throw new ClawrlError('invalid_request', `invalid topic "${String(topic)}": use dot-separated kebab-case tokens, e.g. tasks.tool-calc`, { param: 'topic' });

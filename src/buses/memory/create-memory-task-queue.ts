@@ -8,7 +8,7 @@ import type { Logger } from '../../spec/logger.js';
 import { silentLogger } from '../../spec/logger.js';
 import type { QueueMessage, TaskQueue } from '../../spec/task-queue.js';
 import { checkConsumerName } from '../event-wire.js';
-import { checkMessageId, checkTopic, decodeQueuePayload, defaultQueueAckWaitMs, defaultQueueDuplicateWindowMs, encodeQueuePayload } from '../queue-wire.js';
+import { checkTopic, decodeQueuePayload, defaultQueueAckWaitMs, defaultQueueDuplicateWindowMs, encodeQueuePublish } from '../queue-wire.js';
 import { deliverMemoryMessages } from './deliver-memory-messages.js';
 import { createMemoryEventBroker } from './memory-event-broker.js';
 import type { MemoryEventBroker } from './memory-event-broker.js';
@@ -38,10 +38,8 @@ export function createMemoryTaskQueue(options: MemoryTaskQueueOptions = {}): Tas
   return {
     ackWaitMs,
     async publish(topic, payload, publishOptions = {}) {
-      checkTopic(topic);
-      checkMessageId(publishOptions.id);
+      const data = encodeQueuePublish(topic, payload, publishOptions.id);
       assertOpen();
-      const data = encodeQueuePayload(payload);
       const appended = broker.append(topic, data, publishOptions.id === undefined ? undefined : { id: publishOptions.id, windowMs });
       return { duplicate: !appended };
     },

@@ -13,7 +13,7 @@ import type { Logger } from '../../spec/logger.js';
 import { silentLogger } from '../../spec/logger.js';
 import type { QueueMessage, TaskQueue } from '../../spec/task-queue.js';
 import { checkConsumerName } from '../event-wire.js';
-import { checkMessageId, checkTopic, decodeQueuePayload, defaultQueueAckWaitMs, defaultQueueDuplicateWindowMs, encodeQueuePayload } from '../queue-wire.js';
+import { checkTopic, decodeQueuePayload, defaultQueueAckWaitMs, defaultQueueDuplicateWindowMs, encodeQueuePublish } from '../queue-wire.js';
 import { ensureNatsDurableConsumer, ensureNatsStream, messageOf } from './nats-event-stream.js';
 import { connectToNats, pullNatsMessages } from './pull-nats-messages.js';
 
@@ -91,10 +91,8 @@ export async function createNatsTaskQueue(options: NatsTaskQueueOptions): Promis
   return {
     ackWaitMs,
     async publish(topic, payload, publishOptions = {}) {
-      checkTopic(topic);
-      checkMessageId(publishOptions.id);
+      const data = encodeQueuePublish(topic, payload, publishOptions.id);
       assertOpen();
-      const data = encodeQueuePayload(payload);
       await ensureTopic(topic);
       const { streamName, subject } = natsQueueNamesOf(prefix, topic);
       try {

@@ -13,6 +13,7 @@ import type { EnvironmentDefinition, EnvironmentTask } from '../../spec/environm
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { Logger } from '../../spec/logger.js';
 import type { QueueMessage, TaskQueue } from '../../spec/task-queue.js';
+import { consumeUntilStopped } from './consume-until-stopped.js';
 import type { AppraiseResult } from './appraise-result.js';
 import type { GatewayFeedbackClient } from './gateway-feedback-client.js';
 import { resultMessageSchema, resultsTopicOf, rolloutMessageIdOf, tasksTopicOf } from './rollout-queue-api.js';
@@ -167,16 +168,7 @@ export async function startManager(options: ManagerOptions): Promise<RunningMana
     }
   }
 
-  const done = (async () => {
-    for await (const message of options.queue.consume(resultsTopicOf(environment.name), { consumer: managerConsumerOf(run), signal: stopping.signal })) {
-      try {
-        await handle(message);
-      } catch (error) {
-        if (stopping.signal.aborted) return;
-        logger.warn('manager could not settle a result', { reason: error instanceof Error ? error.message : String(error) });
-      }
-    }
-  })();
+  const done = consumeUntilStopped({ queue: options.queue, topic: resultsTopicOf(environment.name), consumer: managerConsumerOf(run), stopping: stopping.signal, handle, logger, role: 'manager' });
 
   return {
     published,

@@ -13,6 +13,7 @@
 import type { EnvironmentOutcome } from '../../spec/environment.js';
 import type { Logger } from '../../spec/logger.js';
 import type { QueueMessage, TaskQueue } from '../../spec/task-queue.js';
+import { consumeUntilStopped } from './consume-until-stopped.js';
 import { resultsTopicOf, rolloutMessageIdOf, taskMessageSchema, tasksTopicOf } from './rollout-queue-api.js';
 import type { ResultMessage, TaskMessage, TranscriptSummary } from './rollout-queue-api.js';
 
@@ -101,17 +102,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     }
   }
 
-  const done = (async () => {
-    for await (const message of options.queue.consume(tasksTopicOf(options.environment), { consumer, signal: stopping.signal })) {
-      try {
-        await handle(message);
-      } catch (error) {
-        // Settling failed (the queue went away): the task comes again after its ack wait.
-        if (stopping.signal.aborted) return;
-        logger.warn('worker could not settle a task', { reason: error instanceof Error ? error.message : String(error) });
-      }
-    }
-  })();
+  const done = consumeUntilStopped({ queue: options.queue, topic: tasksTopicOf(options.environment), consumer, stopping: stopping.signal, handle, logger, role: 'worker' });
 
   return {
     done,
