@@ -7,7 +7,6 @@
  * module environment whose verifier rewards replies of even length gives groups with variance,
  * and that step trains.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,19 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
 import { rolloutResultSchema, type RolloutResult } from '../src/eval/rollout/rollout-result.js';
 import { createSqliteRecordStore } from '../src/stores/sqlite/create-sqlite-record-store.js';
-import { assertBuilt, cliPath } from './testing/start-clawrl-server.js';
+import { runCli } from './testing/run-cli.js';
+import { assertBuilt } from './testing/start-clawrl-server.js';
 
 let folder: string;
 let work: string;
-
-function runCli(argumentsList: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [cliPath, ...argumentsList], { stdio: ['ignore', 'pipe', 'pipe'], cwd: work });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (part: Buffer) => (stdout += part.toString('utf8')));
-  child.stderr.on('data', (part: Buffer) => (stderr += part.toString('utf8')));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
 
 beforeAll(() => {
   assertBuilt();
@@ -42,10 +33,13 @@ afterAll(() => {
 async function rolloutStep(env: string, name: string, extra: string[] = []): Promise<{ result: RolloutResult; data: string; out: string }> {
   const data = path.join(work, `${name}-data`);
   const out = path.join(work, `${name}-out`);
-  const run = await runCli([
-    'rollout', '--env', env, '--group', '4', '--tasks-per-step', '2', '--parallel', '2', '--steps', '1', '--eval-size', '2',
-    '--json', '--out', out, '--data', data, '--engine', 'local', '--model', folder, '--max-tokens', '12', ...extra,
-  ]);
+  const run = await runCli(
+    [
+      'rollout', '--env', env, '--group', '4', '--tasks-per-step', '2', '--parallel', '2', '--steps', '1', '--eval-size', '2',
+      '--json', '--out', out, '--data', data, '--engine', 'local', '--model', folder, '--max-tokens', '12', ...extra,
+    ],
+    { cwd: work },
+  );
   expect(run.code, run.stderr).toBe(0);
   const result = rolloutResultSchema.parse(JSON.parse(run.stdout));
   expect(JSON.parse(readFileSync(path.join(out, `rollout-${result.env}-seed1.json`), 'utf8'))).toEqual(result);
