@@ -61,6 +61,9 @@ async function recordedStep(data: string) {
   }
 }
 
+// A step starts a server, rolls out, judges and trains: minutes on a shared 2-core machine.
+const stepTimeoutMs = 300_000;
+
 describe('clawrl rollout', () => {
   it('runs a step on arithmetic through the server it starts; groups without variance are counted and dropped', async () => {
     const { result, data } = await rolloutStep('arithmetic', 'arithmetic');
@@ -81,7 +84,7 @@ describe('clawrl rollout', () => {
     expect(recorded.feedback.filter((feedback) => feedback.rollout?.advantage === null).every((feedback) => feedback.score === 0)).toBe(true);
     expect(recorded.counts.judging.rolloutSamples.dropped + recorded.counts.judging.rolloutSamples.trained).toBe(8);
     expect(recorded.counts.judging.rolloutSamples.dropped).toBe(4 * (step?.zeroVarianceGroups ?? 0));
-  });
+  }, stepTimeoutMs);
 
   it('runs a step on terminal: tool rollouts in the sandbox, verified on the directory', async () => {
     const { result, data } = await rolloutStep('terminal', 'terminal');
@@ -91,7 +94,7 @@ describe('clawrl rollout', () => {
     // Every request offered the run tool.
     expect(recorded.turns.every((turn) => turn.tools.some((tool) => tool.name === 'run'))).toBe(true);
     expect(recorded.feedback.filter((feedback) => feedback.rollout !== null)).toHaveLength(result.steps[0]?.turns ?? -1);
-  });
+  }, stepTimeoutMs);
 
   it("trains on a user's module environment whose groups have variance, with outcome and process rewards", async () => {
     const module = path.join(work, 'even-length-env.mjs');
@@ -125,5 +128,5 @@ export default {
     expect(recorded.counts.judging.rolloutSamples.trained).toBe(trained.length);
     // Process mode: the PRM judged each episode's last turn, whose next state is the verifier's detail.
     expect(recorded.feedback.some((feedback) => feedback.text?.startsWith('The environment checked the result'))).toBe(true);
-  });
+  }, stepTimeoutMs);
 });
