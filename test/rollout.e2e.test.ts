@@ -7,7 +7,6 @@
  * module environment whose verifier rewards replies of even length gives groups with variance,
  * and that step trains.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -15,19 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
 import { rolloutResultSchema, type RolloutResult } from '../src/eval/rollout/rollout-result.js';
 import { createSqliteRecordStore } from '../src/stores/sqlite/create-sqlite-record-store.js';
-import { assertBuilt, cliPath } from './testing/start-clawrl-server.js';
+import { runCli } from './testing/run-cli.js';
+import { assertBuilt } from './testing/start-clawrl-server.js';
 
 let folder: string;
 let work: string;
-
-function runCli(argumentsList: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [cliPath, ...argumentsList], { stdio: ['ignore', 'pipe', 'pipe'], cwd: work });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (part: Buffer) => (stdout += part.toString('utf8')));
-  child.stderr.on('data', (part: Buffer) => (stderr += part.toString('utf8')));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
 
 beforeAll(() => {
   assertBuilt();
@@ -42,10 +33,13 @@ afterAll(() => {
 async function rolloutStep(env: string, name: string, extra: string[] = []): Promise<{ result: RolloutResult; data: string; out: string }> {
   const data = path.join(work, `${name}-data`);
   const out = path.join(work, `${name}-out`);
-  const run = await runCli([
-    'rollout', '--env', env, '--group', '4', '--tasks-per-step', '2', '--parallel', '2', '--steps', '1', '--eval-size', '2',
-    '--json', '--out', out, '--data', data, '--engine', 'local', '--model', folder, '--max-tokens', '12', ...extra,
-  ]);
+  const run = await runCli(
+    [
+      'rollout', '--env', env, '--group', '4', '--tasks-per-step', '2', '--parallel', '2', '--steps', '1', '--eval-size', '2',
+      '--json', '--out', out, '--data', data, '--engine', 'local', '--model', folder, '--max-tokens', '12', ...extra,
+    ],
+    { cwd: work },
+  );
   expect(run.code, run.stderr).toBe(0);
   const result = rolloutResultSchema.parse(JSON.parse(run.stdout));
   expect(JSON.parse(readFileSync(path.join(out, `rollout-${result.env}-seed1.json`), 'utf8'))).toEqual(result);
@@ -67,6 +61,9 @@ async function recordedStep(data: string) {
   }
 }
 
+// A step starts a server, rolls out, judges and trains: minutes on a shared 2-core machine.
+const stepTimeoutMs = 300_000;
+
 describe('clawrl rollout', () => {
   it('runs a step on arithmetic through the server it starts; groups without variance are counted and dropped', async () => {
     const { result, data } = await rolloutStep('arithmetic', 'arithmetic');
@@ -87,7 +84,7 @@ describe('clawrl rollout', () => {
     expect(recorded.feedback.filter((feedback) => feedback.rollout?.advantage === null).every((feedback) => feedback.score === 0)).toBe(true);
     expect(recorded.counts.judging.rolloutSamples.dropped + recorded.counts.judging.rolloutSamples.trained).toBe(8);
     expect(recorded.counts.judging.rolloutSamples.dropped).toBe(4 * (step?.zeroVarianceGroups ?? 0));
-  });
+  }, stepTimeoutMs);
 
   it('runs a step on terminal: tool rollouts in the sandbox, verified on the directory', async () => {
     const { result, data } = await rolloutStep('terminal', 'terminal');
@@ -97,7 +94,7 @@ describe('clawrl rollout', () => {
     // Every request offered the run tool.
     expect(recorded.turns.every((turn) => turn.tools.some((tool) => tool.name === 'run'))).toBe(true);
     expect(recorded.feedback.filter((feedback) => feedback.rollout !== null)).toHaveLength(result.steps[0]?.turns ?? -1);
-  });
+  }, stepTimeoutMs);
 
   it("trains on a user's module environment whose groups have variance, with outcome and process rewards", async () => {
     const module = path.join(work, 'even-length-env.mjs');
@@ -131,5 +128,5 @@ export default {
     expect(recorded.counts.judging.rolloutSamples.trained).toBe(trained.length);
     // Process mode: the PRM judged each episode's last turn, whose next state is the verifier's detail.
     expect(recorded.feedback.some((feedback) => feedback.text?.startsWith('The environment checked the result'))).toBe(true);
-  });
+  }, stepTimeoutMs);
 });

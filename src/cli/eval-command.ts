@@ -92,7 +92,7 @@ export interface PersonalizeCommandInput {
   environment: Record<string, string | undefined>;
 }
 
-function integerOption(name: string, text: string, minimum: number): number {
+export function integerOption(name: string, text: string, minimum: number): number {
   const value = Number(text);
   if (!Number.isInteger(value) || value < minimum) {
     throw new ClawrlError('configuration_error', `--${name} must be an integer of at least ${minimum}, got ${JSON.stringify(text)}.`, { param: name });

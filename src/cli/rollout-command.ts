@@ -24,7 +24,7 @@ import { runRollout } from '../eval/rollout/run-rollout.js';
 import { writeRolloutOutput } from '../eval/rollout/write-rollout-output.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { configurationSections } from './configuration-schema.js';
-import { clientKeyOf, serverEnvironmentOf } from './eval-command.js';
+import { clientKeyOf, integerOption, serverEnvironmentOf } from './eval-command.js';
 import { modelRecipeOf } from './personalize-recipe.js';
 
 const { files, storage, engine, gateway, judge, trainer, client } = configurationSections;
@@ -68,14 +68,6 @@ export interface RolloutCommandInput {
   configFile: string | undefined;
   environment: Record<string, string | undefined>;
   cwd: string;
-}
-
-function integerOption(name: string, text: string, minimum: number): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < minimum) {
-    throw new ClawrlError('configuration_error', `--${name} must be an integer of at least ${minimum}, got ${JSON.stringify(text)}.`, { param: name });
-  }
-  return value;
 }
 
 function rewardModeOf(text: string): RewardMode {

@@ -14,6 +14,7 @@ import type { ChatMessage, ToolCall, ToolDefinition } from '../spec/chat.js';
 import type { EnvironmentDefinition, EnvironmentOutcome, Verdict } from '../spec/environment.js';
 import { createCommandSandbox, defaultAllowedCommands, type CommandSandbox } from './command-sandbox.js';
 import { finalTextAnswer } from './final-answer.js';
+import { stringToolArgument } from './string-tool-argument.js';
 import { createSingleUseGuard } from './single-use-guard.js';
 import { terminalTaskOf, terminalTaskSource, type TerminalFile } from './terminal-tasks.js';
 
@@ -28,14 +29,9 @@ const keptContentChars = 400;
 
 export async function runToolCall(sandbox: CommandSandbox, call: ToolCall): Promise<string> {
   if (call.name !== runTool.name) return `error: unknown tool '${call.name}'; the only tool is run`;
-  let command: unknown;
-  try {
-    command = (JSON.parse(call.arguments) as { command?: unknown }).command;
-  } catch {
-    return 'error: the arguments are not JSON; call run with {"command": "..."}';
-  }
-  if (typeof command !== 'string' || command.trim() === '') return 'error: missing "command"; call run with {"command": "..."}';
-  const result = await sandbox.run(command);
+  const command = stringToolArgument(call, 'command');
+  if (!command.ok) return command.error;
+  const result = await sandbox.run(command.value);
   if (result.status === 'refused') return `refused: ${result.reason}`;
   const output = `${result.stdout}${result.stderr === '' ? '' : `\n[stderr]\n${result.stderr}`}`.trim();
   return `${result.timedOut ? '[timed out]\n' : ''}${output === '' ? '(no output)' : output}\n[exit ${result.exitCode ?? 'killed'}]`;

@@ -11,6 +11,7 @@ import type { EnvironmentDefinition } from '../spec/environment.js';
 import { verifyNumericAnswer, wordProblemPrompt } from './arithmetic-environment.js';
 import { calculateExpression } from './calculate-expression.js';
 import { finalNumericAnswer } from './final-answer.js';
+import { stringToolArgument } from './string-tool-argument.js';
 import { createSingleUseGuard } from './single-use-guard.js';
 import { createWordProblemTaskSource, wordProblemOf } from './word-problem-tasks.js';
 
@@ -27,14 +28,9 @@ export const calculateTool: ToolDefinition = {
 /** The tool's answer to one call, as the text of its `tool` message. */
 export function runCalculateCall(call: ToolCall): string {
   if (call.name !== calculateTool.name) return `error: unknown tool '${call.name}'; the only tool is calculate`;
-  let expression: unknown;
-  try {
-    expression = (JSON.parse(call.arguments) as { expression?: unknown }).expression;
-  } catch {
-    return 'error: the arguments are not JSON; call calculate with {"expression": "..."}';
-  }
-  if (typeof expression !== 'string') return 'error: missing "expression"; call calculate with {"expression": "..."}';
-  const result = calculateExpression(expression);
+  const expression = stringToolArgument(call, 'expression');
+  if (!expression.ok) return expression.error;
+  const result = calculateExpression(expression.value);
   return result.ok ? String(result.value) : `error: ${result.error}`;
 }
 

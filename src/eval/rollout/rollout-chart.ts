@@ -3,7 +3,7 @@
  * 0), one line per result file in the folder, and each run's step reward as a thin dotted line of
  * the same colour. Plain SVG, like the personalization chart.
  */
-import { escapeXml, round, tickStep } from '../personalize/satisfaction-chart.js';
+import { chartFrame, escapeXml, round } from '../personalize/satisfaction-chart.js';
 import type { RolloutResult } from './rollout-result.js';
 
 const width = 880;
@@ -26,20 +26,10 @@ export function rolloutChart(results: readonly RolloutResult[]): string {
   const maximumStep = Math.max(1, ...results.map((result) => result.steps.length));
   const x = (step: number) => margin.left + (step / maximumStep) * plotWidth;
   const y = (value: number) => margin.top + 6 + (1 - Math.max(0, Math.min(1, value))) * (plotHeight - 12);
-  const parts: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
-    `<rect width="${width}" height="${height}" fill="white"/>`,
-    `<text x="${margin.left}" y="22" font-size="14">Held-out accuracy (solid) and step reward (dotted) of group rollouts</text>`,
-  ];
-  for (let tick = 0; tick <= 5; tick += 1) {
-    const value = tick / 5;
-    parts.push(
-      `<line x1="${margin.left}" x2="${margin.left + plotWidth}" y1="${round(y(value))}" y2="${round(y(value))}" stroke="#e5e5e5"/>`,
-      `<text x="${margin.left - 8}" y="${round(y(value) + 4)}" text-anchor="end">${value.toFixed(1)}</text>`,
-    );
-  }
-  const step = tickStep(maximumStep);
-  for (let tick = 0; tick <= maximumStep; tick += step) parts.push(`<text x="${round(x(tick))}" y="${margin.top + plotHeight + 18}" text-anchor="middle">${tick}</text>`);
+  const parts = chartFrame({
+    width, height, margin, plotWidth, plotHeight, x, y, maximumX: maximumStep,
+    title: 'Held-out accuracy (solid) and step reward (dotted) of group rollouts',
+  });
   parts.push(
     `<rect x="${margin.left}" y="${margin.top}" width="${plotWidth}" height="${plotHeight}" fill="none" stroke="#333"/>`,
     `<text x="${margin.left + plotWidth / 2}" y="${height - 10}" text-anchor="middle">training steps</text>`,
