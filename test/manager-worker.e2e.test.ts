@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectToTestNats, testNatsUrl, uniqueTestName } from '../src/buses/nats/testing/nats-test-server.js';
+import { runCli } from './testing/run-cli.js';
 import { assertBuilt, cliPath, startClawrlServer, type ClawrlServer } from './testing/start-clawrl-server.js';
 
 interface CliProcess {
@@ -223,18 +224,13 @@ describe('clawrl manager and clawrl worker over NATS', () => {
       [['manager', '--env', 'arithmetic', '--bus', 'nats', '--bus-url', testNatsUrl, '--url', server.url, '--judge', 'policy'], /--judge/],
     ];
     for (const [argumentsList, pattern] of cases) {
-      const started = startCli(argumentsList);
-      const code = await new Promise<number | null>((resolve) => {
-        if (started.child.exitCode !== null) resolve(started.child.exitCode);
-        else started.child.once('exit', (exitCode) => resolve(exitCode));
-      });
-      await started.kill();
-      const failures = started.stderr().split('\n').filter((line) => line.startsWith('clawrl: '));
-      expect(code, started.stderr()).not.toBe(0);
-      expect(code, started.stderr()).not.toBeNull();
-      expect(failures, started.stderr()).toHaveLength(1);
+      const { code, stderr } = await runCli(argumentsList);
+      const failures = stderr.split('\n').filter((line) => line.startsWith('clawrl: '));
+      expect(code, stderr).not.toBe(0);
+      expect(code, stderr).not.toBeNull();
+      expect(failures, stderr).toHaveLength(1);
       expect(failures[0]).toMatch(pattern);
-      expect(started.stderr()).not.toMatch(/^\s+at /m);
+      expect(stderr).not.toMatch(/^\s+at /m);
     }
   }, 120_000);
 });
