@@ -23,7 +23,7 @@ import { createJudge } from './create-judge.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
 import { clientKeyOf } from './eval-command.js';
 import { openTaskQueue } from './open-task-queue.js';
-import { formatResultLine, openEnvironmentAndServer, startBusWorker } from './worker-command.js';
+import { formatResultLine, openEnvironmentAndServer, startBusWorkers } from './worker-command.js';
 
 export type ManagerCommandConfiguration = Resolved<z.infer<typeof commandSchemas.manager>>;
 
@@ -71,6 +71,13 @@ export async function startManagerProcess(configuration: ManagerCommandConfigura
   const print = (line: string) => process.stdout.write(`${line}\n`);
   try {
     const queue = parts.add(await openTaskQueue(configuration, logger, 'clawrl-manager'), (opened) => opened.close());
+    if (configuration.bus === 'memory') {
+      // Nothing else holds the event loop open when the in-memory queue is idle (its timers are
+      // unref'd, and no socket is open between requests): without this the process would end
+      // by itself, with results waiting out a retry delay still in memory.
+      const keepAlive = setInterval(() => undefined, 60_000);
+      parts.add(keepAlive, async (timer) => clearInterval(timer));
+    }
     const manager = parts.add(
       await startManager({
         queue,
@@ -84,20 +91,8 @@ export async function startManagerProcess(configuration: ManagerCommandConfigura
       }),
       (started) => started.close(),
     );
-    for (let index = 0; index < configuration.workers; index += 1) {
-      parts.add(
-        startBusWorker({
-          queue,
-          definition,
-          client,
-          configuration,
-          worker: `manager-${hostname()}-${process.pid}-${index}`,
-          logger,
-          onResult: (result, duplicate) => logger.info(formatResultLine(result, duplicate)),
-        }),
-        (started) => started.close(),
-      );
-    }
+    const names = Array.from({ length: configuration.workers }, (_, index) => `manager-${hostname()}-${process.pid}-${index}`);
+    startBusWorkers(parts, names, { queue, definition, client, configuration, logger, onResult: (result, duplicate) => logger.info(formatResultLine(result, duplicate)) });
     const { published, duplicates } = manager.published;
     const readyLine = configuration.json
       ? JSON.stringify({ ready: 'manager', run, environment: definition.name, tasks: tasks.length, published, duplicates })

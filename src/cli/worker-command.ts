@@ -19,7 +19,7 @@ import type { Logger } from '../spec/logger.js';
 import type { TaskQueue } from '../spec/task-queue.js';
 import type { commandSchemas } from './configuration-schema.js';
 import type { Resolved } from './configuration.js';
-import { createShutdownStack } from './create-shutdown-stack.js';
+import { createShutdownStack, type ShutdownStack } from './create-shutdown-stack.js';
 import { clientKeyOf } from './eval-command.js';
 import { consumerNameOf } from './open-event-bus.js';
 import { openTaskQueue } from './open-task-queue.js';
@@ -49,12 +49,16 @@ export interface BusWorkerOptions {
   definition: EnvironmentDefinition;
   client: RolloutClient;
   configuration: Pick<WorkerCommandConfiguration, 'maxTokens' | 'temperature'>;
-  worker: string;
   logger: Logger;
   onResult?: (result: ResultMessage, duplicate: boolean) => void;
 }
 
-export function startBusWorker(options: BusWorkerOptions): RunningWorker {
+/** Starts one worker per name (`clawrl worker`: one; `clawrl manager --workers n`: n), each closed by `parts`. */
+export function startBusWorkers(parts: ShutdownStack, names: string[], options: BusWorkerOptions): void {
+  for (const worker of names) parts.add(startBusWorker({ ...options, worker }), (started) => started.close());
+}
+
+function startBusWorker(options: BusWorkerOptions & { worker: string }): RunningWorker {
   const { configuration } = options;
   return startWorker({
     queue: options.queue,
@@ -86,18 +90,14 @@ export async function startWorkerProcess(configuration: WorkerCommandConfigurati
   try {
     const queue = parts.add(await openTaskQueue(configuration, logger, 'clawrl-worker'), (opened) => opened.close());
     const worker = consumerNameOf('worker', configuration.instance, `${hostname()}-${process.pid}`);
-    parts.add(
-      startBusWorker({
-        queue,
-        definition,
-        client,
-        configuration,
-        worker,
-        logger,
-        onResult: (result, duplicate) => process.stdout.write(`${configuration.json ? JSON.stringify({ ...result, duplicate }) : formatResultLine(result, duplicate)}\n`),
-      }),
-      (started) => started.close(),
-    );
+    startBusWorkers(parts, [worker], {
+      queue,
+      definition,
+      client,
+      configuration,
+      logger,
+      onResult: (result, duplicate) => process.stdout.write(`${configuration.json ? JSON.stringify({ ...result, duplicate }) : formatResultLine(result, duplicate)}\n`),
+    });
     logger.info('worker started', { environment: definition.name, url, worker });
     return { close: () => parts.close() };
   } catch (error) {
