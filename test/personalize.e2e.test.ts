@@ -4,7 +4,6 @@
  * A random model learns nothing in three sessions, so this checks the shape and that the
  * result agrees with what the server recorded, never that learning succeeds.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,7 +15,8 @@ import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-
 import { personalizeResultSchema, type PersonalizeResult } from '../src/eval/personalize/personalize-result.js';
 import { consecutiveCriterion, sessionsToSuccess } from '../src/eval/personalize/success-criteria.js';
 import { createSqliteRecordStore } from '../src/stores/sqlite/create-sqlite-record-store.js';
-import { assertBuilt, cliPath } from './testing/start-clawrl-server.js';
+import { runCli } from './testing/run-cli.js';
+import { assertBuilt } from './testing/start-clawrl-server.js';
 
 const user: SimulatedUser = {
   name: 'brief-grader',
@@ -36,15 +36,6 @@ function verdictOn(turn: TurnRecord | null): { satisfied: boolean; replies: read
 
 let folder: string;
 let work: string;
-
-function runCli(argumentsList: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [cliPath, ...argumentsList], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (part: Buffer) => (stdout += part.toString('utf8')));
-  child.stderr.on('data', (part: Buffer) => (stderr += part.toString('utf8')));
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
 
 beforeAll(() => {
   assertBuilt();

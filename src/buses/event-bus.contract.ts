@@ -38,9 +38,9 @@ interface Reader<E extends EventName> {
   stop(): void;
 }
 
-const deliveryTimeoutMs = 10_000;
+export const deliveryTimeoutMs = 10_000;
 
-function within<T>(promise: Promise<T>, milliseconds: number, what: string): Promise<T> {
+export function within<T>(promise: Promise<T>, milliseconds: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`timed out after ${milliseconds} ms waiting for ${what}`)), milliseconds);
@@ -48,14 +48,14 @@ function within<T>(promise: Promise<T>, milliseconds: number, what: string): Pro
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
     () => new Error('expected a rejection, but the promise resolved'),
     (error: unknown) => error,
   );
 }
 
-function expectClawrlError(error: unknown, code?: string): void {
+export function expectClawrlError(error: unknown, code?: string): void {
   expect(ClawrlError.isInstance(error), `expected a ClawrlError, got ${String(error)}`).toBe(true);
   if (code) expect((error as ClawrlError).code).toBe(code);
 }

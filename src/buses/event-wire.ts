@@ -7,9 +7,10 @@ import { ClawrlError } from '../spec/clawrl-error.js';
 import { consumerNamePattern, eventNames, eventPayloadSchemas } from '../spec/event-bus.js';
 import type { EventName, EventPayloads } from '../spec/event-bus.js';
 
-export type DecodedEventPayload<E extends EventName> =
-  | { ok: true; payload: EventPayloads[E] }
-  | { ok: false; reason: string };
+/** A payload read off the wire, or why it is malformed. */
+export type DecodedPayload<Payload> = { ok: true; payload: Payload } | { ok: false; reason: string };
+
+export type DecodedEventPayload<E extends EventName> = DecodedPayload<EventPayloads[E]>;
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { defaultAnchorTopK } from '../core/policy-loss.js';
 import { sampleMethodSchema } from '../spec/records.js';
 import type { TrainingLossName } from '../spec/training-engine.js';
+import { runNamePattern } from '../eval/manager-worker/rollout-queue-api.js';
 
 export interface OptionMetadata {
   /** Flag as commander declares it, e.g. `--port <number>`; its name gives `CLAWRL_PORT`. */
@@ -134,6 +135,27 @@ export const configurationSections = {
     opdClip: option(z.number().positive().default(1), { flag: '--opd-clip <C>', description: "opd/combine: the teacher's per-token gap Δ is clipped to [−C, C]", recipe: true }),
     trainer: option(z.enum(['local', 'tinker']).default('local'), { flag: '--trainer <trainer>', description: 'local | tinker: train in this process, or on a Tinker-compatible service (--tinker-url; API key from CLAWRL_TINKER_API_KEY only)' }),
   }),
+  queue: z.object({
+    env: option(z.string().min(1).optional(), {
+      flag: '--env <environment>',
+      description: 'manager, worker: the environment, arithmetic | tool-calc | terminal, or a module exporting an EnvironmentDefinition (./my-env.js); its topics are tasks.<name> and results.<name>',
+    }),
+    tasks: option(positive().default(8), { flag: '--tasks <n>', description: "manager: how many of the environment's tasks the run publishes" }),
+    split: option(z.enum(['train', 'test']).default('train'), { flag: '--split <split>', description: 'manager: train | test, the task split the run draws from' }),
+    seed: option(z.number().int().min(0).default(1), { flag: '--seed <n>', description: "manager: seed of the run's tasks (the same seed, split and count give the same tasks)" }),
+    run: option(z.string().regex(runNamePattern, 'letters, digits, _ and -, at most 64').optional(), {
+      flag: '--run <name>',
+      description: "manager: the run's name; a task and its result are published once per run and task, so a restarted manager republishes nothing (default: <env>-<split>-s<seed>-n<tasks>)",
+    }),
+    workers: option(z.number().int().min(0).default(0), {
+      flag: '--workers <n>',
+      description: 'manager: also run this many workers in this process (needed with --bus memory, whose queue no other process reaches)',
+    }),
+    ackWait: option(positive().default(60), {
+      flag: '--ack-wait <seconds>',
+      description: 'manager, worker: how long a task or result held by a worker or manager that died waits before it is delivered again (live ones keep theirs)',
+    }),
+  }),
   client: z.object({
     url: option(z.url().optional(), { flag: '--url <url>', description: "URL of a running clawrl server (default: http://<CLAWRL_HOST>:<CLAWRL_PORT>, or the config file's host and port, as the server reads them; else http://127.0.0.1:8400)" }),
     json: option(z.boolean().default(false), { flag: '--json', description: 'print JSON' }),
@@ -181,7 +203,9 @@ export type Configuration = z.infer<typeof configurationSchema>;
 export type SectionName = keyof typeof configurationSections;
 
 /** The options of each command, flat: a command's flags are those of its components. */
-const { files, storage, bus, engine, gateway, judge, learning, trainer, client } = configurationSections;
+const { files, storage, bus, engine, gateway, judge, learning, trainer, queue, client } = configurationSections;
+/** The manager appraises with the environment's verifier unless `--judge` names a judge it can build without an engine. */
+const managerJudge = z.enum(['verifier', 'rules', 'openai']).default('verifier');
 export const commandSchemas = {
   serve: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape, ...judge.shape, ...learning.shape, ...trainer.shape, ...recipeSettings.shape }),
   gateway: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape }),
@@ -189,6 +213,22 @@ export const commandSchemas = {
   trainer: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.pick({ model: true, servedModelName: true, tinkerUrl: true, tinkerBaseModel: true }).shape, ...trainer.omit({ noTrain: true }).shape, ...recipeSettings.shape }),
   rejudge: z.object({ ...files.shape, ...storage.pick({ data: true, store: true, storeUrl: true }).shape, ...engine.shape, ...judge.shape, ...learning.pick({ method: true }).shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape }),
   client: z.object({ ...files.pick({ config: true }).shape, ...client.shape, adminKey: gateway.shape.adminKey }),
+  manager: z.object({
+    ...files.pick({ config: true }).shape,
+    ...bus.shape,
+    ...queue.shape,
+    ...client.shape,
+    ...gateway.pick({ apiKey: true, adminKey: true, maxTokens: true, temperature: true }).shape,
+    ...judge.omit({ judgeContextTokens: true }).shape,
+    judge: managerJudge,
+  }),
+  worker: z.object({
+    ...files.pick({ config: true }).shape,
+    ...bus.shape,
+    ...queue.pick({ env: true, ackWait: true }).shape,
+    ...client.shape,
+    ...gateway.pick({ apiKey: true, adminKey: true, maxTokens: true, temperature: true }).shape,
+  }),
   samplesExport: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, json: client.shape.json }),
 };
 export type CommandName = keyof typeof commandSchemas;

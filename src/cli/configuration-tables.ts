@@ -14,6 +14,8 @@ const commandNames: Record<keyof typeof commandSchemas, string> = {
   trainer: 'trainer',
   rejudge: 'rejudge',
   client: 'status, policy list, policy activate',
+  manager: 'manager',
+  worker: 'worker',
   samplesExport: 'samples export',
 };
 

@@ -17,17 +17,21 @@ export interface BusConfiguration {
 
 export async function openEventBus(configuration: BusConfiguration, logger: Logger, connectionName: string): Promise<EventBus> {
   if (configuration.bus === 'memory') return createMemoryEventBus({ logger });
-  if (configuration.busUrl === undefined || configuration.busUrl === '') {
-    throw new ClawrlError('configuration_error', '--bus nats needs --bus-url nats://host:4222 (or CLAWRL_BUS_URL).', { param: 'busUrl' });
-  }
-  const servers = configuration.busUrl.split(',').map((server) => server.trim()).filter((server) => server.length > 0);
   return createNatsEventBus({
-    servers,
+    servers: natsServersOf(configuration),
     streamName: configuration.busPrefix,
     subjectPrefix: configuration.busPrefix,
     logger,
     connectionName,
   });
+}
+
+/** `--bus-url`, split into the servers of a cluster. */
+export function natsServersOf(configuration: BusConfiguration): string[] {
+  if (configuration.busUrl === undefined || configuration.busUrl === '') {
+    throw new ClawrlError('configuration_error', '--bus nats needs --bus-url nats://host:4222 (or CLAWRL_BUS_URL).', { param: 'busUrl' });
+  }
+  return configuration.busUrl.split(',').map((server) => server.trim()).filter((server) => server.length > 0);
 }
 
 /**

@@ -12,7 +12,9 @@ runEventBusContract({
     const broker = createMemoryEventBroker();
     return {
       openBus: async ({ logger }) => createMemoryEventBus({ broker, ackWaitMs, logger }),
-      publishRaw: async (event, data) => broker.append(event, data),
+      publishRaw: async (event, data) => {
+        broker.append(event, data);
+      },
       destroy: async () => {},
     };
   },

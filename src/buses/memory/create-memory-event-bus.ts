@@ -14,7 +14,8 @@ import type { Logger } from '../../spec/logger.js';
 import { silentLogger } from '../../spec/logger.js';
 import { checkConsumerName, checkEventName, decodeEventPayload, encodeEventPayload } from '../event-wire.js';
 import { createMemoryEventBroker } from './memory-event-broker.js';
-import type { MemoryConsumer, MemoryDelivery, MemoryEventBroker } from './memory-event-broker.js';
+import type { MemoryEventBroker } from './memory-event-broker.js';
+import { deliverMemoryMessages } from './deliver-memory-messages.js';
 
 export interface MemoryEventBusOptions {
   /** The broker to connect to; default a new private one (then nothing outlives this bus). */
@@ -36,25 +37,15 @@ export function createMemoryEventBus(options: MemoryEventBusOptions = {}): Event
     if (closing.signal.aborted) throw new ClawrlError('internal_error', 'the event bus is closed');
   }
 
-  async function* iterate<E extends EventName>(event: E, options: SubscribeOptions): AsyncGenerator<BusMessage<EventPayloads[E]>> {
-    const signal = options.signal ? AbortSignal.any([closing.signal, options.signal]) : closing.signal;
-    const consumer = broker.consumer(event, options.consumer);
-    while (!signal.aborted) {
-      const delivery = await consumer.next(ackWaitMs, signal);
-      if (!delivery) return;
-      if (signal.aborted) {
-        // Raced with the abort: give it straight back rather than make the group wait an ack wait.
-        consumer.nak(delivery.sequence, 0);
-        return;
-      }
-      const decoded = decodeEventPayload(event, delivery.data);
-      if (!decoded.ok) {
-        consumer.ack(delivery.sequence);
-        logger.warn('event bus dropped a malformed message', { event, consumer: options.consumer, reason: decoded.reason });
-        continue;
-      }
-      yield createMessage(decoded.payload, delivery, consumer, assertOpen);
-    }
+  function iterate<E extends EventName>(event: E, options: SubscribeOptions): AsyncGenerator<BusMessage<EventPayloads[E]>> {
+    return deliverMemoryMessages({
+      consumer: broker.consumer(event, options.consumer),
+      signal: options.signal ? AbortSignal.any([closing.signal, options.signal]) : closing.signal,
+      ackWaitMs,
+      decode: (data) => decodeEventPayload(event, data),
+      onMalformed: (reason) => logger.warn('event bus dropped a malformed message', { event, consumer: options.consumer, reason }),
+      assertOpen,
+    });
   }
 
   return {
@@ -71,37 +62,6 @@ export function createMemoryEventBus(options: MemoryEventBusOptions = {}): Event
     async close() {
       // Unsettled deliveries stay with the broker and come again after their ack wait, as for a crashed client.
       closing.abort();
-    },
-  };
-}
-
-function createMessage<Payload>(
-  payload: Payload,
-  delivery: MemoryDelivery,
-  consumer: MemoryConsumer,
-  assertOpen: () => void,
-): BusMessage<Payload> {
-  let settled = false;
-  function settle(action: () => void): Promise<void> {
-    if (settled) return Promise.resolve();
-    try {
-      assertOpen();
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    settled = true;
-    action();
-    return Promise.resolve();
-  }
-  return {
-    payload,
-    redeliveryCount: delivery.deliveryCount - 1,
-    ack: () => settle(() => consumer.ack(delivery.sequence)),
-    nak: (delayMs = 0) => {
-      if (!Number.isFinite(delayMs) || delayMs < 0) {
-        return Promise.reject(new ClawrlError('invalid_request', `nak delay must be a non-negative number of ms, got ${delayMs}`));
-      }
-      return settle(() => consumer.nak(delivery.sequence, delayMs));
     },
   };
 }

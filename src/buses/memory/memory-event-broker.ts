@@ -1,11 +1,10 @@
 /**
- * The in-process stand-in for a JetStream server: per-event logs and durable consumer state.
+ * The in-process stand-in for a JetStream server: per-log (event or queue topic) logs, durable
+ * consumer state, and the duplicate window of message ids.
  * It outlives the buses opened over it, so a bus closed and re-opened over the same broker
  * behaves like a client that disconnected and reconnected: durable consumers resume, and
  * messages it held unsettled come again after the ack wait.
  */
-import type { EventName } from '../../spec/event-bus.js';
-
 export interface MemoryEventBrokerOptions {
   /**
    * Retention: each event keeps its newest this-many messages (JetStream's limits retention with
@@ -34,13 +33,25 @@ export interface MemoryConsumer {
   ack(sequence: number): void;
   /** Makes an unsettled message due again after `delayMs`. */
   nak(sequence: number, delayMs: number): void;
+  /** Restarts an unsettled, delivered message's ack wait (JetStream's in-progress ack); else a no-op. */
+  touch(sequence: number, ackWaitMs: number): void;
+}
+
+/** Deduplication of one append: JetStream's `Nats-Msg-Id` and the stream's duplicate window. */
+export interface MemoryDeduplication {
+  id: string;
+  windowMs: number;
 }
 
 export interface MemoryEventBroker {
-  /** Appends encoded bytes to an event's log. This is the wire: buses publish through it. */
-  append(event: EventName, data: Uint8Array): void;
-  /** The durable consumer `name` of `event`, created on first use at the oldest retained message. */
-  consumer(event: EventName, name: string): MemoryConsumer;
+  /**
+   * Appends encoded bytes to a log (an event name or a queue topic). This is the wire: buses and
+   * queues publish through it. Returns false, appending nothing, when `deduplication` names an id
+   * the log accepted within its window.
+   */
+  append(log: string, data: Uint8Array, deduplication?: MemoryDeduplication): boolean;
+  /** The durable consumer `name` of a log, created on first use at the oldest retained message. */
+  consumer(log: string, name: string): MemoryConsumer;
 }
 
 interface EventLog {
@@ -48,6 +59,8 @@ interface EventLog {
   /** Sequence of `messages[0]`; sequences start at 1 and never repeat. */
   firstSequence: number;
   consumers: Set<DurableConsumer>;
+  /** When each deduplication id was accepted, oldest first (a Map keeps insertion order). */
+  acceptedIds: Map<string, number>;
 }
 
 interface Waiter {
@@ -57,34 +70,44 @@ interface Waiter {
 
 export function createMemoryEventBroker(options: MemoryEventBrokerOptions = {}): MemoryEventBroker {
   const maxMessagesPerEvent = options.maxMessagesPerEvent ?? 10_000;
-  const logs = new Map<EventName, EventLog>();
+  const logs = new Map<string, EventLog>();
   const consumers = new Map<string, DurableConsumer>();
 
-  function logOf(event: EventName): EventLog {
-    let log = logs.get(event);
+  function logOf(name: string): EventLog {
+    let log = logs.get(name);
     if (!log) {
-      log = { messages: [], firstSequence: 1, consumers: new Set() };
-      logs.set(event, log);
+      log = { messages: [], firstSequence: 1, consumers: new Set(), acceptedIds: new Map() };
+      logs.set(name, log);
     }
     return log;
   }
 
   return {
-    append(event, data) {
-      const log = logOf(event);
+    append(name, data, deduplication) {
+      const log = logOf(name);
+      if (deduplication) {
+        const now = Date.now();
+        for (const [id, acceptedAt] of log.acceptedIds) {
+          if (now - acceptedAt < deduplication.windowMs) break;
+          log.acceptedIds.delete(id);
+        }
+        if (log.acceptedIds.has(deduplication.id)) return false;
+        log.acceptedIds.set(deduplication.id, now);
+      }
       log.messages.push(data);
       if (log.messages.length > maxMessagesPerEvent) {
         log.messages.shift();
         log.firstSequence += 1;
       }
       for (const consumer of log.consumers) consumer.dispatch();
+      return true;
     },
-    consumer(event, name) {
-      // Event names contain no "_", so this key cannot collide across events.
-      const key = `${event}_${name}`;
+    consumer(logName, name) {
+      // Event names and topics contain no "_", so this key cannot collide across logs.
+      const key = `${logName}_${name}`;
       let consumer = consumers.get(key);
       if (!consumer) {
-        consumer = new DurableConsumer(logOf(event));
+        consumer = new DurableConsumer(logOf(logName));
         consumers.set(key, consumer);
       }
       return consumer;
@@ -145,6 +168,12 @@ class DurableConsumer implements MemoryConsumer {
       return;
     }
     this.#timers.set(sequence, unrefTimer(() => this.#makeDue(sequence), delayMs));
+  }
+
+  touch(sequence: number, ackWaitMs: number): void {
+    if (!this.#deliveryCounts.has(sequence) || this.#due.has(sequence)) return;
+    this.#clearTimer(sequence);
+    this.#timers.set(sequence, unrefTimer(() => this.#makeDue(sequence), ackWaitMs));
   }
 
   /** Hands available messages to waiting subscribers, oldest waiter first. */

@@ -10,15 +10,14 @@
  * message's ack wait when its processing starts and lets an idle subscriber take the rest.
  */
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { Consumer, JetStreamManager, JsMsg } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
-import type { NatsConnection } from '@nats-io/transport-node';
+import type { Consumer, JetStreamManager } from '@nats-io/jetstream';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { BusMessage, EventBus, EventName, EventPayloads, SubscribeOptions } from '../../spec/event-bus.js';
 import type { Logger } from '../../spec/logger.js';
 import { silentLogger } from '../../spec/logger.js';
 import { checkConsumerName, checkEventName, decodeEventPayload, encodeEventPayload } from '../event-wire.js';
 import { ensureNatsConsumer, ensureNatsEventStream, messageOf, natsSubjectOf } from './nats-event-stream.js';
+import { connectToNats, pullNatsMessages } from './pull-nats-messages.js';
 
 export interface NatsEventBusOptions {
   /** NATS server URL(s), e.g. `nats://127.0.0.1:4222`. */
@@ -38,13 +37,6 @@ export interface NatsEventBusOptions {
   /** How long the first connect waits for the server's handshake. Default 5 s. */
   connectTimeoutMs?: number;
 }
-
-/** How long one pull request waits on the server before it is renewed. */
-const pullExpiresMs = 30_000;
-/** Pause before pulling again after a failed pull (server restart, consumer deleted). */
-const retryDelayMs = 1_000;
-
-const aborted = Symbol('aborted');
 
 /** Connects, creates or updates the stream, and returns the bus. Fails with a retryable `ClawrlError` when NATS is unreachable. */
 export async function createNatsEventBus(options: NatsEventBusOptions): Promise<EventBus> {
@@ -76,36 +68,17 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
     return client.consumers.get(streamName, durableName);
   }
 
-  async function* iterate<E extends EventName>(event: E, subscribeOptions: SubscribeOptions): AsyncGenerator<BusMessage<EventPayloads[E]>> {
-    const signal = subscribeOptions.signal ? AbortSignal.any([closing.signal, subscribeOptions.signal]) : closing.signal;
-    let consumer: Consumer | null = null;
-    while (!signal.aborted) {
-      let received: JsMsg | null | typeof aborted;
-      try {
-        if (!consumer) {
-          const opened = await raceAbort(openConsumer(event, subscribeOptions.consumer), signal);
-          if (opened === aborted) return;
-          consumer = opened;
-        }
-        // A message that arrives after the abort goes straight back to the consumer.
-        received = await raceAbort(consumer.next({ expires: pullExpiresMs }), signal, (late) => late?.nak());
-      } catch (error) {
-        if (signal.aborted) return;
-        logger.warn('event bus pull failed; retrying', { event, consumer: subscribeOptions.consumer, reason: messageOf(error) });
-        consumer = null;
-        if ((await raceAbort(delay(retryDelayMs), signal)) === aborted) return;
-        continue;
-      }
-      if (received === aborted) return;
-      if (received === null) continue;
-      const decoded = decodeEventPayload(event, received.data);
-      if (!decoded.ok) {
-        received.term();
-        logger.warn('event bus dropped a malformed message', { event, consumer: subscribeOptions.consumer, reason: decoded.reason });
-        continue;
-      }
-      yield createMessage(decoded.payload, received, connection, assertOpen);
-    }
+  function iterate<E extends EventName>(event: E, subscribeOptions: SubscribeOptions): AsyncGenerator<BusMessage<EventPayloads[E]>> {
+    const fields = { event, consumer: subscribeOptions.consumer };
+    return pullNatsMessages({
+      openConsumer: () => openConsumer(event, subscribeOptions.consumer),
+      signal: subscribeOptions.signal ? AbortSignal.any([closing.signal, subscribeOptions.signal]) : closing.signal,
+      decode: (data) => decodeEventPayload(event, data),
+      onMalformed: (reason) => logger.warn('event bus dropped a malformed message', { ...fields, reason }),
+      onPullFailure: (reason) => logger.warn('event bus pull failed; retrying', { ...fields, reason }),
+      connection,
+      assertOpen,
+    });
   }
 
   return {
@@ -134,83 +107,4 @@ export async function createNatsEventBus(options: NatsEventBusOptions): Promise<
       return closed;
     },
   };
-}
-
-async function connectToNats(servers: string | string[], name: string, timeoutMs: number): Promise<NatsConnection> {
-  try {
-    // A long-running service keeps reconnecting; only the first connect fails fast.
-    return await connect({ servers, name, maxReconnectAttempts: -1, timeout: timeoutMs });
-  } catch (error) {
-    throw new ClawrlError('upstream_error', `cannot reach NATS at ${String(servers)}: ${messageOf(error)}`, { cause: error, retryable: true });
-  }
-}
-
-function createMessage<Payload>(payload: Payload, received: JsMsg, connection: NatsConnection, assertOpen: () => void): BusMessage<Payload> {
-  let settled = false;
-  async function settle(action: () => Promise<unknown>): Promise<void> {
-    if (settled) return;
-    assertOpen();
-    settled = true;
-    try {
-      await action();
-    } catch (error) {
-      throw new ClawrlError('upstream_error', `NATS did not take the settlement: ${messageOf(error)}`, { cause: error, retryable: true });
-    }
-  }
-  return {
-    payload,
-    redeliveryCount: received.info.deliveryCount - 1,
-    // ackAck waits for the server's confirmation, so an ack that resolved is never redelivered.
-    ack: () => settle(() => received.ackAck()),
-    nak: async (delayMs = 0) => {
-      if (!Number.isFinite(delayMs) || delayMs < 0) {
-        throw new ClawrlError('invalid_request', `nak delay must be a non-negative number of ms, got ${delayMs}`);
-      }
-      await settle(() => {
-        received.nak(delayMs);
-        return connection.flush();
-      });
-    },
-  };
-}
-
-/** Resolves with the promise's value, or with `aborted` as soon as the signal aborts; a late value goes to `onLate`. */
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal, onLate?: (value: T) => void): Promise<T | typeof aborted> {
-  const handOver = () => {
-    promise.then(
-      (value) => {
-        try {
-          onLate?.(value);
-        } catch {
-          // The connection is gone: the late message comes again after its ack wait anyway.
-        }
-      },
-      () => undefined,
-    );
-  };
-  if (signal.aborted) {
-    handOver();
-    return Promise.resolve(aborted);
-  }
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      handOver();
-      resolve(aborted);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
-function delay(milliseconds: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, milliseconds).unref());
 }

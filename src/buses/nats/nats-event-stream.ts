@@ -1,6 +1,7 @@
 /**
- * The JetStream objects behind the NATS event bus: one stream holding every event, one subject
- * per event, and one durable pull consumer per (event, consumer name).
+ * The JetStream objects behind the NATS event bus (one stream holding every event, one subject
+ * per event, one durable pull consumer per (event, consumer name)) and the task queue (a stream
+ * per topic), with the create-or-update helpers both use.
  */
 import { AckPolicy, DeliverPolicy, DiscardPolicy, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import type { ConsumerConfig, JetStreamManager, StreamConfig } from '@nats-io/jetstream';
@@ -30,16 +31,34 @@ export interface NatsEventStreamOptions {
  * so processes of a newer version can add events without a manual migration.
  */
 export async function ensureNatsEventStream(manager: JetStreamManager, options: NatsEventStreamOptions): Promise<void> {
-  const config = {
+  await ensureNatsStream(manager, {
     name: options.streamName,
     subjects: eventNames.map((event) => natsSubjectOf(options.subjectPrefix, event)),
+    maxMessagesPerSubject: options.maxMessagesPerEvent,
+  });
+}
+
+export interface NatsStreamOptions {
+  name: string;
+  subjects: string[];
+  maxMessagesPerSubject: number;
+  /** How long the stream remembers `Nats-Msg-Id`s to drop duplicates; the server's default (2 min) when absent. */
+  duplicateWindowMs?: number;
+}
+
+/** Creates a file-backed stream with limits retention, or brings an existing one to these subjects and limits. */
+export async function ensureNatsStream(manager: JetStreamManager, options: NatsStreamOptions): Promise<void> {
+  const config = {
+    name: options.name,
+    subjects: options.subjects,
     storage: StorageType.File,
     retention: RetentionPolicy.Limits,
     discard: DiscardPolicy.Old,
-    max_msgs_per_subject: options.maxMessagesPerEvent,
+    max_msgs_per_subject: options.maxMessagesPerSubject,
+    ...(options.duplicateWindowMs === undefined ? {} : { duplicate_window: nanos(options.duplicateWindowMs) }),
   } satisfies Partial<StreamConfig> & { name: string };
   try {
-    const existing = await manager.streams.info(options.streamName).catch((error: unknown) => {
+    const existing = await manager.streams.info(options.name).catch((error: unknown) => {
       if (isApiError(error, JetStreamApiCodes.StreamNotFound)) return null;
       throw error;
     });
@@ -48,9 +67,9 @@ export async function ensureNatsEventStream(manager: JetStreamManager, options: 
       return;
     }
     const { name: _name, storage: _storage, retention: _retention, ...updatable } = config;
-    await manager.streams.update(options.streamName, { ...existing.config, ...updatable });
+    await manager.streams.update(options.name, { ...existing.config, ...updatable });
   } catch (error) {
-    throw new ClawrlError('configuration_error', `cannot create or update JetStream stream "${options.streamName}": ${messageOf(error)}`, {
+    throw new ClawrlError('configuration_error', `cannot create or update JetStream stream "${options.name}": ${messageOf(error)}`, {
       cause: error,
     });
   }
@@ -64,18 +83,37 @@ export interface NatsConsumerOptions {
   ackWaitMs: number;
 }
 
-/**
- * Creates the durable pull consumer, or updates its ack wait when it exists with another one
- * (a redeployment with a new setting). Returns the durable name.
- */
+/** Creates the event's durable pull consumer for `consumer` (see `ensureNatsDurableConsumer`); returns the durable name. */
 export async function ensureNatsConsumer(manager: JetStreamManager, options: NatsConsumerOptions): Promise<string> {
   const durableName = natsDurableNameOf(options.event, options.consumer);
+  await ensureNatsDurableConsumer(manager, {
+    streamName: options.streamName,
+    durableName,
+    filterSubject: natsSubjectOf(options.subjectPrefix, options.event),
+    ackWaitMs: options.ackWaitMs,
+  });
+  return durableName;
+}
+
+export interface NatsDurableConsumerOptions {
+  streamName: string;
+  durableName: string;
+  filterSubject: string;
+  ackWaitMs: number;
+}
+
+/**
+ * Creates the durable pull consumer with explicit acks, or updates its ack wait when it exists
+ * with another one (a redeployment with a new setting).
+ */
+export async function ensureNatsDurableConsumer(manager: JetStreamManager, options: NatsDurableConsumerOptions): Promise<void> {
+  const { durableName } = options;
   const config = {
     durable_name: durableName,
-    filter_subject: natsSubjectOf(options.subjectPrefix, options.event),
+    filter_subject: options.filterSubject,
     ack_policy: AckPolicy.Explicit,
     ack_wait: nanos(options.ackWaitMs),
-    // A consumer name seen for the first time starts at the oldest retained event, like the memory bus.
+    // A consumer name seen for the first time starts at the oldest retained message, like the memory bus.
     deliver_policy: DeliverPolicy.All,
   } satisfies Partial<ConsumerConfig>;
   try {
@@ -88,7 +126,6 @@ export async function ensureNatsConsumer(manager: JetStreamManager, options: Nat
     } else if (existing.config.ack_wait !== config.ack_wait) {
       await manager.consumers.update(options.streamName, durableName, { ack_wait: config.ack_wait });
     }
-    return durableName;
   } catch (error) {
     throw new ClawrlError('upstream_error', `cannot create JetStream consumer "${durableName}": ${messageOf(error)}`, {
       cause: error,

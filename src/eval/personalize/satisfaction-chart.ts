@@ -14,11 +14,11 @@ const plotHeight = height - margin.top - margin.bottom;
 const methodColors: { readonly [M in PersonalizeMethod]: string } = { rl: '#d62728', opd: '#1f77b4', combine: '#2ca02c', base: '#7f7f7f' };
 const dashPatterns = ['', '6 3', '2 3', '8 3 2 3'];
 
-function escapeXml(text: string): string {
+export function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-function round(value: number): string {
+export function round(value: number): string {
   return String(Math.round(value * 10) / 10);
 }
 
@@ -46,27 +46,47 @@ export function labelOf(result: Pick<PersonalizeResult, 'method' | 'user' | 'see
   return `${result.method} · ${result.user} · seed ${result.seed} (${success})`;
 }
 
+/** The frame both charts share: the white page, the title, the 0–1 grid with its labels and the x-axis ticks. */
+export function chartFrame(options: {
+  width: number;
+  height: number;
+  margin: { left: number; top: number };
+  plotWidth: number;
+  plotHeight: number;
+  title: string;
+  maximumX: number;
+  x: (value: number) => number;
+  y: (value: number) => number;
+}): string[] {
+  const { width, height, margin, plotWidth, plotHeight, x, y } = options;
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${width}" height="${height}" fill="white"/>`,
+    `<text x="${margin.left}" y="22" font-size="14">${escapeXml(options.title)}</text>`,
+  ];
+  for (let tick = 0; tick <= 5; tick += 1) {
+    const value = tick / 5;
+    parts.push(
+      `<line x1="${margin.left}" x2="${margin.left + plotWidth}" y1="${round(y(value))}" y2="${round(y(value))}" stroke="#e5e5e5"/>`,
+      `<text x="${margin.left - 8}" y="${round(y(value) + 4)}" text-anchor="end">${value.toFixed(1)}</text>`,
+    );
+  }
+  const step = tickStep(options.maximumX);
+  for (let tick = 0; tick <= options.maximumX; tick += step) {
+    parts.push(`<text x="${round(x(tick))}" y="${margin.top + plotHeight + 18}" text-anchor="middle">${tick}</text>`);
+  }
+  return parts;
+}
+
 export function satisfactionChart(results: readonly PersonalizeResult[]): string {
   const maximumSessions = Math.max(1, ...results.map((result) => Math.max(result.sessions.length, ...result.probe.map((probe) => probe.afterSession))));
   const x = (session: number) => margin.left + (session / maximumSessions) * plotWidth;
   // A little room inside the frame, so lines at 0 and 1 do not hide under it.
   const y = (rate: number) => margin.top + 6 + (1 - rate) * (plotHeight - 12);
-  const parts: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
-    `<rect width="${width}" height="${height}" fill="white"/>`,
-    `<text x="${margin.left}" y="22" font-size="14">Probe satisfaction rate of the served policy (held-out first messages)</text>`,
-  ];
-  for (let tick = 0; tick <= 5; tick += 1) {
-    const rate = tick / 5;
-    parts.push(
-      `<line x1="${margin.left}" x2="${margin.left + plotWidth}" y1="${round(y(rate))}" y2="${round(y(rate))}" stroke="#e5e5e5"/>`,
-      `<text x="${margin.left - 8}" y="${round(y(rate) + 4)}" text-anchor="end">${rate.toFixed(1)}</text>`,
-    );
-  }
-  const step = tickStep(maximumSessions);
-  for (let session = 0; session <= maximumSessions; session += step) {
-    parts.push(`<text x="${round(x(session))}" y="${margin.top + plotHeight + 18}" text-anchor="middle">${session}</text>`);
-  }
+  const parts = chartFrame({
+    width, height, margin, plotWidth, plotHeight, x, y, maximumX: maximumSessions,
+    title: 'Probe satisfaction rate of the served policy (held-out first messages)',
+  });
   parts.push(
     `<line x1="${margin.left}" x2="${margin.left + plotWidth}" y1="${round(y(successThreshold))}" y2="${round(y(successThreshold))}" stroke="#555" stroke-dasharray="4 4"/>`,
     `<rect x="${margin.left}" y="${margin.top}" width="${plotWidth}" height="${plotHeight}" fill="none" stroke="#333"/>`,

@@ -200,6 +200,11 @@ export const postgresMigrations: readonly string[] = [
   ALTER TABLE samples ALTER COLUMN judged_advantages DROP NOT NULL;
   ALTER TABLE samples ADD COLUMN distillation_gaps bytea;
   `,
+  // 5: feedback a rollout driver sent records its provenance (group, outcome and process rewards,
+  // advantage) as JSON text; a sample built on it is a rollout sample, every other one live traffic.
+  `
+  ALTER TABLE feedback ADD COLUMN rollout text;
+  `,
 ];
 
 // Advisory locks share one key space per database; the first key names clawrl ('claw'), the

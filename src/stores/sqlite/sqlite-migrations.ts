@@ -243,6 +243,11 @@ export const sqliteMigrations: readonly string[] = [
   CREATE INDEX samples_by_status ON samples (status, ordinal);
   CREATE INDEX samples_by_turn ON samples (turn_ordinal, ordinal);
   `,
+  // 6: feedback a rollout driver sent records its provenance (group, outcome and process rewards,
+  // advantage) as JSON; a sample built on it is a rollout sample, every other one live traffic.
+  `
+  ALTER TABLE feedback ADD COLUMN rollout TEXT;
+  `,
 ];
 
 /**
