@@ -1,0 +1,119 @@
+/**
+ * The Postgres store's `DashboardQueries`. Each query reads one index range (migration 5 adds the
+ * indexes), so a dashboard refresh costs what its window or page holds, not what the store holds.
+ */
+import type {
+  ActivitySeries,
+  ActivitySeriesOptions,
+  DashboardQueries,
+  ListSessionSummariesOptions,
+  PolicyTurnScore,
+  SessionSummary,
+} from '../../spec/dashboard-queries.js';
+import type { PolicyVersion } from '../../spec/inference-engine.js';
+import type { SessionStatus } from '../../spec/records.js';
+import { likePrefixPattern, sampleBucketOf } from '../dashboard-rows.js';
+import type { PostgresDatabase } from './postgres-database.js';
+
+interface SummaryRow {
+  id: string;
+  tenant: string | null;
+  status: SessionStatus;
+  created_at: number;
+  updated_at: number;
+  main_turns: number;
+  side_turns: number;
+}
+
+export function createPostgresDashboardQueries(database: PostgresDatabase): DashboardQueries {
+  return {
+    async listSessionSummaries(options: ListSessionSummariesOptions): Promise<SessionSummary[]> {
+      const search = options.search === undefined || options.search === '' ? null : options.search;
+      const cursor = options.after ?? null;
+      // The row comparison seeks into sessions_by_created_id; a null cursor compares nothing.
+      return database.run('listSessionSummaries', async () => {
+        const rows = await database.rows<SummaryRow>(
+          `SELECT id, tenant, status, created_at, updated_at, main_turns, side_turns FROM sessions
+           WHERE ($1::bigint IS NULL OR (created_at, id) < ($1::bigint, $2::text))
+             AND ($3::text IS NULL OR id LIKE $4 OR tenant = $3)
+           ORDER BY created_at DESC, id DESC LIMIT $5`,
+          [cursor?.createdAt ?? null, cursor?.id ?? null, search, search === null ? null : likePrefixPattern(search), options.limit],
+        );
+        return rows.map((row) => ({
+          id: row.id,
+          tenant: row.tenant,
+          status: row.status,
+          createdAt: row.created_at,
+          updatedAt: row.updated_at,
+          mainTurns: row.main_turns,
+          sideTurns: row.side_turns,
+        }));
+      });
+    },
+
+    async activitySeries(options: ActivitySeriesOptions): Promise<ActivitySeries> {
+      const window = [options.since, options.until, options.bucketMs];
+      return database.run('activitySeries', async () => {
+        const [turns, judgements, samples, before, within] = await Promise.all([
+          database.rows<{ at: number; main: number; side: number }>(
+            `SELECT (started_at / $3::bigint) * $3::bigint AS at, count(*) FILTER (WHERE type = 'main') AS main,
+               count(*) FILTER (WHERE type = 'side') AS side
+             FROM turns WHERE started_at >= $1 AND started_at < $2 GROUP BY 1 ORDER BY 1`,
+            window,
+          ),
+          database.rows<{ at: number; judgements: number; mean_score: number | null; agreeing: number; readable: number }>(
+            `SELECT (created_at / $3::bigint) * $3::bigint AS at, count(*) AS judgements, avg(score)::float8 AS mean_score,
+               sum(agreeing_votes)::bigint AS agreeing, sum(readable_votes)::bigint AS readable
+             FROM judgements WHERE created_at >= $1 AND created_at < $2 GROUP BY 1 ORDER BY 1`,
+            window,
+          ),
+          database.rows<{ at: number; source: string; status: string; drop_reason: string | null; samples: number }>(
+            `SELECT (created_at / $3::bigint) * $3::bigint AS at, 'live' AS source, status, drop_reason, count(*) AS samples
+             FROM samples WHERE created_at >= $1 AND created_at < $2 GROUP BY 1, 2, 3, 4 ORDER BY 1`,
+            window,
+          ),
+          database.rows<{ version: number; at: number }>(
+            'SELECT version, activated_at AS at FROM policy_activations WHERE activated_at < $1 ORDER BY activated_at DESC, id DESC LIMIT 1',
+            [options.since],
+          ),
+          database.rows<{ version: number; at: number }>(
+            'SELECT version, activated_at AS at FROM policy_activations WHERE activated_at >= $1 AND activated_at < $2 ORDER BY activated_at, id',
+            [options.since, options.until],
+          ),
+        ]);
+        const judged = new Map(judgements.map((row) => [row.at, row]));
+        const turnsAt = new Map(turns.map((row) => [row.at, row]));
+        const starts = [...new Set([...turnsAt.keys(), ...judged.keys()])].sort((a, b) => a - b);
+        return {
+          buckets: starts.map((at) => {
+            const turn = turnsAt.get(at);
+            const judgement = judged.get(at);
+            return {
+              at,
+              mainTurns: turn?.main ?? 0,
+              sideTurns: turn?.side ?? 0,
+              judgements: judgement?.judgements ?? 0,
+              meanScore: judgement?.mean_score ?? null,
+              agreeingVotes: judgement?.agreeing ?? 0,
+              readableVotes: judgement?.readable ?? 0,
+            };
+          }),
+          samples: sampleBucketOf(samples),
+          activations: [...before, ...within],
+        };
+      });
+    },
+
+    async policyTurnScores(options: { from: PolicyVersion; to: PolicyVersion }): Promise<PolicyTurnScore[]> {
+      return database.run('policyTurnScores', async () => {
+        const rows = await database.rows<{ version: number; scored: number; mean_score: number | null }>(
+          `SELECT policy_version AS version, count(*) AS scored, avg(score)::float8 AS mean_score FROM samples
+           WHERE policy_version BETWEEN $1 AND $2 AND score IS NOT NULL AND (drop_reason IS NULL OR drop_reason <> 'superseded')
+           GROUP BY policy_version ORDER BY policy_version`,
+          [options.from, options.to],
+        );
+        return rows.map((row) => ({ version: row.version, scoredTurns: row.scored, meanScore: row.mean_score }));
+      });
+    },
+  };
+}
