@@ -20,6 +20,8 @@ export interface LineChartProps {
   xKind?: 'time' | 'number';
   xLabel?: string;
   yRange?: [number, number];
+  /** The x axis's extent (a live chart's window), rather than the data's: one point alone spans years otherwise. */
+  xRange?: [number, number];
   width?: number;
   height?: number;
 }
@@ -27,6 +29,9 @@ export interface LineChartProps {
 export function LineChart(props: LineChartProps) {
   const container = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
+  // Read by the scale on every redraw, so a moving window moves without re-creating the chart.
+  const xRange = useRef(props.xRange);
+  xRange.current = props.xRange;
   const shape = JSON.stringify([props.lines, props.xKind, props.xLabel, props.yRange]);
 
   useEffect(() => {
@@ -35,7 +40,13 @@ export function LineChart(props: LineChartProps) {
     const options: uPlot.Options = {
       width: props.width ?? 560,
       height: props.height ?? 220,
-      scales: { x: { time: props.xKind !== 'number' }, ...(range === undefined ? {} : { y: { range: () => range } }) },
+      scales: {
+        x: {
+          time: props.xKind !== 'number',
+          range: (_plot, minimum, maximum) => xRange.current ?? (minimum === maximum ? [minimum - 1, maximum + 1] : [minimum, maximum]),
+        },
+        ...(range === undefined ? {} : { y: { range: () => range } }),
+      },
       axes: [{ label: props.xKind === 'number' ? (props.xLabel ?? '') : undefined }, {}],
       series: [
         {},

@@ -47,6 +47,7 @@ export function OverviewPage(props: { onRefused: () => void }) {
     })),
   );
   const activations = series.activations.length === 0 ? [{ version: status.policyVersion, at: data.since }] : series.activations;
+  const window: [number, number] = [seconds(data.since), seconds(data.now)];
   const versionX = [...activations.map((activation) => seconds(Math.max(activation.at, data.since))), seconds(data.now)];
   const versionY = [...activations.map((activation) => activation.version), activations.at(-1)?.version ?? status.policyVersion];
   return (
@@ -66,13 +67,13 @@ export function OverviewPage(props: { onRefused: () => void }) {
       </div>
       <div class="charts">
         <LineChart
-          title="Turns per minute"
+          title="Turns per minute" xRange={window}
           lines={[{ label: 'main', color: palette.blue }, { label: 'side', color: palette.grey }]}
           data={[x, buckets.map((bucket) => bucket.mainTurns), buckets.map((bucket) => bucket.sideTurns)]}
         />
-        <LineChart title="Judge queue depth (since this page opened)" lines={[{ label: 'queued', color: palette.orange }]} data={[queue.current.at, queue.current.depth]} />
+        <LineChart title="Judge queue depth (since this page opened)" xRange={[Math.min(queue.current.at[0] ?? window[1], window[1] - 60), window[1]]} lines={[{ label: 'queued', color: palette.orange }]} data={[queue.current.at, queue.current.depth]} />
         <LineChart
-          title="Judge score and vote agreement per minute"
+          title="Judge score and vote agreement per minute" xRange={window}
           lines={[{ label: 'mean score', color: palette.green }, { label: 'vote agreement', color: palette.purple }]}
           yRange={[-1, 1]}
           data={[
@@ -82,7 +83,7 @@ export function OverviewPage(props: { onRefused: () => void }) {
           ]}
         />
         <LineChart
-          title="Samples per minute by outcome"
+          title="Samples per minute by outcome" xRange={window}
           lines={sampleLines.map((line, position) => ({ label: line.label, color: palette.series[position % palette.series.length] ?? palette.grey }))}
           data={[sampleTimes.map(seconds), ...sampleLines.map((line) => line.values)]}
         />
@@ -100,7 +101,7 @@ export function OverviewPage(props: { onRefused: () => void }) {
           lines={[{ label: 'learning rate', color: palette.purple }]}
           data={[training.map((point) => point.step), training.map((point) => point.learningRate)]}
         />
-        <LineChart title="Served policy version" lines={[{ label: 'version', color: palette.green, stepped: true }]} data={[versionX, versionY]} />
+        <LineChart title="Served policy version" xRange={window} lines={[{ label: 'version', color: palette.green, stepped: true }]} data={[versionX, versionY]} />
       </div>
     </section>
   );
