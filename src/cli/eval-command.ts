@@ -149,9 +149,14 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
 }
 
 /** The keys of `personalizeSchema` set by flag, config file or environment rather than left at their default. */
-export function explicitKeysOf(flags: Record<string, unknown>, file: Record<string, unknown>, environment: Record<string, string | undefined>): Set<string> {
+export function explicitKeysOf(
+  flags: Record<string, unknown>,
+  file: Record<string, unknown>,
+  environment: Record<string, string | undefined>,
+  schema: z.ZodObject = personalizeSchema,
+): Set<string> {
   return new Set(
-    Object.keys(personalizeSchema.shape).filter((key) => {
+    Object.keys(schema.shape).filter((key) => {
       const variable = environmentVariableOf(key);
       return flags[key] !== undefined || file[key] !== undefined || (variable !== undefined && environment[variable] !== undefined);
     }),
@@ -159,7 +164,10 @@ export function explicitKeysOf(flags: Record<string, unknown>, file: Record<stri
 }
 
 /** Keys travel in the environment, where process listings do not show them. */
-function serverEnvironmentOf(input: PersonalizeCommandInput): Record<string, string | undefined> {
+export function serverEnvironmentOf(input: {
+  configuration: Pick<PersonalizeConfiguration, 'apiKey' | 'adminKey' | 'upstreamApiKey'>;
+  environment: Record<string, string | undefined>;
+}): Record<string, string | undefined> {
   const configuration = input.configuration;
   const apiKeys = configuration.apiKey;
   return {
@@ -171,7 +179,7 @@ function serverEnvironmentOf(input: PersonalizeCommandInput): Record<string, str
 }
 
 /** The bare key a client sends: `tenant=key` entries carry the key after the `=`. */
-function clientKeyOf(entries: string[]): string | undefined {
+export function clientKeyOf(entries: string[]): string | undefined {
   const entry = entries[0];
   if (entry === undefined) return undefined;
   const separator = entry.indexOf('=');

@@ -27,6 +27,7 @@ import { runRejudgeCommand } from './rejudge-command.js';
 import { runSamplesExportCommand } from './samples-export-command.js';
 import { resolveServerUrl } from './resolve-server-url.js';
 import { activatePolicy, formatPolicies, listPolicies } from './policy-command.js';
+import { formatRolloutResult, rolloutHelp, rolloutSchema, runRolloutCommand, type RolloutCommandOptions } from './rollout-command.js';
 import { defaultMaxWaitMinutes, defaultPersonalizeSessions, explicitKeysOf, formatPersonalizeResult, personalizeHelp, personalizeSchema, runPersonalizeCommand, type PersonalizeCommandOptions } from './eval-command.js';
 
 /**
@@ -246,6 +247,36 @@ addExperimentOptions(
       const knobs = experimentKnobsOf(command.opts());
       const result = await runPersonalizeCommand({ options, configuration, explicitKeys, knobs, configFile, environment: process.env });
       process.stdout.write(`${configuration.json ? JSON.stringify(result, null, 2) : formatPersonalizeResult(result)}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+addOptions(
+  program.command('rollout').description('group rollouts of an environment through a clawrl server, trained with GRPO (docs/environments.md)'),
+  rolloutSchema,
+  rolloutHelp,
+)
+  .requiredOption('--env <name|module>', 'arithmetic | tool-calc | terminal, or a module exporting an EnvironmentDefinition (./my-env.js)')
+  .option('--group <n>', 'rollouts per task (the GRPO group)', '8')
+  .option('--tasks-per-step <n>', 'training tasks per step', '4')
+  .option('--parallel <n>', 'rollouts in flight at once', '4')
+  .option('--steps <n>', 'training steps', '30')
+  .option('--eval-every <k>', 'held-out accuracy every k steps (0: only the base and the end)', '5')
+  .option('--eval-size <n>', 'held-out tasks per accuracy measure', '50')
+  .option('--seed <n>', 'seed of the tasks and of sampling', '1')
+  .option('--reward <mode>', "outcome | outcome+process: the verifier's outcome alone, or plus the PRM's mean vote per turn", 'outcome')
+  .option('--normalize-std', 'divide group advantages by the group standard deviation (default: mean only)')
+  .option('--out <dir>', 'write rollout-<env>-seed<seed>.json and accuracy.svg (charting every result in the folder)')
+  .action(async (options: RolloutCommandOptions, command: Command) => {
+    try {
+      const flags = typedFlags(command, rolloutSchema);
+      const configFile = (typeof flags.config === 'string' ? flags.config : undefined) ?? process.env.CLAWRL_CONFIG;
+      const file = readConfigFile(configFile);
+      const { configuration } = resolveConfiguration(rolloutSchema, { flags, file, environment: process.env });
+      const explicitKeys = explicitKeysOf(flags, file, process.env, rolloutSchema);
+      const result = await runRolloutCommand({ options, configuration, explicitKeys, configFile, environment: process.env, cwd: process.cwd() });
+      process.stdout.write(`${configuration.json ? JSON.stringify(result, null, 2) : formatRolloutResult(result)}\n`);
     } catch (error) {
       fail(error);
     }

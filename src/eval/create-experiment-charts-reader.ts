@@ -1,28 +1,15 @@
 /**
  * The Experiments page's source (`--results-dir`): every `eval personalize` and `rollout` result
- * file under a folder (and its sub-folders, three levels down), as the charts those commands
+ * file under a folder (and its sub-folders, three levels down; `rollout-result.ts` and
+ * `personalize-result.ts` are their schemas), as the charts those commands
  * write: personalization's probe satisfaction rate by session with the success threshold, one
  * chart per folder as `satisfaction.svg` draws it; a rollout's reward and held-out accuracy by step.
  */
 import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
 import type { ExperimentChart, ExperimentCharts } from '../spec/experiment-charts.js';
+import { rolloutResultSchema, type RolloutResult } from './rollout/rollout-result.js';
 import { personalizeResultSchema, successThreshold, type PersonalizeResult } from './personalize/personalize-result.js';
-
-/**
- * The fields of a `rollout-<env>-seed<seed>.json` file the charts read (the rollout command's own
- * schema holds more; zod drops what is not named here).
- */
-const rolloutFileSchema = z.object({
-  env: z.string(),
-  group: z.number().int(),
-  tasksPerStep: z.number().int(),
-  seed: z.number().int(),
-  baseAccuracy: z.number().nullable().optional(),
-  steps: z.array(z.object({ step: z.number().int(), reward: z.number(), accuracy: z.number().nullable() })),
-});
-type RolloutFile = z.infer<typeof rolloutFileSchema>;
 
 const maximumDepth = 3;
 
@@ -71,16 +58,16 @@ function personalizeChart(folder: string, results: PersonalizeResult[]): Experim
   };
 }
 
-function rolloutCharts(folder: string, results: RolloutFile[]): ExperimentChart[] {
-  const label = (result: RolloutFile) => `${result.env} seed ${result.seed}`;
+function rolloutCharts(folder: string, results: RolloutResult[]): ExperimentChart[] {
+  const label = (result: RolloutResult) => `${result.env} seed ${result.seed}`;
   const rows = results.map((result) => ({
     env: result.env,
     group: result.group,
     tasksPerStep: result.tasksPerStep,
     seed: result.seed,
     steps: result.steps.length,
-    baseAccuracy: result.baseAccuracy ?? null,
-    finalAccuracy: [...result.steps].reverse().find((step) => step.accuracy !== null)?.accuracy ?? null,
+    baseAccuracy: result.baseAccuracy,
+    finalAccuracy: result.finalAccuracy,
   }));
   return [
     {
@@ -101,7 +88,7 @@ function rolloutCharts(folder: string, results: RolloutFile[]): ExperimentChart[
       lines: results.map((result) => ({
         label: label(result),
         points: [
-          ...(result.baseAccuracy === null || result.baseAccuracy === undefined ? [] : [[0, result.baseAccuracy] as [number, number]]),
+          [0, result.baseAccuracy] as [number, number | null],
           ...result.steps.filter((step) => step.accuracy !== null).map((step) => [step.step, step.accuracy] as [number, number | null]),
         ],
       })),
@@ -115,7 +102,7 @@ export function createExperimentChartsReader(folder: string): ExperimentCharts {
     folder,
     async list() {
       const personalize = new Map<string, PersonalizeResult[]>();
-      const rollout = new Map<string, RolloutFile[]>();
+      const rollout = new Map<string, RolloutResult[]>();
       for (const file of await jsonFilesUnder(folder)) {
         const name = path.basename(file);
         const where = path.relative(folder, path.dirname(file)) || '.';
@@ -124,7 +111,7 @@ export function createExperimentChartsReader(folder: string): ExperimentCharts {
           const checked = personalizeResultSchema.safeParse(json);
           if (checked.success) personalize.set(where, [...(personalize.get(where) ?? []), checked.data]);
         } else if (name.startsWith('rollout-')) {
-          const checked = rolloutFileSchema.safeParse(json);
+          const checked = rolloutResultSchema.safeParse(json);
           if (checked.success) rollout.set(where, [...(rollout.get(where) ?? []), checked.data]);
         }
       }

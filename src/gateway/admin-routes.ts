@@ -46,10 +46,17 @@ export function currentJudgement(judging: TurnJudging): Record<string, unknown> 
   };
 }
 
-function wireSample(sample: SampleRecord): Record<string, unknown> {
+/**
+ * A sample as the turn view shows it, with where its reward came from (`rewardSource`: the
+ * feedback's score, else the judge's) and its source: `rollout` when built on a rollout driver's
+ * feedback (then `rollout` holds the group and the rewards), else `live`.
+ */
+function wireSample(sample: SampleRecord, feedback: readonly FeedbackRecord[]): Record<string, unknown> {
   // The tokens are the turn's own, already in the turn view.
   const { promptTokenIds: _prompt, responseTokenIds: _response, rolloutLogprobs: _rollout, ...rest } = sample;
-  return rest;
+  const used = feedback.find((entry) => entry.id === sample.feedbackId) ?? null;
+  const rewardSource = used?.score != null ? (used.rollout == null ? 'feedback' : 'rollout') : sample.judgementId === null ? null : 'judge';
+  return { ...rest, source: used?.rollout == null ? 'live' : 'rollout', rewardSource, rollout: used?.rollout ?? null };
 }
 
 export function wireTurn(turn: TurnRecord, judging: TurnJudging = { judgements: [], feedback: [], samples: [] }): Record<string, unknown> {
@@ -79,7 +86,7 @@ export function wireTurn(turn: TurnRecord, judging: TurnJudging = { judgements: 
     judgements: judging.judgements.map(wireJudgement),
     // Repeated feedback keeps every record: the newest (last, also in `judgement.feedback`) counts.
     feedback: judging.feedback,
-    samples: judging.samples.map(wireSample),
+    samples: judging.samples.map((sample) => wireSample(sample, judging.feedback)),
   };
 }
 
@@ -93,6 +100,15 @@ export async function statusOf(context: GatewayContext): Promise<Record<string, 
     linked: counts.linked,
     judged: counts.judging.judged,
     samples: counts.judging.samples,
+    // Live traffic and rollouts train one policy; these split the sample counts by source.
+    samplesBySource: {
+      live: {
+        ready: counts.judging.samples.ready - counts.judging.rolloutSamples.ready,
+        trained: counts.judging.samples.trained - counts.judging.rolloutSamples.trained,
+        dropped: counts.judging.samples.dropped - counts.judging.rolloutSamples.dropped,
+      },
+      rollout: counts.judging.rolloutSamples,
+    },
     judging: {
       pending: counts.judging.pending,
       retrying: counts.judging.retrying,

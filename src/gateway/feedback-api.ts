@@ -8,6 +8,19 @@ export const feedbackRequestSchema = z.object({
   thumbs: z.enum(['up', 'down']).optional(),
   text: z.string().max(8_000).optional(),
   hint: z.string().optional(),
+  /** Sent by a rollout driver (`clawrl rollout`): the turn's group and the rewards its score was formed from. */
+  rollout: z
+    .object({
+      run_id: z.string().min(1).max(200),
+      environment: z.string().min(1).max(200),
+      step: z.number().int().min(0),
+      group: z.string().min(1).max(300),
+      outcome_reward: z.number(),
+      process_reward: z.number().nullable(),
+      reward: z.number(),
+      advantage: z.number().nullable(),
+    })
+    .optional(),
 });
 
 export type FeedbackRequest = z.infer<typeof feedbackRequestSchema>;
@@ -20,6 +33,8 @@ export interface FeedbackResponse {
   score: number | null;
   text: string | null;
   hint: string | null;
+  /** Present when a rollout driver sent the feedback. */
+  rollout?: FeedbackRequest['rollout'];
   /** Whether the turn is queued to have its sample rebuilt (trainable main turns only). */
   queued: boolean;
   /**

@@ -11,7 +11,7 @@ import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { maximumHintChars, minimumHintChars } from '../core/judge-votes.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import type { TurnRecord } from '../spec/records.js';
+import type { RolloutProvenance, TurnRecord } from '../spec/records.js';
 import { tenantOf, type Principal } from './api-key-authenticator.js';
 import { feedbackRequestSchema, type FeedbackRequest, type FeedbackResponse } from './feedback-api.js';
 import type { GatewayContext } from './gateway-context.js';
@@ -47,6 +47,20 @@ function parseFeedback(text: string): FeedbackRequest & { hint?: string } {
     }
   }
   return body;
+}
+
+function rolloutProvenanceOf(rollout: FeedbackRequest['rollout']): RolloutProvenance | null {
+  if (rollout === undefined) return null;
+  return {
+    runId: rollout.run_id,
+    environment: rollout.environment,
+    step: rollout.step,
+    group: rollout.group,
+    outcomeReward: rollout.outcome_reward,
+    processReward: rollout.process_reward,
+    reward: rollout.reward,
+    advantage: rollout.advantage,
+  };
 }
 
 function visibleTo(turn: TurnRecord, principal: Principal): boolean {
@@ -88,6 +102,7 @@ export function registerFeedbackRoute(app: Hono<{ Variables: { principal: Princi
       hint: body.hint?.trim() ?? null,
       tenant: tenantOf(principal),
       createdAt: context.now(),
+      rollout: rolloutProvenanceOf(body.rollout),
     });
     if (recorded === null) throw new ClawrlError('not_found', `No turn with id '${turn.id}'.`, { param: 'turn_id' });
     // Read after the write: ids increase, so whatever arrived concurrently sorts on its own side.
@@ -100,6 +115,7 @@ export function registerFeedbackRoute(app: Hono<{ Variables: { principal: Princi
       score: recorded.score,
       text: recorded.text,
       hint: recorded.hint,
+      ...(body.rollout === undefined ? {} : { rollout: body.rollout }),
       queued: turn.type === 'main' && turn.trainable,
       replaced_feedback_ids: earlier.map((feedback) => feedback.id),
     };

@@ -57,7 +57,7 @@ export interface ActivityBucket {
 /** Samples created in a bucket, by what became of them and where they came from. */
 export interface SampleBucket {
   at: number;
-  /** `live` until samples record another source. */
+  /** `rollout` for samples built on a rollout driver's feedback (`clawrl rollout`), else `live`. */
   source: string;
   ready: number;
   trained: number;

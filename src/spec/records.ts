@@ -139,6 +139,27 @@ export interface JudgementRecord extends NewJudgement {
 }
 
 /** Explicit feedback on a turn (`POST /v1/feedback`). It overrides the judge's score. */
+/**
+ * Where a rollout's feedback came from (`clawrl rollout`, docs/environments.md): the group the
+ * turn's episode belonged to and the rewards its score was formed from. A sample built on such
+ * feedback is a rollout sample; every other sample is live traffic.
+ */
+export interface RolloutProvenance {
+  runId: string;
+  environment: string;
+  step: number;
+  /** The GRPO group: the rollouts of one task in one step. */
+  group: string;
+  /** The verifier's outcome reward of the episode. */
+  outcomeReward: number;
+  /** The PRM's mean vote on the turn; null in outcome-only mode. */
+  processReward: number | null;
+  /** The integrated reward R_t = o + process. */
+  reward: number;
+  /** R_t less its group's mean (over the standard deviation when asked); null when the group had no variance. */
+  advantage: number | null;
+}
+
 export interface NewFeedback {
   turnId: string;
   /** In −1..1; null when the feedback only carries text or a hint. */
@@ -148,6 +169,8 @@ export interface NewFeedback {
   /** Tenant that sent it; null when auth is off. */
   tenant: string | null;
   createdAt: number;
+  /** Set when a rollout driver sent it; absent or null for a person's feedback. */
+  rollout?: RolloutProvenance | null;
 }
 
 export interface FeedbackRecord extends NewFeedback {
@@ -273,6 +296,8 @@ export interface JudgingCounts {
   /** Share of readable verdict votes that agree with their judgement's majority; null without any. */
   voteAgreement: number | null;
   samples: { ready: number; trained: number; dropped: number };
+  /** Of those, the samples built on a rollout's feedback (the rest are live traffic). */
+  rolloutSamples: { ready: number; trained: number; dropped: number };
 }
 
 /** A ready sample handed to the trainer under a lease, with what its loss needs of the turn. */

@@ -8,6 +8,8 @@ import { ClawrlError } from '../spec/clawrl-error.js';
 import type {
   FeedbackRecord,
   JudgingCounts,
+  NewFeedback,
+  RolloutProvenance,
   PolicyArtifactKind,
   PolicyVersionRecord,
   TrainingStepMetrics,
@@ -47,6 +49,8 @@ export interface FeedbackRow {
   hint: string | null;
   tenant: string | null;
   created_at: number;
+  /** JSON of a `RolloutProvenance`, or null. */
+  rollout: string | null;
 }
 
 /** A sample joined with its turn's id and session. */
@@ -101,7 +105,13 @@ export function toFeedbackRecord(row: FeedbackRow): FeedbackRecord {
     hint: row.hint,
     tenant: row.tenant,
     createdAt: row.created_at,
+    rollout: row.rollout === null ? null : (JSON.parse(row.rollout) as RolloutProvenance),
   };
+}
+
+/** The provenance column's text, or null. */
+export function rolloutColumnOf(feedback: NewFeedback): string | null {
+  return feedback.rollout == null ? null : JSON.stringify(feedback.rollout);
 }
 
 /**
@@ -261,6 +271,9 @@ export interface JudgingCountsRow {
   samples_ready: number;
   samples_trained: number;
   samples_dropped: number;
+  rollout_samples_ready: number;
+  rollout_samples_trained: number;
+  rollout_samples_dropped: number;
 }
 
 export function toJudgingCounts(row: JudgingCountsRow): JudgingCounts {
@@ -274,5 +287,6 @@ export function toJudgingCounts(row: JudgingCountsRow): JudgingCounts {
     averageLatencyMs: row.average_latency_ms,
     voteAgreement: row.readable_votes === 0 ? null : row.agreeing_votes / row.readable_votes,
     samples: { ready: row.samples_ready, trained: row.samples_trained, dropped: row.samples_dropped },
+    rolloutSamples: { ready: row.rollout_samples_ready, trained: row.rollout_samples_trained, dropped: row.rollout_samples_dropped },
   };
 }

@@ -112,6 +112,11 @@ export function runRecordStoreDashboardContract(getStore: () => RecordStore): vo
       await store.recordSample(sample('x2', 'm2', { createdAt: 80_000, status: 'dropped', dropReason: 'zero-score', score: null, lossMask: [], distillationGaps: null }));
       await store.recordSample(sample('x3', 'm3', { createdAt: 130_000 }));
       await store.updateSampleStatus({ ids: ['x3'], status: 'dropped', reason: 'stale', at: 131_000 });
+      // A sample built on a rollout driver's feedback is a rollout sample.
+      await store.recordTurn(turn('r1', 's', { timings: { startedAt: 62_000, firstTokenAt: 62_001, endedAt: 62_002 } }));
+      const rollout = { runId: 'run', environment: 'arithmetic', step: 1, group: 'g', outcomeReward: 1, processReward: null, reward: 1, advantage: 0.5 };
+      const feedback = await store.recordFeedback({ turnId: 'r1', score: 1, text: null, hint: null, tenant: null, createdAt: 63_000, rollout });
+      await store.recordSample(sample('x4', 'r1', { createdAt: 63_000, feedbackId: feedback?.id ?? null }));
       await store.recordPolicyVersion({ version: 0, parent: null, kind: 'base', files: {}, step: null, samples: 0, metrics: null, createdAt: 10 }, { activate: true });
       await store.recordPolicyVersion({ version: 1, parent: 0, kind: 'base', files: {}, step: null, samples: 0, metrics: null, createdAt: 20 }, { activate: false });
       await store.activatePolicyVersion(1, 20_000);
@@ -119,11 +124,12 @@ export function runRecordStoreDashboardContract(getStore: () => RecordStore): vo
 
       const series = await store.dashboard.activitySeries({ since: 60_000, until: 180_000, bucketMs: 60_000 });
       expect(series.buckets).toEqual([
-        { at: 60_000, mainTurns: 2, sideTurns: 1, judgements: 2, meanScore: 0, agreeingVotes: 3, readableVotes: 4 },
+        { at: 60_000, mainTurns: 3, sideTurns: 1, judgements: 2, meanScore: 0, agreeingVotes: 3, readableVotes: 4 },
         { at: 120_000, mainTurns: 1, sideTurns: 0, judgements: 1, meanScore: null, agreeingVotes: 0, readableVotes: 0 },
       ]);
       expect(series.samples).toEqual([
         { at: 60_000, source: 'live', ready: 1, trained: 0, stale: 0, dropped: 1 },
+        { at: 60_000, source: 'rollout', ready: 1, trained: 0, stale: 0, dropped: 0 },
         { at: 120_000, source: 'live', ready: 0, trained: 0, stale: 1, dropped: 0 },
       ]);
       expect(series.activations).toEqual([{ version: 1, at: 20_000 }, { version: 0, at: 100_000 }]);

@@ -156,7 +156,7 @@ export function runRecordStoreJudgingContract(currentStore: () => RecordStore): 
       await store.linkNextState('a', [{ role: 'user', content: 'ok' }], 500);
       await claim('w1', 1_000);
       const feedback = await store.recordFeedback({ turnId: 'a', score: -1, text: 'too long', hint: null, tenant: 't', createdAt: 1_100 });
-      expect(feedback).toEqual({ id: expect.any(Number), turnId: 'a', score: -1, text: 'too long', hint: null, tenant: 't', createdAt: 1_100 });
+      expect(feedback).toEqual({ id: expect.any(Number), turnId: 'a', score: -1, text: 'too long', hint: null, tenant: 't', createdAt: 1_100, rollout: null });
       expect(await store.releaseTurn({ turnId: 'a', workerId: 'w1', generation: 1, outcome: { kind: 'done' } })).toBe(true);
       const [again] = await claim('w2', 1_200);
       expect(again).toMatchObject({ generation: 2, attempts: 0, feedback });
@@ -286,6 +286,7 @@ export function runRecordStoreJudgingContract(currentStore: () => RecordStore): 
         averageLatencyMs: null,
         voteAgreement: null,
         samples: { ready: 0, trained: 0, dropped: 0 },
+        rolloutSamples: { ready: 0, trained: 0, dropped: 0 },
       });
       for (const id of ['a', 'b', 'c', 'last']) await store.recordTurn(turn(id));
       for (const id of ['a', 'b', 'c']) await store.linkNextState(id, [{ role: 'user', content: 'ok' }], 500);
@@ -310,9 +311,29 @@ export function runRecordStoreJudgingContract(currentStore: () => RecordStore): 
         // Readable verdicts: a has 1, 1, −1 (two agree with +1); b has −1 (agrees).
         voteAgreement: 3 / 4,
         samples: { ready: 1, trained: 0, dropped: 1 },
+        rolloutSamples: { ready: 0, trained: 0, dropped: 0 },
       });
       await store.recordFeedback({ turnId: 'last', score: -1, text: null, hint: null, tenant: null, createdAt: 800 });
       expect((await store.counts()).judging).toMatchObject({ judged: 4, pending: 4, withoutNextState: 0 });
+    });
+
+    it("keeps a rollout's provenance on its feedback and counts the samples built on it as rollout samples", async () => {
+      for (const id of ['live', 'rolled', 'flat']) await store.recordTurn(turn(id));
+      const rollout = { runId: 'run', environment: 'arithmetic', step: 2, group: 'run-s2-t0', outcomeReward: 1, processReward: 0.5, reward: 1.5, advantage: 0.25 };
+      const live = await store.recordFeedback({ turnId: 'live', score: 1, text: null, hint: null, tenant: null, createdAt: 600 });
+      const rolled = await store.recordFeedback({ turnId: 'rolled', score: 0.25, text: null, hint: null, tenant: null, createdAt: 610, rollout });
+      const flat = await store.recordFeedback({ turnId: 'flat', score: 0, text: null, hint: null, tenant: null, createdAt: 620, rollout: { ...rollout, advantage: null } });
+      expect(live?.rollout).toBeNull();
+      expect(rolled?.rollout).toEqual(rollout);
+      expect(await store.getFeedback('rolled')).toEqual(rolled);
+      expect(await store.listFeedback('flat')).toEqual([flat]);
+      await store.recordSample(sample('l', 'live', { feedbackId: live?.id ?? null }));
+      await store.recordSample(sample('r', 'rolled', { feedbackId: rolled?.id ?? null }));
+      await store.recordSample(sample('f', 'flat', { feedbackId: flat?.id ?? null, status: 'dropped', dropReason: 'zero-score', lossMask: [], distillationGaps: null, teacherLogprobs: null, support: null }));
+      expect((await store.counts()).judging).toMatchObject({
+        samples: { ready: 2, trained: 0, dropped: 1 },
+        rolloutSamples: { ready: 1, trained: 0, dropped: 1 },
+      });
     });
   });
 }

@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { PersonalizeResult } from '../../src/eval/personalize/personalize-result.js';
+import type { RolloutResult } from '../../src/eval/rollout/rollout-result.js';
 
 const probe = (afterSession: number, satisfactionRate: number, policyVersion: number) => ({
   policyVersion,
@@ -38,9 +39,33 @@ export function writeExperimentResultFiles(folder: string): void {
   mkdirSync(path.join(folder, 'personalize'), { recursive: true });
   writeFileSync(path.join(folder, 'personalize', 'personalize-student-combine-seed1.json'), JSON.stringify(personalize));
   mkdirSync(path.join(folder, 'rollout'), { recursive: true });
-  const steps = Array.from({ length: 6 }, (_, index) => ({ step: index + 1, reward: 0.2 + index * 0.1, accuracy: index % 2 === 1 ? 0.3 + index * 0.08 : null }));
-  writeFileSync(
-    path.join(folder, 'rollout', 'rollout-arithmetic-seed1.json'),
-    JSON.stringify({ env: 'arithmetic', group: 4, tasksPerStep: 4, seed: 1, baseAccuracy: 0.25, finalAccuracy: 0.7, steps }),
-  );
+  const rollout: RolloutResult = {
+    env: 'arithmetic',
+    group: 4,
+    tasksPerStep: 4,
+    seed: 1,
+    rewardMode: 'outcome',
+    normalizeStd: false,
+    model: 'builtin:tiny',
+    evalSize: 50,
+    evalEvery: 2,
+    baseAccuracy: 0.25,
+    finalAccuracy: 0.7,
+    steps: Array.from({ length: 6 }, (_, index) => ({
+      step: index + 1,
+      reward: 0.2 + index * 0.1,
+      accuracy: index % 2 === 1 ? 0.3 + index * 0.08 : null,
+      processReward: null,
+      groups: 4,
+      zeroVarianceGroups: 0,
+      turns: 16,
+      trainedTurns: 16,
+      train: 'trained',
+      policyVersion: index + 1,
+    })),
+    serverArguments: null,
+    startedAt: '2026-12-07T00:00:00.000Z',
+    durationSeconds: 60,
+  };
+  writeFileSync(path.join(folder, 'rollout', 'rollout-arithmetic-seed1.json'), JSON.stringify(rollout));
 }

@@ -14,16 +14,16 @@ const plotHeight = height - margin.top - margin.bottom;
 const methodColors: { readonly [M in PersonalizeMethod]: string } = { rl: '#d62728', opd: '#1f77b4', combine: '#2ca02c', base: '#7f7f7f' };
 const dashPatterns = ['', '6 3', '2 3', '8 3 2 3'];
 
-function escapeXml(text: string): string {
+export function escapeXml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-function round(value: number): string {
+export function round(value: number): string {
   return String(Math.round(value * 10) / 10);
 }
 
 /** A tick step of 1, 2 or 5 times a power of ten giving at most about 10 ticks. */
-function tickStep(maximum: number): number {
+export function tickStep(maximum: number): number {
   const rough = Math.max(1, maximum / 10);
   const power = 10 ** Math.floor(Math.log10(rough));
   return ([1, 2, 5, 10].map((factor) => factor * power).find((step) => step >= rough) ?? 10 * power);

@@ -139,7 +139,7 @@ describe('createPostgresRecordStore', () => {
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(1)));
     expect(stores).toHaveLength(4);
     const versions = await queryTestSchema<{ version: number }>(schema, 'SELECT version FROM schema_migrations ORDER BY version');
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
   it('keeps the samples judged before migration 4 on their judged advantages, and lets the methods be checked above the database', async () => {
@@ -154,6 +154,7 @@ describe('createPostgresRecordStore', () => {
       ALTER TABLE samples RENAME COLUMN judged_advantages TO advantages;
       ALTER TABLE samples ALTER COLUMN advantages SET NOT NULL;
       ALTER TABLE samples ADD CONSTRAINT samples_method_check CHECK (method IN ('rl', 'opd', 'combine'));
+      ALTER TABLE feedback DROP COLUMN rollout;
       DELETE FROM schema_migrations WHERE version >= 4;`);
     const length = turn.responseTokenIds.length;
     const judged = Array.from({ length }, (_, index) => 0.5 + index / 100);

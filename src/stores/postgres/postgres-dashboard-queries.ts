@@ -1,5 +1,5 @@
 /**
- * The Postgres store's `DashboardQueries`. Each query reads one index range (migration 5 adds the
+ * The Postgres store's `DashboardQueries`. Each query reads one index range (migration 6 adds the
  * indexes), so a dashboard refresh costs what its window or page holds, not what the store holds.
  */
 import type {
@@ -68,8 +68,10 @@ export function createPostgresDashboardQueries(database: PostgresDatabase): Dash
             window,
           ),
           database.rows<{ at: number; source: string; status: string; drop_reason: string | null; samples: number }>(
-            `SELECT (created_at / $3::bigint) * $3::bigint AS at, 'live' AS source, status, drop_reason, count(*) AS samples
-             FROM samples WHERE created_at >= $1 AND created_at < $2 GROUP BY 1, 2, 3, 4 ORDER BY 1`,
+            `SELECT (sample.created_at / $3::bigint) * $3::bigint AS at,
+               CASE WHEN feedback.rollout IS NULL THEN 'live' ELSE 'rollout' END AS source, sample.status, sample.drop_reason, count(*) AS samples
+             FROM samples AS sample LEFT JOIN feedback ON feedback.id = sample.feedback_id
+             WHERE sample.created_at >= $1 AND sample.created_at < $2 GROUP BY 1, 2, 3, 4 ORDER BY 1`,
             window,
           ),
           database.rows<{ version: number; at: number }>(

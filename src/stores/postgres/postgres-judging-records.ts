@@ -27,7 +27,7 @@ import type {
 import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { checkPaging } from './postgres-paging.js';
-import { checkNewSample, toFeedbackRecord, toJudgementRecord, toJudgingCounts, type FeedbackRow, type JudgementRow, type JudgingCountsRow } from '../record-rows.js';
+import { checkNewSample, rolloutColumnOf, toFeedbackRecord, toJudgementRecord, toJudgingCounts, type FeedbackRow, type JudgementRow, type JudgingCountsRow } from '../record-rows.js';
 import { sampleColumns, toSampleRecord, type PostgresSampleRow } from './postgres-sample-rows.js';
 
 const defaultListLimit = 100;
@@ -43,13 +43,13 @@ const selectJudgements = `
 
 const selectLatestFeedback = `
   SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant,
-    feedback.created_at
+    feedback.created_at, feedback.rollout
   FROM feedback JOIN turns AS turn ON turn.ordinal = feedback.turn_ordinal
   WHERE turn.id = $1 ORDER BY feedback.id DESC LIMIT 1
 `;
 const selectFeedback = `
   SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant,
-    feedback.created_at
+    feedback.created_at, feedback.rollout
   FROM feedback JOIN turns AS turn ON turn.ordinal = feedback.turn_ordinal
   WHERE turn.id = $1 ORDER BY feedback.id
 `;
@@ -174,16 +174,16 @@ export class PostgresJudgingRecords {
     const [row] = await this.#database.rows<{ id: number }>(
       `WITH turn AS (SELECT ordinal, type, trainable FROM turns WHERE id = $1),
        inserted AS (
-         INSERT INTO feedback (turn_ordinal, score, text, hint, tenant, created_at)
-         SELECT ordinal, $2, $3, $4, $5, $6 FROM turn RETURNING id
+         INSERT INTO feedback (turn_ordinal, score, text, hint, tenant, created_at, rollout)
+         SELECT ordinal, $2, $3, $4, $5, $6, $7 FROM turn RETURNING id
        ),
        queued AS (
          ${PostgresJudgingRecords.enqueueStatement("SELECT ordinal, $6::bigint FROM turn WHERE type = 'main' AND trainable")}
        )
        SELECT id FROM inserted`,
-      [feedback.turnId, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.createdAt],
+      [feedback.turnId, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.createdAt, rolloutColumnOf(feedback)],
     );
-    return row === undefined ? null : { ...feedback, id: row.id };
+    return row === undefined ? null : { ...feedback, rollout: feedback.rollout ?? null, id: row.id };
   }
 
   async getFeedback(turnId: string): Promise<FeedbackRecord | null> {
@@ -294,7 +294,13 @@ export class PostgresJudgingRecords {
         (SELECT coalesce(sum(agreeing_votes), 0) FROM judgements)::integer AS agreeing_votes,
         (SELECT count(*) FROM samples WHERE status = 'ready')::integer AS samples_ready,
         (SELECT count(*) FROM samples WHERE status = 'trained')::integer AS samples_trained,
-        (SELECT count(*) FROM samples WHERE status = 'dropped')::integer AS samples_dropped
+        (SELECT count(*) FROM samples WHERE status = 'dropped')::integer AS samples_dropped,
+        (SELECT count(*) FROM samples JOIN feedback ON feedback.id = samples.feedback_id
+          WHERE samples.status = 'ready' AND feedback.rollout IS NOT NULL)::integer AS rollout_samples_ready,
+        (SELECT count(*) FROM samples JOIN feedback ON feedback.id = samples.feedback_id
+          WHERE samples.status = 'trained' AND feedback.rollout IS NOT NULL)::integer AS rollout_samples_trained,
+        (SELECT count(*) FROM samples JOIN feedback ON feedback.id = samples.feedback_id
+          WHERE samples.status = 'dropped' AND feedback.rollout IS NOT NULL)::integer AS rollout_samples_dropped
     `);
     if (row === undefined) throw new ClawrlError('store_error', 'judging counts query returned no row');
     return toJudgingCounts(row);

@@ -200,7 +200,12 @@ export const postgresMigrations: readonly string[] = [
   ALTER TABLE samples ALTER COLUMN judged_advantages DROP NOT NULL;
   ALTER TABLE samples ADD COLUMN distillation_gaps bytea;
   `,
-  // 5: the dashboard's indexes. Its pages and charts read ranges of these (sessions newest first,
+  // 5: feedback a rollout driver sent records its provenance (group, outcome and process rewards,
+  // advantage) as JSON text; a sample built on it is a rollout sample, every other one live traffic.
+  `
+  ALTER TABLE feedback ADD COLUMN rollout text;
+  `,
+  // 6: the dashboard's indexes. Its pages and charts read ranges of these (sessions newest first,
   // judgements and samples of a time window, samples of a policy version), never a whole table;
   // turns of a window use turns_by_started.
   `

@@ -1,5 +1,5 @@
 /**
- * The SQLite store's `DashboardQueries`. Each query reads one index range (migration 6 adds the
+ * The SQLite store's `DashboardQueries`. Each query reads one index range (migration 7 adds the
  * indexes), so a dashboard refresh costs what its window or page holds, not what the store holds.
  */
 import type Database from 'better-sqlite3';
@@ -75,8 +75,10 @@ export function createSqliteDashboardQueries(database: Database.Database, run: R
     Window,
     { at: number; source: string; status: string; drop_reason: string | null; samples: number }
   >(`
-    SELECT created_at - created_at % @bucket AS at, 'live' AS source, status, drop_reason, count(*) AS samples
-    FROM samples WHERE created_at >= @since AND created_at < @until GROUP BY 1, 2, 3, 4 ORDER BY 1`);
+    SELECT sample.created_at - sample.created_at % @bucket AS at,
+      CASE WHEN feedback.rollout IS NULL THEN 'live' ELSE 'rollout' END AS source, sample.status, sample.drop_reason, count(*) AS samples
+    FROM samples AS sample LEFT JOIN feedback ON feedback.id = sample.feedback_id
+    WHERE sample.created_at >= @since AND sample.created_at < @until GROUP BY 1, 2, 3, 4 ORDER BY 1`);
   const activationBefore = database.prepare<[number], { version: number; at: number }>(
     'SELECT version, activated_at AS at FROM policy_activations WHERE activated_at < ? ORDER BY activated_at DESC, id DESC LIMIT 1',
   );

@@ -25,7 +25,7 @@ import type {
   SampleRecord,
   TurnRecord,
 } from '../../spec/records.js';
-import { checkNewSample, toFeedbackRecord, toJudgementRecord, toJudgingCounts, toSampleRecord, type SampleRow } from '../record-rows.js';
+import { checkNewSample, rolloutColumnOf, toFeedbackRecord, toJudgementRecord, toJudgingCounts, toSampleRecord, type SampleRow } from '../record-rows.js';
 import { sqliteJudgingStatements, type SqliteJudgingStatements, type TurnKeyRow } from './sqlite-judging-statements.js';
 import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 
@@ -121,7 +121,7 @@ export class SqliteJudgingRecords {
 
   recordFeedback(feedback: NewFeedback): FeedbackRecord | null {
     const id = this.#recordFeedback.immediate(feedback);
-    return id === null ? null : { ...feedback, id };
+    return id === null ? null : { ...feedback, rollout: feedback.rollout ?? null, id };
   }
 
   getFeedback(turnId: string): FeedbackRecord | null {
@@ -237,6 +237,7 @@ export class SqliteJudgingRecords {
       feedback.hint,
       feedback.tenant,
       feedback.createdAt,
+      rolloutColumnOf(feedback),
     );
     if (turn.type === 'main' && turn.trainable === 1) this.#statements.enqueue.run(turn.ordinal, feedback.createdAt);
     return Number(inserted.lastInsertRowid);

@@ -92,16 +92,18 @@ export function sqliteJudgingStatements(database: Database.Database) {
       `SELECT ${judgementColumns} FROM judgements AS judgement JOIN turns AS turn ON turn.ordinal = judgement.turn_ordinal
        WHERE judgement.turn_ordinal = ? ORDER BY judgement.id`,
     ),
-    insertFeedback: database.prepare<[number, number | null, string | null, string | null, string | null, number]>(
-      'INSERT INTO feedback (turn_ordinal, score, text, hint, tenant, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    insertFeedback: database.prepare<[number, number | null, string | null, string | null, string | null, number, string | null]>(
+      'INSERT INTO feedback (turn_ordinal, score, text, hint, tenant, created_at, rollout) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
     latestFeedback: database.prepare<[number], FeedbackRow>(`
-      SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.created_at
+      SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.created_at,
+        feedback.rollout
       FROM feedback JOIN turns AS turn ON turn.ordinal = feedback.turn_ordinal
       WHERE feedback.turn_ordinal = ? ORDER BY feedback.id DESC LIMIT 1
     `),
     listFeedback: database.prepare<[number], FeedbackRow>(`
-      SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.created_at
+      SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.created_at,
+        feedback.rollout
       FROM feedback JOIN turns AS turn ON turn.ordinal = feedback.turn_ordinal
       WHERE feedback.turn_ordinal = ? ORDER BY feedback.id
     `),
@@ -150,7 +152,13 @@ export function sqliteJudgingStatements(database: Database.Database) {
         (SELECT coalesce(sum(agreeing_votes), 0) FROM judgements) AS agreeing_votes,
         (SELECT count(*) FROM samples WHERE status = 'ready') AS samples_ready,
         (SELECT count(*) FROM samples WHERE status = 'trained') AS samples_trained,
-        (SELECT count(*) FROM samples WHERE status = 'dropped') AS samples_dropped
+        (SELECT count(*) FROM samples WHERE status = 'dropped') AS samples_dropped,
+        (SELECT count(*) FROM samples JOIN feedback ON feedback.id = samples.feedback_id
+          WHERE samples.status = 'ready' AND feedback.rollout IS NOT NULL) AS rollout_samples_ready,
+        (SELECT count(*) FROM samples JOIN feedback ON feedback.id = samples.feedback_id
+          WHERE samples.status = 'trained' AND feedback.rollout IS NOT NULL) AS rollout_samples_trained,
+        (SELECT count(*) FROM samples JOIN feedback ON feedback.id = samples.feedback_id
+          WHERE samples.status = 'dropped' AND feedback.rollout IS NOT NULL) AS rollout_samples_dropped
     `),
   };
 }

@@ -243,7 +243,12 @@ export const sqliteMigrations: readonly string[] = [
   CREATE INDEX samples_by_status ON samples (status, ordinal);
   CREATE INDEX samples_by_turn ON samples (turn_ordinal, ordinal);
   `,
-  // 6: the dashboard's indexes. Its pages and charts read ranges of these (sessions newest first,
+  // 6: feedback a rollout driver sent records its provenance (group, outcome and process rewards,
+  // advantage) as JSON; a sample built on it is a rollout sample, every other one live traffic.
+  `
+  ALTER TABLE feedback ADD COLUMN rollout TEXT;
+  `,
+  // 7: the dashboard's indexes. Its pages and charts read ranges of these (sessions newest first,
   // turns, judgements and samples of a time window, samples of a policy version), never a whole table.
   `
   CREATE INDEX IF NOT EXISTS sessions_by_created_id ON sessions (created_at, id);

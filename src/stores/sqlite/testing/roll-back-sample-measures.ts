@@ -1,12 +1,13 @@
 /**
- * Undoes SQLite migration 5 on a store file, for tests of the upgrade: the samples table as
- * schemas 2–4 had it, the judge's combined advantages in `advantages` (NOT NULL) and the method
+ * Undoes SQLite migrations 6 and 5 on a store file (feedback without its rollout column; for tests of the upgrade: the samples table as
+ * then the samples table as schemas 2–4 had it, the judge's combined advantages in `advantages` (NOT NULL) and the method
  * under its CHECK. Rows written since keep an empty advantages blob.
  */
 import type Database from 'better-sqlite3';
 
 export function rollBackSampleMeasures(database: Database.Database): void {
   database.exec(`
+    ALTER TABLE feedback DROP COLUMN rollout;
     CREATE TABLE samples_then (
       ordinal INTEGER PRIMARY KEY,
       id TEXT NOT NULL UNIQUE,

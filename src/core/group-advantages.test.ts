@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { groupAdvantages, integratedReward } from './group-advantages.js';
+
+describe('groupAdvantages', () => {
+  it('subtracts the group mean at each turn index', () => {
+    const result = groupAdvantages([[1], [0], [0], [1]]);
+    expect(result.advantages).toEqual([[0.5], [-0.5], [-0.5], [0.5]]);
+    expect(result).toMatchObject({ zeroVariance: false, zeroVarianceIndices: 0, indices: 1 });
+  });
+
+  it('divides by the standard deviation when asked', () => {
+    const result = groupAdvantages([[1], [0]], { normalizeStd: true, epsilon: 0 });
+    expect(result.advantages).toEqual([[1], [-1]]);
+  });
+
+  it('drops and counts a group whose rollouts all got the same reward', () => {
+    const result = groupAdvantages([[1], [1], [1]]);
+    expect(result.advantages).toEqual([[null], [null], [null]]);
+    expect(result).toMatchObject({ zeroVariance: true, zeroVarianceIndices: 1 });
+  });
+
+  it('groups multi-turn rewards by turn index and drops a turn no other rollout reached', () => {
+    const result = groupAdvantages([[1, 2, 5], [0, 2]]);
+    expect(result.advantages).toEqual([[0.5, null, null], [-0.5, null]]);
+    expect(result).toMatchObject({ zeroVariance: false, zeroVarianceIndices: 1, indices: 2 });
+  });
+});
+
+describe('integratedReward', () => {
+  it('adds the mean PRM vote to the outcome only with process rewards', () => {
+    expect(integratedReward(1, [1, -1, 1], 'outcome+process')).toBeCloseTo(1 + 1 / 3);
+    expect(integratedReward(1, [1, -1, 1], 'outcome')).toBe(1);
+    expect(integratedReward(0, [], 'outcome+process')).toBe(0);
+  });
+});

@@ -1,0 +1,66 @@
+/**
+ * GRPO advantages within a group: the N rollouts of one task. Each rollout's reward at turn t is
+ * compared with the other rollouts' rewards at the same turn index (OpenClaw-RL's step-wise
+ * grouping; a single-turn environment has one index), A = R − mean, optionally divided by the
+ * standard deviation. A turn index at which every rollout of the group got the same reward gives
+ * no learning signal at all: its turns are dropped (advantage null) and counted, not trained on
+ * with A = 0, which would only dilute the batch. A rollout's turns past the group's other rollouts'
+ * lengths are compared with whoever reached that index; alone there, they are dropped too.
+ */
+
+export interface GroupAdvantageOptions {
+  /** Divide by the standard deviation (classic GRPO); default false (mean only, "Dr. GRPO"). */
+  normalizeStd?: boolean;
+  /** Added to the deviation before dividing (default 1e-6). */
+  epsilon?: number;
+}
+
+export interface GroupAdvantagesResult {
+  /** Per rollout, per turn: the advantage, or null when the turn was dropped. */
+  advantages: (number | null)[][];
+  /** Turn indices at which the whole group agreed (dropped). */
+  zeroVarianceIndices: number;
+  /** Turn indices with at least two rollouts compared. */
+  indices: number;
+  /** True when no turn of the group carries an advantage. */
+  zeroVariance: boolean;
+}
+
+const tolerance = 1e-9;
+
+/** `rewards[rollout][turn]`: the integrated reward of each turn of each rollout of one group. */
+export function groupAdvantages(rewards: readonly (readonly number[])[], options: GroupAdvantageOptions = {}): GroupAdvantagesResult {
+  const epsilon = options.epsilon ?? 1e-6;
+  const advantages = rewards.map((turns) => turns.map((): number | null => null));
+  const longest = Math.max(0, ...rewards.map((turns) => turns.length));
+  let zeroVarianceIndices = 0;
+  let indices = 0;
+  for (let index = 0; index < longest; index += 1) {
+    const members = rewards.flatMap((turns, rollout) => (index < turns.length ? [{ rollout, reward: turns[index] as number }] : []));
+    if (members.length < 2) continue;
+    indices += 1;
+    const mean = members.reduce((sum, member) => sum + member.reward, 0) / members.length;
+    const variance = members.reduce((sum, member) => sum + (member.reward - mean) ** 2, 0) / members.length;
+    if (variance <= tolerance) {
+      zeroVarianceIndices += 1;
+      continue;
+    }
+    const scale = options.normalizeStd === true ? Math.sqrt(variance) + epsilon : 1;
+    for (const member of members) (advantages[member.rollout] as (number | null)[])[index] = (member.reward - mean) / scale;
+  }
+  const zeroVariance = advantages.every((turns) => turns.every((advantage) => advantage === null));
+  return { advantages, zeroVarianceIndices, indices, zeroVariance };
+}
+
+/** Which rewards a rollout trains on: the environment's outcome alone, or with the PRM's process rewards. */
+export type RewardMode = 'outcome' | 'outcome+process';
+
+/**
+ * The OpenClaw-RL paper's integrated (step-wise) reward of turn t: R_t = o + (1/m)·Σ_i r_i, the
+ * episode's outcome reward o plus the mean of the PRM's m votes r_i ∈ {−1, 0, +1} on (a_t,
+ * s_{t+1}). Without readable votes, or in outcome mode, R_t = o.
+ */
+export function integratedReward(outcome: number, processVotes: readonly number[], mode: RewardMode): number {
+  if (mode === 'outcome' || processVotes.length === 0) return outcome;
+  return outcome + processVotes.reduce((sum, vote) => sum + vote, 0) / processVotes.length;
+}

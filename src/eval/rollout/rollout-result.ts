@@ -1,0 +1,51 @@
+/**
+ * What `clawrl rollout --json` prints and `--out` writes as `rollout-<env>-seed<seed>.json`, with
+ * its zod schema: the dashboard and the chart read these files back. `reward` is a step's mean
+ * outcome reward over its training rollouts; `accuracy` the held-out split's share solved by the
+ * served policy after the step, null on steps it was not measured.
+ */
+import { z } from 'zod';
+
+export const rolloutStepSchema = z.object({
+  step: z.number().int().min(1),
+  reward: z.number(),
+  accuracy: z.number().min(0).max(1).nullable(),
+  /** Mean PRM vote over the step's turns; null in outcome mode. */
+  processReward: z.number().nullable(),
+  groups: z.number().int(),
+  /** Groups whose rollouts all got the same reward: counted and dropped, not trained. */
+  zeroVarianceGroups: z.number().int(),
+  turns: z.number().int(),
+  /** Turns that carried a non-null advantage. */
+  trainedTurns: z.number().int(),
+  /** The last `POST /admin/training/step` outcome: trained, idle, all-stale. */
+  train: z.string(),
+  policyVersion: z.number().int(),
+});
+export type RolloutStep = z.infer<typeof rolloutStepSchema>;
+
+export const rolloutResultSchema = z.object({
+  env: z.string(),
+  group: z.number().int().min(1),
+  tasksPerStep: z.number().int().min(1),
+  seed: z.number().int(),
+  rewardMode: z.enum(['outcome', 'outcome+process']),
+  normalizeStd: z.boolean(),
+  model: z.string(),
+  evalSize: z.number().int(),
+  evalEvery: z.number().int(),
+  /** Held-out accuracy of the base policy, before the first step. */
+  baseAccuracy: z.number().min(0).max(1),
+  finalAccuracy: z.number().min(0).max(1),
+  steps: z.array(rolloutStepSchema),
+  /** The flags of the server this run started; null with `--url`. */
+  serverArguments: z.array(z.string()).nullable(),
+  startedAt: z.string(),
+  durationSeconds: z.number(),
+});
+export type RolloutResult = z.infer<typeof rolloutResultSchema>;
+
+export function rolloutResultFileName(result: Pick<RolloutResult, 'env' | 'seed'>): string {
+  const env = result.env.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'env';
+  return `rollout-${env}-seed${result.seed}.json`;
+}
