@@ -5,31 +5,10 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { RecordStore } from '../spec/record-store.js';
 import type { NewJudgement, NewSample, NewTurn } from '../spec/records.js';
+import { turn as trainingTurn } from './record-store-training.contract.js';
 
-function turn(id: string, sessionId: string, overrides: Partial<NewTurn> = {}): NewTurn {
-  return {
-    id,
-    sessionId,
-    type: 'main',
-    status: 'completed',
-    trainable: true,
-    tenant: null,
-    model: 'builtin:tiny',
-    policyVersion: 0,
-    messages: [{ role: 'user', content: `question of ${id}` }],
-    tools: [],
-    sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0 },
-    promptTokenIds: [1, 2, 3],
-    responseTokenIds: [4, 5],
-    logprobs: [-0.5, -0.25],
-    response: { role: 'assistant', content: 'answer' },
-    finishReason: 'stop',
-    timings: { startedAt: 1_000, firstTokenAt: 1_010, endedAt: 1_020 },
-    error: null,
-    replyKey: null,
-    ...overrides,
-  };
-}
+/** A main turn of version 0 unless `overrides` say otherwise. */
+const turn = (id: string, sessionId: string, overrides: Partial<NewTurn> = {}): NewTurn => trainingTurn(id, sessionId, { policyVersion: 0, ...overrides });
 
 function judgement(turnId: string, score: 1 | -1 | 0 | null, createdAt: number, agreeing: boolean): NewJudgement {
   const vote = (value: 1 | -1) => ({ kind: 'verdict' as const, text: `\\boxed{${value}}`, score: value, hint: null, rejection: null });

@@ -11,19 +11,8 @@ import type {
   SessionSummary,
 } from '../../spec/dashboard-queries.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
-import type { SessionStatus } from '../../spec/records.js';
-import { likePrefixPattern, sampleBucketOf } from '../dashboard-rows.js';
+import { activityBucketsOf, likePrefixPattern, sampleBucketOf, sessionSummaryColumns, sessionSummaryOf, type SessionSummaryRow } from '../dashboard-rows.js';
 import type { PostgresDatabase } from './postgres-database.js';
-
-interface SummaryRow {
-  id: string;
-  tenant: string | null;
-  status: SessionStatus;
-  created_at: number;
-  updated_at: number;
-  main_turns: number;
-  side_turns: number;
-}
 
 export function createPostgresDashboardQueries(database: PostgresDatabase): DashboardQueries {
   return {
@@ -32,22 +21,14 @@ export function createPostgresDashboardQueries(database: PostgresDatabase): Dash
       const cursor = options.after ?? null;
       // The row comparison seeks into sessions_by_created_id; a null cursor compares nothing.
       return database.run('listSessionSummaries', async () => {
-        const rows = await database.rows<SummaryRow>(
-          `SELECT id, tenant, status, created_at, updated_at, main_turns, side_turns FROM sessions
+        const rows = await database.rows<SessionSummaryRow>(
+          `SELECT ${sessionSummaryColumns} FROM sessions
            WHERE ($1::bigint IS NULL OR (created_at, id) < ($1::bigint, $2::text))
              AND ($3::text IS NULL OR id LIKE $4 OR tenant = $3)
            ORDER BY created_at DESC, id DESC LIMIT $5`,
           [cursor?.createdAt ?? null, cursor?.id ?? null, search, search === null ? null : likePrefixPattern(search), options.limit],
         );
-        return rows.map((row) => ({
-          id: row.id,
-          tenant: row.tenant,
-          status: row.status,
-          createdAt: row.created_at,
-          updatedAt: row.updated_at,
-          mainTurns: row.main_turns,
-          sideTurns: row.side_turns,
-        }));
+        return rows.map(sessionSummaryOf);
       });
     },
 
@@ -83,23 +64,8 @@ export function createPostgresDashboardQueries(database: PostgresDatabase): Dash
             [options.since, options.until],
           ),
         ]);
-        const judged = new Map(judgements.map((row) => [row.at, row]));
-        const turnsAt = new Map(turns.map((row) => [row.at, row]));
-        const starts = [...new Set([...turnsAt.keys(), ...judged.keys()])].sort((a, b) => a - b);
         return {
-          buckets: starts.map((at) => {
-            const turn = turnsAt.get(at);
-            const judgement = judged.get(at);
-            return {
-              at,
-              mainTurns: turn?.main ?? 0,
-              sideTurns: turn?.side ?? 0,
-              judgements: judgement?.judgements ?? 0,
-              meanScore: judgement?.mean_score ?? null,
-              agreeingVotes: judgement?.agreeing ?? 0,
-              readableVotes: judgement?.readable ?? 0,
-            };
-          }),
+          buckets: activityBucketsOf(turns, judgements),
           samples: sampleBucketOf(samples),
           activations: [...before, ...within],
         };

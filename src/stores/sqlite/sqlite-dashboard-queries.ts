@@ -12,34 +12,10 @@ import type {
   SessionSummary,
 } from '../../spec/dashboard-queries.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
-import type { SessionStatus } from '../../spec/records.js';
-import { likePrefixPattern, sampleBucketOf } from '../dashboard-rows.js';
+import { activityBucketsOf, likePrefixPattern, sampleBucketOf, sessionSummaryColumns, sessionSummaryOf, type SessionSummaryRow } from '../dashboard-rows.js';
 
-interface SummaryRow {
-  id: string;
-  tenant: string | null;
-  status: SessionStatus;
-  created_at: number;
-  updated_at: number;
-  main_turns: number;
-  side_turns: number;
-}
-
-const summaryColumns = 'id, tenant, status, created_at, updated_at, main_turns, side_turns';
 const searchFilter = "(id LIKE @pattern ESCAPE '\\' OR tenant = @search)";
 const pageOrder = 'ORDER BY created_at DESC, id DESC LIMIT @limit';
-
-function toSummary(row: SummaryRow): SessionSummary {
-  return {
-    id: row.id,
-    tenant: row.tenant,
-    status: row.status,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    mainTurns: row.main_turns,
-    sideTurns: row.side_turns,
-  };
-}
 
 type Run = <T>(operation: string, work: () => T) => Promise<T>;
 
@@ -53,11 +29,11 @@ export function createSqliteDashboardQueries(database: Database.Database, run: R
   // Four statements, not one with `? IS NULL OR ...`: SQLite plans an index range only for the
   // conditions it sees, so each page is a seek into sessions_by_created_id, never a skip.
   const sessionPages = {
-    first: database.prepare(`SELECT ${summaryColumns} FROM sessions ${pageOrder}`),
-    after: database.prepare(`SELECT ${summaryColumns} FROM sessions WHERE (created_at, id) < (@createdAt, @id) ${pageOrder}`),
-    firstMatching: database.prepare(`SELECT ${summaryColumns} FROM sessions WHERE ${searchFilter} ${pageOrder}`),
+    first: database.prepare(`SELECT ${sessionSummaryColumns} FROM sessions ${pageOrder}`),
+    after: database.prepare(`SELECT ${sessionSummaryColumns} FROM sessions WHERE (created_at, id) < (@createdAt, @id) ${pageOrder}`),
+    firstMatching: database.prepare(`SELECT ${sessionSummaryColumns} FROM sessions WHERE ${searchFilter} ${pageOrder}`),
     afterMatching: database.prepare(
-      `SELECT ${summaryColumns} FROM sessions WHERE (created_at, id) < (@createdAt, @id) AND ${searchFilter} ${pageOrder}`,
+      `SELECT ${sessionSummaryColumns} FROM sessions WHERE (created_at, id) < (@createdAt, @id) AND ${searchFilter} ${pageOrder}`,
     ),
   };
   // `%` works in integers (a bound number is a REAL, and `/` would divide as one).
@@ -102,31 +78,16 @@ export function createSqliteDashboardQueries(database: Database.Database, run: R
           ...(cursor === null ? {} : { createdAt: cursor.createdAt, id: cursor.id }),
           ...(search === null ? {} : { search, pattern: likePrefixPattern(search) }),
         };
-        return (statement.all(parameters) as SummaryRow[]).map(toSummary);
+        return (statement.all(parameters) as SessionSummaryRow[]).map(sessionSummaryOf);
       });
     },
 
     async activitySeries(options: ActivitySeriesOptions): Promise<ActivitySeries> {
       return run('activitySeries', () => {
         const window: Window = { since: options.since, until: options.until, bucket: options.bucketMs };
-        const judged = new Map(judgementBuckets.all(window).map((row) => [row.at, row]));
-        const turns = new Map(turnBuckets.all(window).map((row) => [row.at, row]));
-        const starts = [...new Set([...turns.keys(), ...judged.keys()])].sort((a, b) => a - b);
         const before = activationBefore.get(options.since);
         return {
-          buckets: starts.map((at) => {
-            const turn = turns.get(at);
-            const judgement = judged.get(at);
-            return {
-              at,
-              mainTurns: turn?.main ?? 0,
-              sideTurns: turn?.side ?? 0,
-              judgements: judgement?.judgements ?? 0,
-              meanScore: judgement?.mean_score ?? null,
-              agreeingVotes: judgement?.agreeing ?? 0,
-              readableVotes: judgement?.readable ?? 0,
-            };
-          }),
+          buckets: activityBucketsOf(turnBuckets.all(window), judgementBuckets.all(window)),
           samples: sampleBucketOf(sampleBuckets.all(window)),
           activations: [...(before === undefined ? [] : [before]), ...activationsWithin.all(options.since, options.until)],
         };
