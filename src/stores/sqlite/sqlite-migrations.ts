@@ -255,7 +255,7 @@ export const sqliteMigrations: readonly string[] = [
   CREATE INDEX IF NOT EXISTS turns_by_started_type ON turns (started_at, type);
   CREATE INDEX IF NOT EXISTS judgements_by_created ON judgements (created_at);
   CREATE INDEX IF NOT EXISTS samples_by_created ON samples (created_at);
-  CREATE INDEX IF NOT EXISTS samples_by_policy_version ON samples (policy_version);
+  CREATE INDEX IF NOT EXISTS samples_by_policy_version ON samples (policy_version, score, drop_reason);
   CREATE INDEX IF NOT EXISTS policy_activations_by_time ON policy_activations (activated_at);
   `,
 ];
