@@ -3,7 +3,8 @@
 # machine's own commands when they are installed but stopped. Each entry: name, host, port,
 # start command. SQLite is embedded; NATS (with JetStream) backs the distributed event bus and
 # artifact store tests; PostgreSQL backs the Postgres record store tests (database `test`, trust
-# authentication on 127.0.0.1, see src/stores/postgres/testing/test-postgres.ts).
+# authentication on 127.0.0.1, see src/stores/postgres/testing/test-postgres.ts). Chromium is no
+# service but is checked here too: the dashboard's browser tests need it.
 set -uo pipefail
 
 required_services=(
@@ -24,8 +25,20 @@ for entry in "${required_services[@]}"; do
   reachable "$host" "$port" || missing+=("$name ($host:$port)")
 done
 
+# The dashboard's browser tests drive Debian's chromium (test/dashboard.e2e.test.ts); installed once,
+# so a machine that has it pays one `test -x`.
+if [ ! -x /usr/bin/chromium ]; then
+  echo "check-services: /usr/bin/chromium is missing; installing Debian's chromium for the browser tests" >&2
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    { apt-get install -y chromium || { apt-get update && apt-get install -y chromium; }; } >/dev/null 2>&1
+  elif command -v sudo >/dev/null && command -v apt-get >/dev/null; then
+    { sudo apt-get install -y chromium || { sudo apt-get update && sudo apt-get install -y chromium; }; } >/dev/null 2>&1
+  fi
+  [ -x /usr/bin/chromium ] || missing+=("chromium (/usr/bin/chromium: install it with 'apt-get install -y chromium')")
+fi
+
 if [ ${#missing[@]} -gt 0 ]; then
   echo "check-services: the tests need these services and they are not running: ${missing[*]}" >&2
   exit 1
 fi
-echo "check-services: ok (${#required_services[@]} service(s) required)"
+echo "check-services: ok (${#required_services[@]} service(s) and chromium required)"

@@ -21,11 +21,13 @@ export const allowedImports: Record<string, readonly string[]> = {
   buses: ['spec', 'core'],
   judge: ['spec', 'core'],
   gateway: ['spec', 'core'],
+  // The web UI (ui/, bundled for the browser) reads the gateway's wire types; the asset loader its seam.
+  dashboard: ['spec', 'gateway'],
   trainer: ['spec', 'core'],
   builtin: ['spec', 'core', 'tensor', 'model', 'judge'],
   environments: ['spec', 'core', 'builtin'],
   eval: ['spec', 'core', 'tensor', 'model', 'builtin', 'environments'],
-  cli: ['spec', 'core', 'tensor', 'model', 'engines', 'stores', 'buses', 'judge', 'gateway', 'trainer', 'builtin', 'environments', 'eval'],
+  cli: ['spec', 'core', 'tensor', 'model', 'engines', 'stores', 'buses', 'judge', 'gateway', 'trainer', 'builtin', 'environments', 'eval', 'dashboard'],
 };
 
 function walk(directory: string): string[] {
@@ -36,7 +38,7 @@ function walk(directory: string): string[] {
   });
 }
 
-const sourceFiles = walk(sourceRoot).filter((file) => file.endsWith('.ts'));
+const sourceFiles = walk(sourceRoot).filter((file) => file.endsWith('.ts') || file.endsWith('.tsx'));
 const isTestCode = (file: string) => /\.(test|contract|live\.test)\.ts$/.test(file) || file.split(path.sep).includes('testing');
 const productionFiles = sourceFiles.filter((file) => !isTestCode(file));
 const layerOf = (file: string) => path.relative(sourceRoot, file).split(path.sep)[0] ?? '';
@@ -75,9 +77,9 @@ describe('architecture', () => {
 
   it('names files in kebab-case after their main export', () => {
     const badNames = [...sourceFiles, ...walk(path.join(root, 'test'))]
-      .filter((file) => file.endsWith('.ts'))
+      .filter((file) => file.endsWith('.ts') || file.endsWith('.tsx'))
       .map((file) => path.basename(file))
-      .filter((name) => !/^[a-z0-9]+(-[a-z0-9]+)*(\.(test|contract|live|e2e))*\.ts$/.test(name));
+      .filter((name) => !/^[a-z0-9]+(-[a-z0-9]+)*(\.(test|contract|live|e2e))*\.tsx?$/.test(name));
     expect(badNames).toEqual([]);
   });
 

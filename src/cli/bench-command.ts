@@ -1,4 +1,4 @@
-/** `clawrl bench <gateway|engine|store|training|serving>`: benchmarks that compare clawrl with a peer (or itself under other load) in the same run. */
+/** `clawrl bench <gateway|engine|store|training|serving|dashboard>`: benchmarks that compare clawrl with a peer (or itself under other load) in the same run. */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,7 @@ import {
   type StoreBenchResult,
   type StoreBenchTarget,
 } from '../eval/bench/store-bench.js';
+import { formatDashboardBench, runDashboardBench } from '../eval/bench/dashboard-bench.js';
 import { createPostgresRecordStore } from '../stores/postgres/create-postgres-record-store.js';
 import { dropPostgresSchema } from '../stores/postgres/drop-postgres-schema.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
@@ -158,6 +159,31 @@ function storeBenchTargets(storeUrl: string): { sqlite: StoreBenchTarget; postgr
   };
 }
 
+/** Like `storeBenchTargets`, but every `open` is a fresh store (the dashboard bench fills two). */
+function dashboardBenchTargets(storeUrl: string): StoreBenchTarget[] {
+  const { connectionString } = parsePostgresStoreUrl(storeUrl);
+  let directory = '';
+  let schema = '';
+  return [
+    {
+      name: 'sqlite',
+      open: async () => {
+        directory = mkdtempSync(path.join(tmpdir(), 'clawrl-dashboard-bench-'));
+        return createSqliteRecordStore({ path: path.join(directory, 'clawrl.db') });
+      },
+      cleanup: async () => rmSync(directory, { recursive: true, force: true }),
+    },
+    {
+      name: 'postgres',
+      open: () => {
+        schema = `clawrl_dashboard_bench_${process.pid}_${randomBytes(4).toString('hex')}`;
+        return createPostgresRecordStore({ connectionString, schema });
+      },
+      cleanup: () => dropPostgresSchema({ connectionString, schema }),
+    },
+  ];
+}
+
 const judgeLoads: readonly GatewayBenchJudgeLoad[] = ['concurrent', 'drained', 'none'];
 
 function judgeLoadOf(text: string | undefined): GatewayBenchJudgeLoad {
@@ -226,6 +252,18 @@ export async function runBenchCommand(
     process.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatStoreBench(result)}\n`);
     return;
   }
+  if (target === 'dashboard') {
+    const result = await runDashboardBench({
+      turns: options.quick ? 5_000 : 100_000,
+      peerTurns: options.quick ? 500 : 1_000,
+      repetitions: options.quick ? 5 : 30,
+      targets: dashboardBenchTargets(process.env.CLAWRL_STORE_URL ?? defaultBenchPostgresUrl),
+      now: Date.now(),
+      onProgress: (message) => process.stderr.write(`bench: ${message}\n`),
+    });
+    process.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatDashboardBench(result)}\n`);
+    return;
+  }
   if (target === 'engine') {
     const result = await runEngineBench({
       ...(options.quick ? { configNames: ['test-100k'] } : {}),
@@ -245,7 +283,7 @@ export async function runBenchCommand(
     return;
   }
   if (target !== 'gateway') {
-    throw new ClawrlError('configuration_error', `Unknown benchmark '${target}': use gateway, engine, store, training or serving.`);
+    throw new ClawrlError('configuration_error', `Unknown benchmark '${target}': use gateway, engine, store, training, serving or dashboard.`);
   }
   const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
   const result = await runGatewayBench({

@@ -153,7 +153,7 @@ program
 program
   .command('bench')
   .description('benchmarks against a peer in the same run (docs/benchmarks.md)')
-  .argument('<target>', 'gateway | engine | store | training | serving')
+  .argument('<target>', 'gateway | engine | store | training | serving | dashboard')
   .option('--json', 'print JSON')
   .option('--quick', 'a short run (smoke test), not for reporting figures')
   .option('--model <model>', 'training: builtin:tiny or a Hugging Face model folder (default builtin:tiny)')

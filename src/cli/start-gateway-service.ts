@@ -7,8 +7,11 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadDashboardAssets } from '../dashboard/load-dashboard-assets.js';
+import { createExperimentChartsReader } from '../eval/create-experiment-charts-reader.js';
 import { createApiKeyAuthenticator, parseApiKeyEntry } from '../gateway/api-key-authenticator.js';
 import { createGatewayRequestListener } from '../gateway/create-gateway-request-listener.js';
+import type { DashboardAssets } from '../gateway/gateway-context.js';
 import { createGatewayMetrics } from '../gateway/gateway-metrics.js';
 import type { PolicyControl } from '../gateway/policy-routes.js';
 import { createSessionReaper } from '../gateway/session-reaper.js';
@@ -19,6 +22,7 @@ import type { z } from 'zod';
 import { configurationSections } from './configuration-schema.js';
 import type { Resolved } from './configuration.js';
 import { servedModelNamesOf, type EngineConfiguration } from './create-inference-engine.js';
+import { createTokenDecoder } from './create-token-decoder.js';
 import { describeListenError } from './describe-listen-error.js';
 import { resolveSamplingDefaults } from './sampling-defaults.js';
 
@@ -43,6 +47,12 @@ const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
 /** Sortable, unique, readable ids: prefix, time, randomness (8 random bytes, 16 hex digits). */
 export function createId(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}${randomBytes(8).toString('hex')}`;
+}
+
+function dashboardAssetsOf(logger: Logger): { dashboardAssets?: DashboardAssets } {
+  const assets = loadDashboardAssets();
+  if (assets === null) logger.warn('the dashboard is not built (npm run build): GET / answers 404');
+  return assets === null ? {} : { dashboardAssets: assets };
 }
 
 export async function startGatewayService(configuration: GatewayConfiguration, dependencies: GatewayServiceDependencies): Promise<RunningGateway> {
@@ -74,6 +84,9 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     createId,
     policies: dependencies.policies,
     pinSessions: configuration.pinSessions,
+    decodeTokens: createTokenDecoder(configuration.model, logger),
+    ...(configuration.resultsDir === undefined ? {} : { experiments: createExperimentChartsReader(configuration.resultsDir) }),
+    ...dashboardAssetsOf(logger),
   };
   const reaper = createSessionReaper({
     store,

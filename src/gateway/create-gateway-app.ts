@@ -8,6 +8,7 @@ import { ClawrlError } from '../spec/clawrl-error.js';
 import { registerAdminRoutes } from './admin-routes.js';
 import type { Principal } from './api-key-authenticator.js';
 import { asClawrlError, errorResponse } from './error-response.js';
+import { registerDashboardRoutes } from './dashboard-routes.js';
 import { registerFeedbackRoute } from './feedback-route.js';
 import { registerHealthRoutes } from './health-routes.js';
 import type { GatewayContext } from './gateway-context.js';
@@ -75,5 +76,16 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
   app.use('/admin/*', authenticate, requireAdmin);
   registerAdminRoutes(app, context);
   registerPolicyRoutes(app, context);
+  registerDashboardRoutes(app, context);
+
+  // The dashboard's page and assets are public: they hold no data, and the page asks for the admin
+  // key before it reads any (`/admin/dashboard/*`).
+  const asset = (name: string) => {
+    const file = context.dashboardAssets?.get(name) ?? null;
+    if (file === null) throw new ClawrlError('not_found', name === 'index.html' ? 'The dashboard is not built: run `npm run build`.' : `No dashboard file '${name}'.`);
+    return new Response(file.body, { headers: { 'content-type': file.contentType, 'cache-control': name === 'index.html' ? 'no-cache' : 'max-age=3600' } });
+  };
+  app.get('/', () => asset('index.html'));
+  app.get('/dashboard/:name{.+}', (c) => asset(c.req.param('name')));
   return app;
 }

@@ -1,4 +1,5 @@
 /** What the gateway's routes share: seams, limits and the injected clock and id generator. */
+import type { ExperimentCharts } from '../spec/experiment-charts.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
@@ -43,4 +44,21 @@ export interface GatewayContext {
   policies?: PolicyControl;
   /** Sessions keep the policy version they started with (`--pin-sessions`). */
   pinSessions?: boolean;
+  /** The text of each token (alone) of the served model, for the dashboard's token view; absent without a tokenizer. */
+  decodeTokens?: (tokenIds: readonly number[]) => Promise<string[]>;
+  /** Results of experiment runs (`--results-dir`), for the dashboard's Experiments page. */
+  experiments?: ExperimentCharts;
+  /** The dashboard's built files (`GET /` and `/dashboard/*`); absent, `GET /` says how to build them. */
+  dashboardAssets?: DashboardAssets;
+}
+
+/** A built static file: its bytes and content type. */
+export interface DashboardAsset {
+  body: Uint8Array;
+  contentType: string;
+}
+
+export interface DashboardAssets {
+  /** The file at `path` (relative, `index.html` for the page itself); null when there is none. */
+  get(path: string): DashboardAsset | null;
 }

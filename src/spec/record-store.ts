@@ -24,6 +24,7 @@
  * turn's ids still rebuild exactly.
  */
 import type { ChatMessage } from './chat.js';
+import type { DashboardQueries } from './dashboard-queries.js';
 import type {
   FeedbackRecord,
   JudgeClaim,
@@ -128,6 +129,8 @@ export interface TrainingSummary {
 }
 
 export interface RecordStore {
+  /** The dashboard's paged and bucketed reads (`dashboard-queries.ts`). */
+  readonly dashboard: DashboardQueries;
   /**
    * Creates the session if it does not exist, re-opens it if closed, and touches `updatedAt`.
    * Returns nothing: it runs on every request, and `getSession` builds the full record.

@@ -8,7 +8,7 @@ import { ClawrlError } from '../spec/clawrl-error.js';
 import type { RecordStore } from '../spec/record-store.js';
 import type { NewPolicyVersion, NewTrainingStep, NewTurn, TrainingStepMetrics } from '../spec/records.js';
 
-function turn(id: string, sessionId: string, overrides: Partial<NewTurn> = {}): NewTurn {
+export function turn(id: string, sessionId: string, overrides: Partial<NewTurn> = {}): NewTurn {
   return {
     id,
     sessionId,

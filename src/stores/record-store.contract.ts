@@ -7,6 +7,7 @@ import type { ChatMessage } from '../spec/chat.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { RecordStore } from '../spec/record-store.js';
 import type { NewTurn } from '../spec/records.js';
+import { runRecordStoreDashboardContract } from './record-store-dashboard.contract.js';
 import { runRecordStoreJudgingContract } from './record-store-judging.contract.js';
 import { runRecordStoreTrainingContract } from './record-store-training.contract.js';
 
@@ -467,6 +468,7 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
 
     runRecordStoreJudgingContract(() => store);
     runRecordStoreTrainingContract(() => store);
+    runRecordStoreDashboardContract(() => store);
 
     it('closes idempotently', async () => {
       await openSession('s1');

@@ -205,6 +205,16 @@ export const postgresMigrations: readonly string[] = [
   `
   ALTER TABLE feedback ADD COLUMN rollout text;
   `,
+  // 6: the dashboard's indexes. Its pages and charts read ranges of these (sessions newest first,
+  // judgements and samples of a time window, samples of a policy version), never a whole table;
+  // turns of a window use turns_by_started.
+  `
+  CREATE INDEX IF NOT EXISTS sessions_by_created_id ON sessions (created_at DESC, id DESC);
+  CREATE INDEX IF NOT EXISTS judgements_by_created ON judgements (created_at);
+  CREATE INDEX IF NOT EXISTS samples_by_created ON samples (created_at);
+  CREATE INDEX IF NOT EXISTS samples_by_policy_version ON samples (policy_version, score, drop_reason);
+  CREATE INDEX IF NOT EXISTS policy_activations_by_time ON policy_activations (activated_at);
+  `,
 ];
 
 // Advisory locks share one key space per database; the first key names clawrl ('claw'), the

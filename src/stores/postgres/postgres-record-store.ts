@@ -7,6 +7,8 @@
  * session row, updated first in `recordTurn`, so concurrent turns of a session serialize on that
  * row lock; the judge queue is claimed with `FOR UPDATE SKIP LOCKED` (see the judging records).
  */
+import type { DashboardQueries } from '../../spec/dashboard-queries.js';
+import { createPostgresDashboardQueries } from './postgres-dashboard-queries.js';
 import type { ChatMessage } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
@@ -88,6 +90,7 @@ export class PostgresRecordStore implements RecordStore {
   readonly #database: PostgresDatabase;
   readonly #judging: PostgresJudgingRecords;
   readonly #training: PostgresTrainingRecords;
+  readonly dashboard: DashboardQueries;
   // The latest prompt+response sequence per (session, type) this process wrote, so recording the
   // next turn does not rebuild its base; keyed by ordinal, so another process's turn is never mistaken for it.
   readonly #sequences = createPromptSequenceCache();
@@ -98,6 +101,7 @@ export class PostgresRecordStore implements RecordStore {
     this.#database = database;
     this.#judging = new PostgresJudgingRecords(database, (client, id) => this.#loadTurn(client, id));
     this.#training = new PostgresTrainingRecords(database);
+    this.dashboard = createPostgresDashboardQueries(database);
   }
 
   async upsertSession(input: { id: string; tenant: string | null; at: number }): Promise<void> {

@@ -149,15 +149,13 @@ export class SqliteJudgingRecords {
     const limit = options.limit ?? defaultListLimit;
     const offset = options.offset ?? 0;
     checkPaging(limit, offset);
-    let turn: number | null = null;
+    const status = options.status ?? null;
     if (options.turnId !== undefined) {
       const key = this.#statements.selectTurnKey.get(options.turnId);
       if (key === undefined) return [];
-      turn = key.ordinal;
+      return this.#statements.listSamplesOfTurn.all({ status, turn: key.ordinal, limit, offset }).map((row) => this.#toSampleRecord(row));
     }
-    return this.#statements.listSamples
-      .all({ status: options.status ?? null, turn, limit, offset })
-      .map((row) => this.#toSampleRecord(row));
+    return this.#statements.listSamples.all({ status, turn: null, limit, offset }).map((row) => this.#toSampleRecord(row));
   }
 
   updateSampleStatus(input: { ids: string[]; status: 'trained' | 'dropped'; reason?: string; at: number }): number {

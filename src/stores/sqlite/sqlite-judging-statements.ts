@@ -127,6 +127,14 @@ export function sqliteJudgingStatements(database: Database.Database) {
       WHERE (@status IS NULL OR sample.status = @status) AND (@turn IS NULL OR sample.turn_ordinal = @turn)
       ORDER BY sample.ordinal LIMIT @limit OFFSET @offset
     `),
+    // A turn's samples apart from the listing above: with `(@turn IS NULL OR ...)` SQLite walks every
+    // sample in ordinal order and filters, where this one seeks samples_by_turn (the dashboard's turn
+    // views and the trainer's commit read a turn's samples; measured by `clawrl bench dashboard`).
+    listSamplesOfTurn: database.prepare<{ status: SampleStatus | null; turn: number; limit: number; offset: number }, SampleRow>(`
+      SELECT ${sampleColumns} FROM samples AS sample JOIN turns AS turn ON turn.ordinal = sample.turn_ordinal
+      WHERE sample.turn_ordinal = @turn AND (@status IS NULL OR sample.status = @status)
+      ORDER BY sample.turn_ordinal, sample.ordinal LIMIT @limit OFFSET @offset
+    `),
     updateSampleStatus: database.prepare<[SampleStatus, string | null, number, string]>(
       "UPDATE samples SET status = ?, drop_reason = ?, updated_at = ? WHERE id = ? AND status = 'ready'",
     ),

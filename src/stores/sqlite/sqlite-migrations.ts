@@ -248,6 +248,16 @@ export const sqliteMigrations: readonly string[] = [
   `
   ALTER TABLE feedback ADD COLUMN rollout TEXT;
   `,
+  // 7: the dashboard's indexes. Its pages and charts read ranges of these (sessions newest first,
+  // turns, judgements and samples of a time window, samples of a policy version), never a whole table.
+  `
+  CREATE INDEX IF NOT EXISTS sessions_by_created_id ON sessions (created_at, id);
+  CREATE INDEX IF NOT EXISTS turns_by_started_type ON turns (started_at, type);
+  CREATE INDEX IF NOT EXISTS judgements_by_created ON judgements (created_at);
+  CREATE INDEX IF NOT EXISTS samples_by_created ON samples (created_at);
+  CREATE INDEX IF NOT EXISTS samples_by_policy_version ON samples (policy_version, score, drop_reason);
+  CREATE INDEX IF NOT EXISTS policy_activations_by_time ON policy_activations (activated_at);
+  `,
 ];
 
 /**

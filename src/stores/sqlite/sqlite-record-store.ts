@@ -8,6 +8,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { ChatMessage } from '../../spec/chat.js';
+import type { DashboardQueries } from '../../spec/dashboard-queries.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type {
   ClaimSamplesOptions,
@@ -47,6 +48,7 @@ import { createGroupCommit, isSqliteBusy, type GroupCommit } from './group-commi
 import { createMessageChain, type KnownNode, type MessageChain } from './message-chain.js';
 import { createPromptSequenceCache, type PromptSequenceCache } from '../../core/prompt-sequence-cache.js';
 import { createSharedPromptRoots, type SharedPromptRoots } from '../../core/shared-prompt-roots.js';
+import { createSqliteDashboardQueries } from './sqlite-dashboard-queries.js';
 import { SqliteJudgingRecords } from './sqlite-judging-records.js';
 import { SqliteTrainingRecords } from './sqlite-training-records.js';
 import { sqliteStatements, type SqliteStatements } from './sqlite-statements.js';
@@ -82,6 +84,7 @@ export class SqliteRecordStore implements RecordStore {
   readonly #group: GroupCommit;
   readonly #judging: SqliteJudgingRecords;
   readonly #training: SqliteTrainingRecords;
+  readonly dashboard: DashboardQueries;
   #closed = false;
   readonly #afterClose: (() => Promise<void> | undefined) | undefined;
 
@@ -103,6 +106,7 @@ export class SqliteRecordStore implements RecordStore {
       turn: (id) => this.#turnOf(id),
       tokens: (ordinal) => this.#reader.tokens(ordinal),
     });
+    this.dashboard = createSqliteDashboardQueries(database, (operation, work) => this.#run(operation, work));
     this.#training = new SqliteTrainingRecords(
       database,
       (turnId) => this.#judging.listSamples({ turnId, status: 'ready', limit: 1 })[0] ?? null,

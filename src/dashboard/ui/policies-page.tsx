@@ -1,0 +1,116 @@
+/**
+ * Policies: versions newest first with their parent, step metrics and the mean reward of the turns
+ * they served; activate one (roll back or forward) after a confirmation; pause, resume or step training.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import type { PoliciesResponse, PolicyView, StatusView } from '../../gateway/dashboard-api.js';
+import { AdminKeyRefused, adminRequest } from './admin-client.js';
+import { formatTime } from './format-time.js';
+import { LineChart } from './line-chart.js';
+import { palette } from './palette.js';
+
+function figure(value: number | null | undefined, digits = 3): string {
+  return value === null || value === undefined ? '–' : value.toFixed(digits);
+}
+
+export function PoliciesPage(props: { onRefused: () => void }) {
+  const [policies, setPolicies] = useState<PolicyView[]>([]);
+  const [next, setNext] = useState<number | null>(null);
+  const [status, setStatus] = useState<StatusView | null>(null);
+  const [confirming, setConfirming] = useState<number | null>(null);
+  const [message, setMessage] = useState<string | null>(null);
+
+  const fail = (caught: unknown) => {
+    if (caught instanceof AdminKeyRefused) props.onRefused();
+    else setMessage(caught instanceof Error ? caught.message : String(caught));
+  };
+  const load = async (before: number | null) => {
+    try {
+      const [page, current] = await Promise.all([
+        adminRequest<PoliciesResponse>(`/admin/dashboard/policies?limit=50${before === null ? '' : `&before=${before}`}`),
+        adminRequest<StatusView>('/admin/status'),
+      ]);
+      setPolicies((previous) => (before === null ? page.data : [...previous, ...page.data]));
+      setNext(page.next);
+      setStatus(current);
+    } catch (caught) {
+      fail(caught);
+    }
+  };
+  useEffect(() => {
+    void load(null);
+  }, []);
+
+  const act = async (path: string, done: (body: Record<string, unknown>) => string) => {
+    try {
+      setMessage(done(await adminRequest<Record<string, unknown>>(path, { method: 'POST' })));
+      await load(null);
+    } catch (caught) {
+      fail(caught);
+    }
+  };
+  const activate = (version: number) => {
+    setConfirming(null);
+    void act(`/admin/policies/${version}/activate`, () => `Serving version ${version} from now on.`);
+  };
+  const training = status?.training;
+  const oldestFirst = [...policies].reverse();
+  return (
+    <section>
+      <div class="controls">
+        <span>
+          Serving version <strong data-testid="active-version">{status?.policyVersion ?? '–'}</strong> · training{' '}
+          {training?.enabled !== true ? 'off' : training.paused === true ? 'paused' : training.training === true ? 'stepping' : 'on'}
+          {training?.trainEvery === undefined ? '' : ` · a step every ${training.trainEvery} samples`}
+        </span>
+        <button type="button" disabled={training?.enabled !== true} onClick={() => void act('/admin/training/pause', () => 'Training paused.')}>Pause</button>
+        <button type="button" disabled={training?.enabled !== true} onClick={() => void act('/admin/training/resume', () => 'Training resumed.')}>Resume</button>
+        <button
+          type="button"
+          disabled={training?.enabled !== true}
+          onClick={() =>
+            void act('/admin/training/step', (body) =>
+              body.kind === 'trained' ? 'Trained one step.' : body.kind === 'all-stale' ? 'Every ready sample was too stale; none trained.' : 'No ready samples to train on.',
+            )
+          }
+        >
+          Step now
+        </button>
+      </div>
+      {message === null ? null : <p class="notice" data-testid="policy-message">{message}</p>}
+      <LineChart
+        title="Mean reward of served turns by version"
+        xKind="number"
+        xLabel="version"
+        yRange={[-1, 1]}
+        lines={[{ label: 'mean reward', color: palette.green }]}
+        data={[oldestFirst.map((policy) => policy.version), oldestFirst.map((policy) => policy.score?.meanScore ?? null)]}
+      />
+      <ol class="timeline">
+        {policies.map((policy) => (
+          <li key={policy.version} class={policy.active ? 'policy active' : 'policy'} data-version={policy.version}>
+            <div class="policy-head">
+              <strong>version {policy.version}</strong>
+              <span class="muted"> · {policy.kind}{policy.parent === null ? '' : ` · from ${policy.parent}`}{policy.step === null ? '' : ` · step ${policy.step}`} · {formatTime(policy.createdAt)}</span>
+              {policy.active ? <span class="badge">serving</span> : null}
+            </div>
+            <div class="policy-metrics">
+              samples {policy.samples} · loss {figure(policy.metrics?.loss)} · clip {figure(policy.metrics?.clipFraction)} · KL {figure(policy.metrics?.kl)} · lr{' '}
+              {policy.metrics === null ? '–' : policy.metrics.learningRate.toExponential(1)} · reward {figure(policy.score?.meanScore, 2)} over {policy.score?.scoredTurns ?? 0} turns
+            </div>
+            {policy.active ? null : confirming === policy.version ? (
+              <span class="confirm">
+                Serve version {policy.version} to new requests?{' '}
+                <button type="button" class="danger" onClick={() => activate(policy.version)}>Confirm activation</button>{' '}
+                <button type="button" onClick={() => setConfirming(null)}>Cancel</button>
+              </span>
+            ) : (
+              <button type="button" onClick={() => setConfirming(policy.version)}>Activate…</button>
+            )}
+          </li>
+        ))}
+      </ol>
+      {next === null ? null : <button type="button" onClick={() => void load(next)}>Older versions</button>}
+    </section>
+  );
+}

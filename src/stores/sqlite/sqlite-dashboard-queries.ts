@@ -1,0 +1,103 @@
+/**
+ * The SQLite store's `DashboardQueries`. Each query reads one index range (migration 7 adds the
+ * indexes), so a dashboard refresh costs what its window or page holds, not what the store holds.
+ */
+import type Database from 'better-sqlite3';
+import type {
+  ActivitySeries,
+  ActivitySeriesOptions,
+  DashboardQueries,
+  ListSessionSummariesOptions,
+  PolicyTurnScore,
+  SessionSummary,
+} from '../../spec/dashboard-queries.js';
+import type { PolicyVersion } from '../../spec/inference-engine.js';
+import { activityBucketsOf, likePrefixPattern, sampleBucketOf, sessionSummaryColumns, sessionSummaryOf, type SessionSummaryRow } from '../dashboard-rows.js';
+
+const searchFilter = "(id LIKE @pattern ESCAPE '\\' OR tenant = @search)";
+const pageOrder = 'ORDER BY created_at DESC, id DESC LIMIT @limit';
+
+type Run = <T>(operation: string, work: () => T) => Promise<T>;
+
+interface Window {
+  since: number;
+  until: number;
+  bucket: number;
+}
+
+export function createSqliteDashboardQueries(database: Database.Database, run: Run): DashboardQueries {
+  // Four statements, not one with `? IS NULL OR ...`: SQLite plans an index range only for the
+  // conditions it sees, so each page is a seek into sessions_by_created_id, never a skip.
+  const sessionPages = {
+    first: database.prepare(`SELECT ${sessionSummaryColumns} FROM sessions ${pageOrder}`),
+    after: database.prepare(`SELECT ${sessionSummaryColumns} FROM sessions WHERE (created_at, id) < (@createdAt, @id) ${pageOrder}`),
+    firstMatching: database.prepare(`SELECT ${sessionSummaryColumns} FROM sessions WHERE ${searchFilter} ${pageOrder}`),
+    afterMatching: database.prepare(
+      `SELECT ${sessionSummaryColumns} FROM sessions WHERE (created_at, id) < (@createdAt, @id) AND ${searchFilter} ${pageOrder}`,
+    ),
+  };
+  // `%` works in integers (a bound number is a REAL, and `/` would divide as one).
+  const turnBuckets = database.prepare<Window, { at: number; main: number; side: number }>(`
+    SELECT started_at - started_at % @bucket AS at, sum(type = 'main') AS main, sum(type = 'side') AS side
+    FROM turns WHERE started_at >= @since AND started_at < @until GROUP BY 1 ORDER BY 1`);
+  const judgementBuckets = database.prepare<
+    Window,
+    { at: number; judgements: number; mean_score: number | null; agreeing: number; readable: number }
+  >(`
+    SELECT created_at - created_at % @bucket AS at, count(*) AS judgements, avg(score) AS mean_score,
+      sum(agreeing_votes) AS agreeing, sum(readable_votes) AS readable
+    FROM judgements WHERE created_at >= @since AND created_at < @until GROUP BY 1 ORDER BY 1`);
+  const sampleBuckets = database.prepare<
+    Window,
+    { at: number; source: string; status: string; drop_reason: string | null; samples: number }
+  >(`
+    SELECT sample.created_at - sample.created_at % @bucket AS at,
+      CASE WHEN feedback.rollout IS NULL THEN 'live' ELSE 'rollout' END AS source, sample.status, sample.drop_reason, count(*) AS samples
+    FROM samples AS sample LEFT JOIN feedback ON feedback.id = sample.feedback_id
+    WHERE sample.created_at >= @since AND sample.created_at < @until GROUP BY 1, 2, 3, 4 ORDER BY 1`);
+  const activationBefore = database.prepare<[number], { version: number; at: number }>(
+    'SELECT version, activated_at AS at FROM policy_activations WHERE activated_at < ? ORDER BY activated_at DESC, id DESC LIMIT 1',
+  );
+  const activationsWithin = database.prepare<[number, number], { version: number; at: number }>(
+    'SELECT version, activated_at AS at FROM policy_activations WHERE activated_at >= ? AND activated_at < ? ORDER BY activated_at, id',
+  );
+  const policyScores = database.prepare<[number, number], { version: number; scored: number; mean_score: number | null }>(`
+    SELECT policy_version AS version, count(*) AS scored, avg(score) AS mean_score FROM samples
+    WHERE policy_version BETWEEN ? AND ? AND score IS NOT NULL AND (drop_reason IS NULL OR drop_reason <> 'superseded')
+    GROUP BY policy_version ORDER BY policy_version`);
+
+  return {
+    async listSessionSummaries(options: ListSessionSummariesOptions): Promise<SessionSummary[]> {
+      return run('listSessionSummaries', () => {
+        const search = options.search === undefined || options.search === '' ? null : options.search;
+        const cursor = options.after ?? null;
+        const statement =
+          search === null ? (cursor === null ? sessionPages.first : sessionPages.after) : cursor === null ? sessionPages.firstMatching : sessionPages.afterMatching;
+        const parameters = {
+          limit: options.limit,
+          ...(cursor === null ? {} : { createdAt: cursor.createdAt, id: cursor.id }),
+          ...(search === null ? {} : { search, pattern: likePrefixPattern(search) }),
+        };
+        return (statement.all(parameters) as SessionSummaryRow[]).map(sessionSummaryOf);
+      });
+    },
+
+    async activitySeries(options: ActivitySeriesOptions): Promise<ActivitySeries> {
+      return run('activitySeries', () => {
+        const window: Window = { since: options.since, until: options.until, bucket: options.bucketMs };
+        const before = activationBefore.get(options.since);
+        return {
+          buckets: activityBucketsOf(turnBuckets.all(window), judgementBuckets.all(window)),
+          samples: sampleBucketOf(sampleBuckets.all(window)),
+          activations: [...(before === undefined ? [] : [before]), ...activationsWithin.all(options.since, options.until)],
+        };
+      });
+    },
+
+    async policyTurnScores(options: { from: PolicyVersion; to: PolicyVersion }): Promise<PolicyTurnScore[]> {
+      return run('policyTurnScores', () =>
+        policyScores.all(options.from, options.to).map((row) => ({ version: row.version, scoredTurns: row.scored, meanScore: row.mean_score })),
+      );
+    },
+  };
+}

@@ -1,0 +1,159 @@
+/**
+ * The dashboard in headless Chromium (Debian's `chromium`, driven by playwright-core) against the
+ * real server with the built-in model, after real turns (the official openai client), feedback and
+ * a training step. With UPDATE_DASHBOARD_SCREENSHOTS=1 it also writes the screenshots in docs/dashboard/.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import OpenAI from 'openai';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeExperimentResultFiles } from './testing/experiment-result-files.js';
+import { repositoryRoot, startClawrlServer, type ClawrlServer } from './testing/start-clawrl-server.js';
+
+const chromiumPath = '/usr/bin/chromium';
+const adminKey = 'dashboard-admin-key';
+const apiKey = 'dashboard-tenant-key';
+const hint = 'Put the final answer in bold.';
+const screenshots = process.env.UPDATE_DASHBOARD_SCREENSHOTS === '1' ? path.join(repositoryRoot, 'docs', 'dashboard') : null;
+
+let server: ClawrlServer;
+let results: string;
+let profile: string;
+let browser: BrowserContext;
+let page: Page;
+let sessionId: string;
+let firstTurnId: string;
+
+interface Status {
+  turns: { main: number };
+  samples: { ready: number };
+  trainSteps: number;
+  policyVersion: number;
+}
+
+async function admin<Body>(route: string, method: 'GET' | 'POST' = 'GET'): Promise<Body> {
+  const response = await fetch(`${server.url}${route}`, { method, headers: { authorization: `Bearer ${adminKey}` } });
+  expect(response.status, `${method} ${route}`).toBe(200);
+  return (await response.json()) as Body;
+}
+
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt += 1) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function capture(name: string): Promise<void> {
+  if (screenshots === null) return;
+  mkdirSync(screenshots, { recursive: true });
+  await page.screenshot({ path: path.join(screenshots, `${name}.png`) });
+}
+
+beforeAll(async () => {
+  if (!existsSync(chromiumPath)) throw new Error(`${chromiumPath} is missing: install Debian's chromium (apt-get install -y chromium); .ci/run does.`);
+  results = mkdtempSync(path.join(tmpdir(), 'clawrl-dashboard-results-'));
+  writeExperimentResultFiles(results);
+  server = await startClawrlServer([
+    '--judge', 'rules', '--method', 'rl', '--train-every', '1000', '--max-tokens', '16',
+    '--api-key', `tenant=${apiKey}`, '--admin-key', adminKey, '--results-dir', results,
+  ]);
+  const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey, defaultHeaders: { 'x-session-id': 'dashboard-session' } });
+  const turnIds: string[] = [];
+  for (const question of ['What is 2 + 3?', 'And 4 + 4?', 'Thanks! What is 10 - 7?']) {
+    const { data, response } = await client.chat.completions
+      .create({ model: 'builtin:tiny', messages: [{ role: 'user', content: question }], temperature: 0.8 })
+      .withResponse();
+    expect(data.choices[0]?.message.role).toBe('assistant');
+    turnIds.push(response.headers.get('x-clawrl-turn-id') ?? '');
+  }
+  sessionId = 'dashboard-session';
+  firstTurnId = turnIds[0] ?? '';
+  const feedback = await fetch(`${server.url}/v1/feedback`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    body: JSON.stringify({ turn_id: firstTurnId, thumbs: 'up', hint }),
+  });
+  expect(feedback.status).toBe(200);
+  await until(async () => (await admin<Status>('/admin/status')).samples.ready >= 1, 'the feedback sample');
+  expect((await admin<{ kind: string }>('/admin/training/step', 'POST')).kind).toBe('trained');
+  expect((await admin<Status>('/admin/status')).policyVersion).toBe(1);
+
+  profile = mkdtempSync(path.join(tmpdir(), 'clawrl-chromium-'));
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = browser.pages()[0] ?? (await browser.newPage());
+  // Every request the page makes goes to clawrl itself.
+  page.on('request', (request) => expect(request.url().startsWith(server.url) || request.url().startsWith('data:')).toBe(true));
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  for (const folder of [results, profile, server?.data]) if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
+});
+
+describe('the dashboard in a browser', () => {
+  it('refuses a wrong admin key, then shows the overview with the turn count and charts', async () => {
+    await page.goto(`${server.url}/`);
+    await page.getByLabel('Admin key').fill('not-the-admin-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByTestId('login-error').textContent()).toContain('refused');
+    await capture('login');
+    await page.getByLabel('Admin key').fill(adminKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('turn-count').waitFor();
+    expect(await page.getByTestId('turn-count').textContent()).toBe('3');
+    expect(await page.getByTestId('served-version').textContent()).toBe('1');
+    expect(await page.locator('figure[data-chart="Turns per minute"] canvas').count()).toBeGreaterThan(0);
+    expect(await page.locator('figure.chart').count()).toBeGreaterThanOrEqual(6);
+    await capture('overview');
+  });
+
+  it("shows a session's turns with their score and hint, and a turn's tokens", async () => {
+    await page.goto(`${server.url}/#/sessions`);
+    await page.getByPlaceholder('Session id prefix or tenant').fill('dashboard');
+    await page.getByRole('link', { name: sessionId }).click();
+    const first = page.locator(`li[data-turn-id="${firstTurnId}"]`);
+    await first.waitFor();
+    expect(await first.getByTestId('turn-score').textContent()).toContain('+1');
+    expect(await first.getByTestId('turn-hint').textContent()).toBe(hint);
+    expect(await page.locator('li.turn').count()).toBe(3);
+    await capture('session');
+    await first.getByRole('link', { name: 'turn 0' }).click();
+    await page.getByTestId('response-tokens').waitFor();
+    const turn = await admin<{ responseTokenIds: number[] }>(`/admin/turns/${firstTurnId}`);
+    expect(await page.locator('[data-testid="response-tokens"] .token').count()).toBe(turn.responseTokenIds.length);
+    await capture('turn');
+  });
+
+  it('activates version 0 from the policies page after a confirmation', async () => {
+    await page.goto(`${server.url}/#/policies`);
+    const base = page.locator('li[data-version="0"]');
+    await base.getByRole('button', { name: 'Activate…' }).click();
+    await capture('policies');
+    await base.getByRole('button', { name: 'Confirm activation' }).click();
+    await expect.poll(() => page.getByTestId('policy-message').textContent()).toContain('Serving version 0');
+    expect((await admin<Status>('/admin/status')).policyVersion).toBe(0);
+    await expect.poll(() => page.getByTestId('active-version').textContent()).toBe('0');
+  });
+
+  it('charts the personalize and rollout results under --results-dir', async () => {
+    await page.goto(`${server.url}/#/experiments`);
+    await page.locator('figure.chart').first().waitFor();
+    const titles = await page.locator('figure.chart figcaption').allTextContents();
+    expect(titles).toEqual([
+      'Personalization: probe satisfaction by session (personalize)',
+      'Rollout: mean reward by step (rollout)',
+      'Rollout: held-out accuracy by step (rollout)',
+    ]);
+    await capture('experiments');
+  });
+});
