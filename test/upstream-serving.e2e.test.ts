@@ -176,7 +176,11 @@ describe.each(['vllm', 'sglang'] as const)('clawrl serve --engine %s --adapter-d
     // Every load fails (the trainer's own, the one its policy-published event triggers, the retries, the judge's) until the server is fixed.
     upstream.failNextLoads(Infinity);
     await admin('/admin/training/resume', 'POST');
-    await until(async () => (await admin<Status>('/admin/status')).policyVersion === 2);
+    // The store activates 2 before the engine's first load attempt of it fails, so wait for both.
+    await until(async () => {
+      const current = await admin<Status>('/admin/status');
+      return current.policyVersion === 2 && (current.serving[0]?.pending ?? null) !== null;
+    });
     const status = await admin<Status>('/admin/status');
     expect(status.policyVersion).toBe(2);
     // The store's active version is 2; the engine still serves 1 and says why.
