@@ -46,6 +46,22 @@ async function recordSampledTurn(target: RecordStore, index: number, sample: Sam
   });
 }
 
+/** A fresh store with session `s`, its serving started, and a training engine that keeps each step's advantages in `trained`. */
+async function advantageSpy(): Promise<{ store: RecordStore; trained: number[][]; spied: TrainingEngine; serving: ReturnType<typeof createPolicyServing> }> {
+  const spyStore = createSqliteRecordStore({ path: ':memory:' });
+  const trained: number[][] = [];
+  const spied: TrainingEngine = Object.assign(Object.create(trainingEngine) as TrainingEngine, {
+    forwardBackward: (input: Parameters<TrainingEngine['forwardBackward']>[0]) => {
+      trained.push(...input.data.map((datum) => [...datum.advantages]));
+      return trainingEngine.forwardBackward(input);
+    },
+  });
+  const serving = createPolicyServing({ store: spyStore, engine, logger: silent, now: () => 1_000 });
+  await serving.start();
+  await spyStore.upsertSession({ id: 's', tenant: null, at: 1 });
+  return { store: spyStore, trained, spied, serving };
+}
+
 beforeAll(async () => {
   folder = createTinyModelFolder();
   checkpoints = mkdtempSync(path.join(tmpdir(), 'clawrl-trainer-'));
@@ -107,18 +123,8 @@ describe('the trainer', () => {
   });
 
   it('with a batch baseline, trains each reward against the mean of the other rewards in the step', async () => {
-    const batchStore = createSqliteRecordStore({ path: ':memory:' });
-    const trained: number[][] = [];
-    const spied: TrainingEngine = Object.assign(Object.create(trainingEngine) as TrainingEngine, {
-      forwardBackward: (input: Parameters<TrainingEngine['forwardBackward']>[0]) => {
-        trained.push(...input.data.map((datum) => [...datum.advantages]));
-        return trainingEngine.forwardBackward(input);
-      },
-    });
+    const { store: batchStore, trained, spied, serving } = await advantageSpy();
     try {
-      const serving = createPolicyServing({ store: batchStore, engine, logger: silent, now: () => 1_000 });
-      await serving.start();
-      await batchStore.upsertSession({ id: 's', tenant: null, at: 1 });
       // Combine samples at w_rl = 0.5: A = 0.5·(r − b) + Δ, with Δ = 0.1 on the first token.
       for (const [index, score] of [-1, -1, 1].entries()) {
         await recordSampledTurn(batchStore, index, {
@@ -144,18 +150,8 @@ describe('the trainer', () => {
   });
 
   it('with a batch baseline, trains rollout samples on their group advantage as it is, and baselines live samples among themselves', async () => {
-    const mixedStore = createSqliteRecordStore({ path: ':memory:' });
-    const trained: number[][] = [];
-    const spied: TrainingEngine = Object.assign(Object.create(trainingEngine) as TrainingEngine, {
-      forwardBackward: (input: Parameters<TrainingEngine['forwardBackward']>[0]) => {
-        trained.push(...input.data.map((datum) => [...datum.advantages]));
-        return trainingEngine.forwardBackward(input);
-      },
-    });
+    const { store: mixedStore, trained, spied, serving } = await advantageSpy();
     try {
-      const serving = createPolicyServing({ store: mixedStore, engine, logger: silent, now: () => 1_000 });
-      await serving.start();
-      await mixedStore.upsertSession({ id: 's', tenant: null, at: 1 });
       const provenance = { runId: 'run', environment: 'arithmetic', step: 1, group: 'run-s1-t0', outcomeReward: 1, processReward: null, reward: 1, advantage: 0.75 };
       // Live −1, rollout 0.75, live +1, rollout −0.25 (a group advantage, already R less its group's mean).
       for (const [index, [score, fromRollout]] of ([[-1, false], [0.75, true], [1, false], [-0.25, true]] as const).entries()) {
