@@ -55,7 +55,9 @@ async function recordedStep(data: string) {
     const turns = await store.getTurns(sessions.flatMap((session) => session.turnIds));
     const feedback = (await Promise.all(turns.map((turn) => store.listFeedback(turn.id)))).flat();
     const samples = await store.listSamples({ limit: 1000 });
-    return { sessions, turns, feedback, samples, counts: await store.counts() };
+    const evalTurns = (await store.getTurns(await store.listTurnIds({ limit: 1000 }))).filter((turn) => /-eval-/.test(turn.sessionId));
+    const evalTemperatures = evalTurns.map((turn) => turn.sampling.temperature);
+    return { sessions, turns, feedback, samples, evalTemperatures, counts: await store.counts() };
   } finally {
     await store.close();
   }
@@ -66,13 +68,17 @@ const stepTimeoutMs = 300_000;
 
 describe('clawrl rollout', () => {
   it('runs a step on arithmetic through the server it starts; groups without variance are counted and dropped', async () => {
-    const { result, data } = await rolloutStep('arithmetic', 'arithmetic');
-    expect(result).toMatchObject({ env: 'arithmetic', group: 4, tasksPerStep: 2, seed: 1, rewardMode: 'outcome', evalSize: 2 });
+    const { result, data } = await rolloutStep('arithmetic', 'arithmetic', ['--temperature', '1', '--eval-temperature', '0']);
+    expect(result).toMatchObject({ env: 'arithmetic', group: 4, tasksPerStep: 2, seed: 1, rewardMode: 'outcome', evalSize: 2, evalTemperature: 0 });
     const [step] = result.steps;
     expect(step).toMatchObject({ step: 1, groups: 2, turns: 8, accuracy: expect.any(Number) });
     const recorded = await recordedStep(data);
     expect(recorded.sessions).toHaveLength(8);
     expect(recorded.turns.every((turn) => turn.type === 'main')).toBe(true);
+    // Training rollouts sample at --temperature; the held-out episodes greedily, at --eval-temperature.
+    expect(recorded.turns.every((turn) => turn.sampling.temperature === 1)).toBe(true);
+    expect(recorded.evalTemperatures.length).toBeGreaterThan(0);
+    expect(new Set(recorded.evalTemperatures)).toEqual(new Set([0]));
     expect(recorded.feedback).toHaveLength(8);
     for (const feedback of recorded.feedback) {
       expect(feedback.rollout).toMatchObject({ environment: 'arithmetic', step: 1, outcomeReward: expect.any(Number), processReward: null });

@@ -308,6 +308,7 @@ addOptions(
   .option('--seed <n>', 'seed of the tasks and of sampling', '1')
   .option('--reward <mode>', "outcome | outcome+process: the verifier's outcome alone, or plus the PRM's mean vote per turn", 'outcome')
   .option('--normalize-std', 'divide group advantages by the group standard deviation (default: mean only)')
+  .option('--eval-temperature <t>', "temperature of the held-out episodes only, 0 for greedy (default: the rollouts', --temperature)")
   .option('--out <dir>', 'write rollout-<env>-seed<seed>.json and accuracy.svg (charting every result in the folder)')
   .action(async (options: RolloutCommandOptions, command: Command) => {
     try {

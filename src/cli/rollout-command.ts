@@ -58,6 +58,7 @@ export interface RolloutCommandOptions {
   seed: string;
   reward: string;
   normalizeStd?: boolean;
+  evalTemperature?: string;
   out?: string;
 }
 
@@ -68,6 +69,15 @@ export interface RolloutCommandInput {
   configFile: string | undefined;
   environment: Record<string, string | undefined>;
   cwd: string;
+}
+
+function evalTemperatureOf(text: string | undefined): number | null {
+  if (text === undefined) return null;
+  const value = Number(text);
+  if (text.trim() === '' || !Number.isFinite(value) || value < 0 || value > 2) {
+    throw new ClawrlError('configuration_error', `--eval-temperature must be a number in 0..2, got ${JSON.stringify(text)}.`, { param: 'eval-temperature' });
+  }
+  return value;
 }
 
 function rewardModeOf(text: string): RewardMode {
@@ -122,6 +132,7 @@ export async function runRolloutCommand(input: RolloutCommandInput): Promise<Rol
   const evalSize = integerOption('eval-size', options.evalSize, 1);
   const seed = integerOption('seed', options.seed, 0);
   const rewardMode = rewardModeOf(options.reward);
+  const evalTemperature = evalTemperatureOf(options.evalTemperature);
   const progress = (line: string) => process.stderr.write(`clawrl rollout: ${line}\n`);
   const startedAt = new Date();
   let server: ExperimentServer | undefined;
@@ -158,6 +169,7 @@ export async function runRolloutCommand(input: RolloutCommandInput): Promise<Rol
       seed,
       rewardMode,
       normalizeStd: options.normalizeStd === true,
+      ...(evalTemperature === null ? {} : { evalSampling: { temperature: evalTemperature } }),
       runId: `rollout-${Date.now().toString(36)}-${definition.name}-${seed}`,
       onProgress: progress,
     });
@@ -170,6 +182,7 @@ export async function runRolloutCommand(input: RolloutCommandInput): Promise<Rol
       normalizeStd: options.normalizeStd === true,
       evalSize,
       evalEvery,
+      evalTemperature,
       ...measured,
       serverArguments,
       startedAt: startedAt.toISOString(),

@@ -18,7 +18,7 @@
  * judge combined then (`judgedAdvantages`); it keeps them, less w_rl·b as the trainer took it
  * before, so a database upgraded in the middle of a run trains its old samples exactly as before.
  */
-import type { JudgedAdvantages, SampleMethod, SupportToken } from '../spec/records.js';
+import type { JudgedAdvantages, SampleMethod, SampleSource, SupportToken } from '../spec/records.js';
 import { clipValue } from './build-samples.js';
 import { rewardBaselines, type RewardBaselineKind } from './reward-baseline.js';
 
@@ -39,6 +39,8 @@ export const defaultAdvantageOptions: AdvantageOptions = { rlWeight: 1, opdWeigh
 export interface AdvantageSample {
   method: SampleMethod;
   score: number | null;
+  /** Rollout samples take no reward baseline: their score is a group advantage already. Absent means `live`. */
+  source?: SampleSource;
   /** One entry per response token: its length is the response's. */
   lossMask: readonly number[];
   distillationGaps: readonly number[] | null;

@@ -20,6 +20,14 @@ describe('rewardBaselines', () => {
     expect(baselines).toEqual([-1, 1, null, null, null]);
   });
 
+  it("exempts rollout samples: their group advantage neither gets the batch's mean taken off nor counts in the live samples'", () => {
+    const rollout = (score: number): BaselineSample => ({ method: 'rl', score, source: 'rollout' });
+    const live = (score: number): BaselineSample => ({ method: 'rl', score, source: 'live' });
+    // Without the exemption the rollouts' 0.75s would take a baseline and lift the live −1's to 0.5/3.
+    expect(rewardBaselines([live(-1), rollout(0.75), live(1), rollout(0.75), sample('rl', -1)], 'batch')).toEqual([0, null, -1, null, 0]);
+    expect(rewardBaselines([rollout(-0.5), rollout(0.5)], 'negative')).toEqual([null, null]);
+  });
+
   it('gives a lone rewarded sample none', () => {
     expect(rewardBaselines([sample('rl', -1), sample('opd', null)], 'batch')).toEqual([null, null]);
   });

@@ -17,14 +17,20 @@
  *
  * Samples without a reward part (OPD samples, a null or 0 score) neither get a baseline nor count
  * in the others'; a sample with no rewarded peer has none.
+ *
+ * Rollout samples (`source: 'rollout'`) are exempt the same way: their score is already R less its
+ * GRPO group's mean (`core/group-advantages.ts`), so taking the batch's mean off it again would
+ * baseline it twice, and against live rewards it was never compared with.
  */
-import type { SampleMethod } from '../spec/records.js';
+import type { SampleMethod, SampleSource } from '../spec/records.js';
 
 export type RewardBaselineKind = 'none' | 'batch' | 'negative';
 
 export interface BaselineSample {
   method: SampleMethod;
   score: number | null;
+  /** Absent means `live`. */
+  source?: SampleSource;
 }
 
 /** The reward a sample's advantage carries: none for OPD samples and for a null or 0 score. */
@@ -35,7 +41,7 @@ export function rewardOf(sample: BaselineSample): number | null {
 /** Each sample's leave-one-out baseline (floored at zero for `negative`), null where it has none. */
 export function rewardBaselines(samples: readonly BaselineSample[], kind: RewardBaselineKind): (number | null)[] {
   if (kind === 'none') return samples.map(() => null);
-  const rewards = samples.map(rewardOf);
+  const rewards = samples.map((sample) => (sample.source === 'rollout' ? null : rewardOf(sample)));
   const rewarded = rewards.filter((reward): reward is number => reward !== null);
   const total = rewarded.reduce((sum, reward) => sum + reward, 0);
   return rewards.map((reward) => {

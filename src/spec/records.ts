@@ -307,7 +307,15 @@ export interface TrainingSample extends SampleRecord {
    * so the trainer must take its own log-probs under the same T (0, greedy, means 1).
    */
   samplingTemperature: number;
+  /** `rollout` when the sample was built on a rollout driver's feedback (its `rollout` provenance), else `live`. */
+  source: SampleSource;
 }
+
+/**
+ * Where a sample came from: a person's or an agent's live traffic, or a rollout driver (`clawrl
+ * rollout`, the manager), whose feedback score is already its GRPO group advantage.
+ */
+export type SampleSource = 'live' | 'rollout';
 
 /** Statistics of one training step, as `/metrics`, `clawrl status` and the policy list show them. */
 export interface TrainingStepMetrics {

@@ -334,6 +334,9 @@ export function runRecordStoreJudgingContract(currentStore: () => RecordStore): 
         samples: { ready: 2, trained: 0, dropped: 1 },
         rolloutSamples: { ready: 1, trained: 0, dropped: 1 },
       });
+      // The trainer learns each claimed sample's source: rollout samples take no batch baseline.
+      const claimed = await store.claimSamplesForTraining({ limit: 5, leaseMs: 1_000, now: 700, workerId: 'trainer' });
+      expect(claimed.map((sample) => [sample.id, sample.source])).toEqual([['l', 'live'], ['r', 'rollout']]);
     });
   });
 }

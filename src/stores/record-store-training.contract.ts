@@ -108,7 +108,7 @@ export function runRecordStoreTrainingContract(getStore: () => RecordStore): voi
     it('leases ready samples oldest first with the turn tokens and sampling temperature, once until the lease ends', async () => {
       const claimed = await store.claimSamplesForTraining({ limit: 2, leaseMs: 1_000, now: 10_000, workerId: 'trainer-1' });
       expect(claimed.map((sample) => sample.id)).toEqual(['sample-a', 'sample-b']);
-      expect(claimed[0]).toMatchObject({ promptTokenIds: [1, 2, 3], responseTokenIds: [4, 5], rolloutLogprobs: [-0.5, -0.25], samplingTemperature: 0.7, status: 'ready' });
+      expect(claimed[0]).toMatchObject({ promptTokenIds: [1, 2, 3], responseTokenIds: [4, 5], rolloutLogprobs: [-0.5, -0.25], samplingTemperature: 0.7, source: 'live', status: 'ready' });
       const other = await store.claimSamplesForTraining({ limit: 5, leaseMs: 1_000, now: 10_500, workerId: 'trainer-2' });
       expect(other.map((sample) => sample.id)).toEqual(['sample-c']);
       // A crashed trainer's lease expires and its samples are claimable again.

@@ -29,7 +29,7 @@ async function servedVersion(): Promise<number> {
 }
 
 type SampleFields = Pick<Parameters<RecordStore['recordSample']>[0], 'method' | 'policyVersion' | 'score' | 'hint' | 'distillationGaps' | 'teacherLogprobs'> &
-  Partial<Pick<Parameters<RecordStore['recordSample']>[0], 'support'>>;
+  Partial<Pick<Parameters<RecordStore['recordSample']>[0], 'support' | 'feedbackId'>>;
 
 /** A completed two-token main turn of session `s` and its ready sample. */
 async function recordSampledTurn(target: RecordStore, index: number, sample: SampleFields, temperature = 0.8): Promise<void> {
@@ -44,6 +44,22 @@ async function recordSampledTurn(target: RecordStore, index: number, sample: Sam
     id: `sample-${index}`, turnId: id, status: 'ready', dropReason: null, judgementId: null, feedbackId: null,
     lossMask: [1, 1], support: null, createdAt: 10 + index, ...sample,
   });
+}
+
+/** A fresh store with session `s`, its serving started, and a training engine that keeps each step's advantages in `trained`. */
+async function advantageSpy(): Promise<{ store: RecordStore; trained: number[][]; spied: TrainingEngine; serving: ReturnType<typeof createPolicyServing> }> {
+  const spyStore = createSqliteRecordStore({ path: ':memory:' });
+  const trained: number[][] = [];
+  const spied: TrainingEngine = Object.assign(Object.create(trainingEngine) as TrainingEngine, {
+    forwardBackward: (input: Parameters<TrainingEngine['forwardBackward']>[0]) => {
+      trained.push(...input.data.map((datum) => [...datum.advantages]));
+      return trainingEngine.forwardBackward(input);
+    },
+  });
+  const serving = createPolicyServing({ store: spyStore, engine, logger: silent, now: () => 1_000 });
+  await serving.start();
+  await spyStore.upsertSession({ id: 's', tenant: null, at: 1 });
+  return { store: spyStore, trained, spied, serving };
 }
 
 beforeAll(async () => {
@@ -107,18 +123,8 @@ describe('the trainer', () => {
   });
 
   it('with a batch baseline, trains each reward against the mean of the other rewards in the step', async () => {
-    const batchStore = createSqliteRecordStore({ path: ':memory:' });
-    const trained: number[][] = [];
-    const spied: TrainingEngine = Object.assign(Object.create(trainingEngine) as TrainingEngine, {
-      forwardBackward: (input: Parameters<TrainingEngine['forwardBackward']>[0]) => {
-        trained.push(...input.data.map((datum) => [...datum.advantages]));
-        return trainingEngine.forwardBackward(input);
-      },
-    });
+    const { store: batchStore, trained, spied, serving } = await advantageSpy();
     try {
-      const serving = createPolicyServing({ store: batchStore, engine, logger: silent, now: () => 1_000 });
-      await serving.start();
-      await batchStore.upsertSession({ id: 's', tenant: null, at: 1 });
       // Combine samples at w_rl = 0.5: A = 0.5·(r − b) + Δ, with Δ = 0.1 on the first token.
       for (const [index, score] of [-1, -1, 1].entries()) {
         await recordSampledTurn(batchStore, index, {
@@ -140,6 +146,41 @@ describe('the trainer', () => {
       ]);
     } finally {
       await batchStore.close();
+    }
+  });
+
+  it('with a batch baseline, trains rollout samples on their group advantage as it is, and baselines live samples among themselves', async () => {
+    const { store: mixedStore, trained, spied, serving } = await advantageSpy();
+    try {
+      const provenance = { runId: 'run', environment: 'arithmetic', step: 1, group: 'run-s1-t0', outcomeReward: 1, processReward: null, reward: 1, advantage: 0.75 };
+      // Live −1, rollout 0.75, live +1, rollout −0.25 (a group advantage, already R less its group's mean).
+      for (const [index, [score, fromRollout]] of ([[-1, false], [0.75, true], [1, false], [-0.25, true]] as const).entries()) {
+        await recordSampledTurn(mixedStore, index, { method: 'rl', policyVersion: 0, score, hint: null, distillationGaps: null, teacherLogprobs: null });
+        if (!fromRollout) continue;
+        const feedback = await mixedStore.recordFeedback({ turnId: `turn-${index}`, score, text: null, hint: null, tenant: null, createdAt: 5, rollout: { ...provenance, advantage: score } });
+        if (feedback === null) throw new Error('feedback on a recorded turn was refused');
+        // The sample the judge builds on the rollout's feedback supersedes the plain one.
+        await mixedStore.recordSample({
+          id: `sample-${index}-feedback`, turnId: `turn-${index}`, method: 'rl', status: 'ready', dropReason: null, policyVersion: 0, judgementId: null,
+          feedbackId: feedback.id, score, hint: null, lossMask: [1, 1], distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 20 + index,
+        });
+      }
+      const trainer = createTrainer({
+        store: mixedStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 16, pollIntervalMs: 60_000,
+        advantages: { rewardBaseline: 'batch' },
+      });
+      await trainer.start();
+      expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { samplesUsed: 4 } });
+      await trainer.close();
+      // Live: each against the other live reward (−1 − 1, 1 − (−1)); rollouts: their advantage untouched.
+      expect(trained).toEqual([
+        [-2, -2],
+        [0.75, 0.75],
+        [2, 2],
+        [-0.25, -0.25],
+      ]);
+    } finally {
+      await mixedStore.close();
     }
   });
 

@@ -34,6 +34,8 @@ export const rolloutResultSchema = z.object({
   model: z.string(),
   evalSize: z.number().int(),
   evalEvery: z.number().int(),
+  /** Temperature of the held-out episodes (`--eval-temperature`); absent or null: the training rollouts' own. */
+  evalTemperature: z.number().min(0).max(2).nullable().optional(),
   /** Held-out accuracy of the base policy, before the first step. */
   baseAccuracy: z.number().min(0).max(1),
   finalAccuracy: z.number().min(0).max(1),

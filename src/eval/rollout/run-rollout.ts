@@ -41,6 +41,12 @@ export interface RolloutRunOptions {
   normalizeStd: boolean;
   runId: string;
   sampling?: EpisodeSampling;
+  /**
+   * Over `sampling` for the held-out episodes only. Why: greedy (temperature 0) measures what the
+   * policy knows without the sampling noise, while the training rollouts still sample hot enough for
+   * a group to disagree.
+   */
+  evalSampling?: EpisodeSampling;
   /** Longest wait for the PRM and the judging backlog per step (default 10 minutes). */
   maxWaitMs?: number;
   pollMs?: number;
@@ -88,7 +94,7 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
         task,
         sessionId: `${options.runId}-eval-${label}-${index}`,
         turnType: 'side',
-        sampling: { ...options.sampling, seed: deriveSamplingSeed(options.seed, 'eval', task.id) },
+        sampling: { ...options.sampling, ...options.evalSampling, seed: deriveSamplingSeed(options.seed, 'eval', task.id) },
       }),
     );
     return results.filter((result) => result.verdict.correct).length / Math.max(1, results.length);

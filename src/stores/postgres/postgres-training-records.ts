@@ -43,7 +43,7 @@ export class PostgresTrainingRecords {
     if (!Number.isInteger(options.limit) || options.limit < 0) {
       throw new ClawrlError('invalid_request', `limit must be a non-negative integer, got ${options.limit}`, { param: 'limit' });
     }
-    const rows = await this.#database.rows<PostgresSampleRow & { sampling: string }>(
+    const rows = await this.#database.rows<PostgresSampleRow & { sampling: string; from_rollout: boolean }>(
       `WITH due AS (
          SELECT ordinal FROM samples
          WHERE status = 'ready' AND (lease_expires_at IS NULL OR lease_expires_at <= $1)
@@ -53,14 +53,15 @@ export class PostgresTrainingRecords {
        UPDATE samples AS sample SET lease_owner = $3, lease_expires_at = $1::bigint + $4::bigint
        FROM due, turns AS turn
        WHERE sample.ordinal = due.ordinal AND turn.ordinal = sample.turn_ordinal
-       RETURNING ${sampleSelectList}, turn.sampling`,
+       RETURNING ${sampleSelectList}, turn.sampling,
+         EXISTS (SELECT 1 FROM feedback WHERE feedback.id = sample.feedback_id AND feedback.rollout IS NOT NULL) AS from_rollout`,
       [options.now, options.limit, options.workerId, options.leaseMs],
     );
     rows.sort((left, right) => left.ordinal - right.ordinal);
     return Promise.all(
       rows.map(async (row) => {
         const samplingTemperature = logprobTemperatureOf(JSON.parse(row.sampling) as SamplingOptions);
-        return { ...(await toSampleRecord(this.#database, row)), samplingTemperature };
+        return { ...(await toSampleRecord(this.#database, row)), samplingTemperature, source: row.from_rollout ? ('rollout' as const) : ('live' as const) };
       }),
     );
   }

@@ -29,8 +29,10 @@ const versionColumns = `version, parent, kind, step, samples, metrics, bytes, cr
 
 function statements(database: Database.Database) {
   return {
-    selectClaimable: database.prepare<{ now: number; limit: number }, { id: string; turn_id: string; sampling: string }>(`
-      SELECT sample.id, turn.id AS turn_id, turn.sampling FROM samples AS sample
+    selectClaimable: database.prepare<{ now: number; limit: number }, { id: string; turn_id: string; sampling: string; from_rollout: number }>(`
+      SELECT sample.id, turn.id AS turn_id, turn.sampling,
+        EXISTS (SELECT 1 FROM feedback WHERE feedback.id = sample.feedback_id AND feedback.rollout IS NOT NULL) AS from_rollout
+      FROM samples AS sample
       JOIN turns AS turn ON turn.ordinal = sample.turn_ordinal
       WHERE sample.status = 'ready' AND (sample.lease_expires_at IS NULL OR sample.lease_expires_at <= @now)
       ORDER BY sample.ordinal LIMIT @limit
@@ -206,7 +208,11 @@ export class SqliteTrainingRecords {
       const sample = this.#readySampleOfTurn(row.turn_id);
       if (sample === null || sample.id !== row.id) throw new ClawrlError('store_error', `ready sample ${row.id} vanished while claiming`);
       this.#statements.lease.run(options.workerId, options.now + options.leaseMs, row.id);
-      claimed.push({ ...sample, samplingTemperature: logprobTemperatureOf(JSON.parse(row.sampling) as SamplingOptions) });
+      claimed.push({
+        ...sample,
+        samplingTemperature: logprobTemperatureOf(JSON.parse(row.sampling) as SamplingOptions),
+        source: row.from_rollout === 1 ? 'rollout' : 'live',
+      });
     }
     return claimed;
   }
