@@ -52,6 +52,7 @@ import { PostgresJudgingRecords } from './postgres-judging-records.js';
 import { PostgresTrainingRecords } from './postgres-training-records.js';
 import { checkPaging } from './postgres-paging.js';
 import { insertTurn } from './postgres-turn-writer.js';
+import { toStoreCounts } from '../record-counts.js';
 import {
   selectTurnRow,
   sessionColumns,
@@ -319,7 +320,23 @@ export class PostgresRecordStore implements RecordStore {
   }
 
   async counts(): Promise<StoreCounts> {
-    return this.#database.run('counts', async () => {
+    return this.#database.run('counts', () =>
+      this.#database.transaction(async (client) => {
+        // One reader folds the deltas at a time: a second one waiting here then reads the rows the
+        // first folded them into, not a table whose rows it saw vanish under it.
+        await client.query("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.record_count_deltas'))");
+        const { rows } = await client.query<{ name: string; value: number }>(`
+          WITH folded AS (DELETE FROM record_count_deltas RETURNING name, delta)
+          INSERT INTO record_count_deltas (name, delta) SELECT name, sum(delta) FROM folded GROUP BY name
+          RETURNING name, delta AS value`);
+        return toStoreCounts(rows);
+      }),
+    );
+  }
+
+  /** Counts the rows themselves (scans whole tables): what `counts()` must equal, for the tests. */
+  async recount(): Promise<StoreCounts> {
+    return this.#database.run('recount', async () => {
       const [[row], judging] = await Promise.all([
         this.#database.rows<CountsRow>(`
           SELECT
@@ -332,7 +349,7 @@ export class PostgresRecordStore implements RecordStore {
             count(*) FILTER (WHERE trainable)::integer AS trainable_turns,
             count(*) FILTER (WHERE type = 'main' AND next_state IS NOT NULL)::integer AS linked_turns
           FROM turns`),
-        this.#judging.counts(),
+        this.#judging.recount(),
       ]);
       if (row === undefined) throw new ClawrlError('store_error', 'counts query returned no row');
       return {
