@@ -71,4 +71,18 @@ describe('the Postgres store counters', () => {
     expect(counts).toEqual(await recount(left));
     expect(counts.judging.judged).toBe(turnIds.length);
   });
+
+  it('fold their deltas into one row per counter once there are many, and count the same', async () => {
+    schema = uniqueTestSchema();
+    const store = await open();
+    await store.upsertSession({ id: 's1', tenant: null, at: 100 });
+    for (const id of ['a', 'b']) await store.recordTurn(turn(id));
+    const before = await store.counts();
+    // Writes' deltas that cancel out: +1 and −1 for one counter, 1,500 times.
+    await queryTestSchema(schema, "INSERT INTO record_count_deltas (name, delta) SELECT 'turns_main', (-1) ^ step FROM generate_series(1, 3000) AS step");
+    expect(await store.counts()).toEqual(before);
+    const [{ deltas } = { deltas: -1 }] = await queryTestSchema<{ deltas: number }>(schema, 'SELECT count(*)::integer AS deltas FROM record_count_deltas');
+    expect(deltas).toBeLessThanOrEqual(24);
+    expect(await store.counts()).toEqual(await recount(store));
+  });
 });

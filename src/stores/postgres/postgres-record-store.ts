@@ -87,6 +87,9 @@ interface CountsRow {
   linked_turns: number;
 }
 
+// Each write adds one to a few delta rows; a thousand keep the counts' read to a millisecond or so.
+const foldDeltasAbove = 1_000;
+
 export class PostgresRecordStore implements RecordStore {
   readonly #database: PostgresDatabase;
   readonly #judging: PostgresJudgingRecords;
@@ -320,18 +323,20 @@ export class PostgresRecordStore implements RecordStore {
   }
 
   async counts(): Promise<StoreCounts> {
-    return this.#database.run('counts', () =>
-      this.#database.transaction(async (client) => {
-        // One reader folds the deltas at a time: a second one waiting here then reads the rows the
-        // first folded them into, not a table whose rows it saw vanish under it.
-        await client.query("SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.record_count_deltas'))");
-        const { rows } = await client.query<{ name: string; value: number }>(`
+    return this.#database.run('counts', async () => {
+      const rows = await this.#database.rows<{ name: string; value: number; deltas: number }>(
+        'SELECT name, sum(delta) AS value, count(*)::integer AS deltas FROM record_count_deltas GROUP BY name',
+      );
+      // Fold the deltas into one row per counter once there are many, so this read stays small.
+      // A fold re-inserts the sum of exactly the rows it deleted, so it is right however many
+      // writers and other folds run at once, and a read sees it either whole or not at all.
+      if (rows.reduce((total, row) => total + row.deltas, 0) > foldDeltasAbove) {
+        await this.#database.rows(`
           WITH folded AS (DELETE FROM record_count_deltas RETURNING name, delta)
-          INSERT INTO record_count_deltas (name, delta) SELECT name, sum(delta) FROM folded GROUP BY name
-          RETURNING name, delta AS value`);
-        return toStoreCounts(rows);
-      }),
-    );
+          INSERT INTO record_count_deltas (name, delta) SELECT name, sum(delta) FROM folded GROUP BY name`);
+      }
+      return toStoreCounts(rows);
+    });
   }
 
   /** Counts the rows themselves (scans whole tables): what `counts()` must equal, for the tests. */
