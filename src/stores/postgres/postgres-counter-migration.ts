@@ -6,11 +6,13 @@
  * processes neither queue behind one counter row nor deadlock on counters.
  *
  * Counts that depend on other rows than the one written (is the session closed, has the turn
- * feedback or a judgement) lock what they read first: the turn (FOR NO KEY UPDATE, which the link's
- * UPDATE of the turn also takes, and which foreign-key checks do not wait for) and then its session
- * (which closing it and recording a turn in it lock too). Under READ COMMITTED each statement of a
- * trigger function reads a fresh snapshot, so after the lock the trigger sees the other writer's
- * committed rows. Locks go turn before session everywhere, so they cannot deadlock each other.
+ * feedback or a judgement) first lock the turn's session (FOR NO KEY UPDATE, as closing it and
+ * recording a turn in it do; foreign-key checks do not wait for it). Under READ COMMITTED each
+ * statement of a trigger function reads a fresh snapshot, so after the lock the trigger sees the
+ * other writer's committed rows, and of two racing writes exactly one changes the count. The
+ * writes that fire these triggers are single statements whose row triggers run at the statement's
+ * end, so the session lock is the last lock each takes: it cannot close a cycle of waits (locking
+ * the turn instead did, against a link waiting for the judge-queue row a feedback had just queued).
  * The migration starts the counters from the rows already there.
  */
 export const postgresCounterMigration = `
@@ -102,8 +104,7 @@ export const postgresCounterMigration = `
   DECLARE
     turn turns;
   BEGIN
-    SELECT * INTO turn FROM turns WHERE ordinal = NEW.turn_ordinal FOR NO KEY UPDATE;
-    PERFORM 1 FROM sessions WHERE id = turn.session_id FOR NO KEY UPDATE;
+    PERFORM 1 FROM sessions WHERE id = (SELECT session_id FROM turns WHERE ordinal = NEW.turn_ordinal) FOR NO KEY UPDATE;
     IF (SELECT count(*) FROM feedback WHERE turn_ordinal = NEW.turn_ordinal) = 1 THEN
       SELECT * INTO turn FROM turns WHERE ordinal = NEW.turn_ordinal;
       PERFORM record_counts_add(ARRAY[
@@ -138,12 +139,12 @@ export const postgresCounterMigration = `
     END IF;
     IF TG_OP = 'INSERT' THEN
       ordinal := NEW.turn_ordinal;
-      PERFORM 1 FROM turns WHERE turns.ordinal = NEW.turn_ordinal FOR NO KEY UPDATE;
+      PERFORM 1 FROM sessions WHERE id = (SELECT session_id FROM turns WHERE turns.ordinal = NEW.turn_ordinal) FOR NO KEY UPDATE;
       deltas := deltas || ARRAY[('judged', ((SELECT count(*) FROM judgements WHERE turn_ordinal = ordinal) = 1
         AND NOT EXISTS (SELECT 1 FROM feedback WHERE turn_ordinal = ordinal))::integer)]::record_count_deltas[];
     ELSIF TG_OP = 'DELETE' THEN
       ordinal := OLD.turn_ordinal;
-      PERFORM 1 FROM turns WHERE turns.ordinal = OLD.turn_ordinal FOR NO KEY UPDATE;
+      PERFORM 1 FROM sessions WHERE id = (SELECT session_id FROM turns WHERE turns.ordinal = OLD.turn_ordinal) FOR NO KEY UPDATE;
       deltas := deltas || ARRAY[('judged', -(NOT EXISTS (SELECT 1 FROM judgements WHERE turn_ordinal = ordinal)
         AND NOT EXISTS (SELECT 1 FROM feedback WHERE turn_ordinal = ordinal))::integer)]::record_count_deltas[];
     END IF;
