@@ -76,9 +76,10 @@ function decodeCursor(value: string | undefined): { createdAt: number; id: strin
 }
 
 /**
- * How long the overview reuses `/admin/status`'s counts. They count whole tables (about a second on
- * SQLite at 100k turns, `clawrl bench dashboard`), so every open dashboard polling them every few
- * seconds would keep the store busy; the charts' windows are read fresh on every refresh.
+ * How long the overview reuses `/admin/status`'s answer. Its counts are counters the stores keep
+ * (a read of one small table however many turns there are, `clawrl bench dashboard`); reusing the
+ * answer still makes any number of open dashboards cost one status read per 10 s rather than one
+ * per dashboard refresh. The charts' windows are read fresh on every refresh.
  */
 const statusReuseMs = 10_000;
 

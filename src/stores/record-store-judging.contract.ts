@@ -7,7 +7,7 @@ import { ClawrlError } from '../spec/clawrl-error.js';
 import type { RecordStore } from '../spec/record-store.js';
 import type { JudgeVote, NewJudgement, NewSample, NewTurn } from '../spec/records.js';
 
-function turn(id: string, overrides: Partial<NewTurn> = {}): NewTurn {
+export function turn(id: string, overrides: Partial<NewTurn> = {}): NewTurn {
   return {
     id,
     sessionId: 's1',
@@ -32,7 +32,7 @@ function turn(id: string, overrides: Partial<NewTurn> = {}): NewTurn {
   };
 }
 
-const verdict = (score: 1 | -1 | 0 | null, text = `\\boxed{${score ?? '?'}}`): JudgeVote => ({
+export const verdict = (score: 1 | -1 | 0 | null, text = `\\boxed{${score ?? '?'}}`): JudgeVote => ({
   kind: 'verdict',
   text,
   score,
@@ -40,7 +40,7 @@ const verdict = (score: 1 | -1 | 0 | null, text = `\\boxed{${score ?? '?'}}`): J
   rejection: null,
 });
 
-function judgement(turnId: string, overrides: Partial<NewJudgement> = {}): NewJudgement {
+export function judgement(turnId: string, overrides: Partial<NewJudgement> = {}): NewJudgement {
   return {
     turnId,
     judge: 'openai',
@@ -57,7 +57,7 @@ function judgement(turnId: string, overrides: Partial<NewJudgement> = {}): NewJu
   };
 }
 
-function sample(id: string, turnId: string, overrides: Partial<NewSample> = {}): NewSample {
+export function sample(id: string, turnId: string, overrides: Partial<NewSample> = {}): NewSample {
   return {
     id,
     turnId,

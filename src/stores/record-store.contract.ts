@@ -6,7 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../spec/chat.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { RecordStore } from '../spec/record-store.js';
-import type { NewTurn } from '../spec/records.js';
+import type { NewTurn, StoreCounts } from '../spec/records.js';
+import { runRecordStoreCountsContract } from './record-store-counts.contract.js';
 import { runRecordStoreDashboardContract } from './record-store-dashboard.contract.js';
 import { runRecordStoreJudgingContract } from './record-store-judging.contract.js';
 import { runRecordStoreTrainingContract } from './record-store-training.contract.js';
@@ -15,6 +16,8 @@ export interface RecordStoreContractOptions {
   name: string;
   /** A fresh, empty store for each test. */
   createStore: () => Promise<RecordStore>;
+  /** The store's counts recounted from its rows, which `counts()` must equal. */
+  recount: (store: RecordStore) => Promise<StoreCounts>;
   /** Runs after each test, once the store is closed. */
   cleanup?: () => Promise<void>;
 }
@@ -469,6 +472,7 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
     runRecordStoreJudgingContract(() => store);
     runRecordStoreTrainingContract(() => store);
     runRecordStoreDashboardContract(() => store);
+    runRecordStoreCountsContract(() => store, options.recount);
 
     it('closes idempotently', async () => {
       await openSession('s1');

@@ -91,7 +91,7 @@ function benchTurn(index: number, options: { turns: number; now: number }): NewT
   };
 }
 
-async function fill(store: RecordStore, turns: number, now: number): Promise<void> {
+export async function fillDashboardBenchStore(store: RecordStore, turns: number, now: number): Promise<void> {
   const batch = 200;
   await store.recordPolicyVersion({ version: 0, parent: null, kind: 'base', files: {}, step: null, samples: 0, metrics: null, createdAt: now - week }, { activate: true });
   for (let start = 0; start < turns; start += batch) {
@@ -213,7 +213,7 @@ export async function runDashboardBench(options: DashboardBenchOptions): Promise
       }
       try {
         const startedAt = performance.now();
-        await fill(store, turns, options.now);
+        await fillDashboardBenchStore(store, turns, options.now);
         if (turns === options.turns) fillSeconds = (performance.now() - startedAt) / 1000;
         options.onProgress?.(`${target.name}: timing the dashboard's reads on ${turns} turns`);
         const median: Record<string, number> = {};

@@ -5,7 +5,8 @@ import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 import type { NewTurn } from '../../spec/records.js';
 import { runRecordStoreContract } from '../record-store.contract.js';
 import { createPostgresRecordStore } from './create-postgres-record-store.js';
-import { dropTestSchema, openTestPostgresStore, queryTestSchema, testPostgresUrl, uniqueTestSchema } from './testing/test-postgres.js';
+import { PostgresRecordStore } from './postgres-record-store.js';
+import { dropTestSchema, openTestPostgresStore, queryTestSchema, rollBackRecordCountsSql, testPostgresUrl, uniqueTestSchema } from './testing/test-postgres.js';
 
 let contractSchema: string | undefined;
 runRecordStoreContract({
@@ -13,6 +14,10 @@ runRecordStoreContract({
   createStore: async () => {
     contractSchema = uniqueTestSchema();
     return openTestPostgresStore(contractSchema);
+  },
+  recount: async (store) => {
+    if (!(store instanceof PostgresRecordStore)) throw new Error('expected the Postgres record store');
+    return store.recount();
   },
   cleanup: async () => {
     if (contractSchema !== undefined) await dropTestSchema(contractSchema);
@@ -139,7 +144,7 @@ describe('createPostgresRecordStore', () => {
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(1)));
     expect(stores).toHaveLength(4);
     const versions = await queryTestSchema<{ version: number }>(schema, 'SELECT version FROM schema_migrations ORDER BY version');
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 
   it('keeps the samples judged before migration 4 on their judged advantages, and lets the methods be checked above the database', async () => {
@@ -150,6 +155,7 @@ describe('createPostgresRecordStore', () => {
     await first.recordTurn(turn);
     await first.close();
     // The samples table as schema 3 had it, with a sample as the judge stored it then.
+    await queryTestSchema(schema, rollBackRecordCountsSql);
     await queryTestSchema(schema, `ALTER TABLE samples DROP COLUMN distillation_gaps;
       ALTER TABLE samples RENAME COLUMN judged_advantages TO advantages;
       ALTER TABLE samples ALTER COLUMN advantages SET NOT NULL;

@@ -278,7 +278,8 @@ export class PostgresJudgingRecords {
     return rows.map((row) => row.id);
   }
 
-  async counts(): Promise<JudgingCounts> {
+  /** The full recount the counters of record_count_deltas replace: the contract suites check them against it. */
+  async recount(): Promise<JudgingCounts> {
     const [row] = await this.#database.rows<JudgingCountsRow>(`
       SELECT
         (SELECT count(*) FROM (SELECT turn_ordinal FROM judgements UNION SELECT turn_ordinal FROM feedback) AS judged)::integer AS judged,

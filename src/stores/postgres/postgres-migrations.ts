@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PostgresDatabase } from './postgres-database.js';
+import { postgresCounterMigration } from './postgres-counter-migration.js';
 
 export const postgresMigrations: readonly string[] = [
   `
@@ -215,6 +216,8 @@ export const postgresMigrations: readonly string[] = [
   CREATE INDEX IF NOT EXISTS samples_by_policy_version ON samples (policy_version, score, drop_reason);
   CREATE INDEX IF NOT EXISTS policy_activations_by_time ON policy_activations (activated_at);
   `,
+  // 7: the counts of /admin/status as counters kept by triggers (see its file).
+  postgresCounterMigration,
 ];
 
 // Advisory locks share one key space per database; the first key names clawrl ('claw'), the

@@ -172,8 +172,8 @@ export class SqliteJudgingRecords {
       .map((row) => row.id);
   }
 
-  counts(): JudgingCounts {
-    const row = this.#statements.counts.get();
+  recount(): JudgingCounts {
+    const row = this.#statements.recount.get();
     if (row === undefined) throw new ClawrlError('store_error', 'judging counts query returned no row');
     return toJudgingCounts(row);
   }

@@ -144,7 +144,8 @@ export function sqliteJudgingStatements(database: Database.Database) {
         AND (@linkedOnly = 0 OR EXISTS (SELECT 1 FROM turn_next_states WHERE turn_ordinal = turns.ordinal))
       ORDER BY ordinal LIMIT @limit OFFSET @offset
     `),
-    counts: database.prepare<[], JudgingCountsRow>(`
+    // The full recount the counters of record_counts replace: the contract suites check them against it.
+    recount: database.prepare<[], JudgingCountsRow>(`
       SELECT
         (SELECT count(*) FROM (SELECT turn_ordinal FROM judgements UNION SELECT turn_ordinal FROM feedback)) AS judged,
         (SELECT count(*) FROM judge_queue) AS pending,

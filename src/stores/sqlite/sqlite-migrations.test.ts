@@ -6,6 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 import type { NewTurn } from '../../spec/records.js';
 import { createSqliteRecordStore } from './create-sqlite-record-store.js';
+import { SqliteRecordStore } from './sqlite-record-store.js';
+import { rollBackRecordCounts } from './testing/roll-back-record-counts.js';
 import { rollBackSampleMeasures } from './testing/roll-back-sample-measures.js';
 
 function turnOf(id: string): NewTurn {
@@ -74,5 +76,41 @@ describe('SQLite migration 5: samples store what the judge measured, the method 
     const reopened = createSqliteRecordStore({ path });
     await expect(reopened.listSamples()).rejects.toMatchObject({ code: 'store_error', message: expect.stringContaining('"grpo"') });
     await reopened.close();
+  });
+});
+
+describe('SQLite migration 8: the counts of /admin/status as counters', () => {
+  let directory: string;
+
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'clawrl-migration-'));
+  });
+
+  afterEach(() => {
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('starts the counters from the rows written before it, and keeps them across a reopen', async () => {
+    const path = join(directory, 'records.db');
+    const store = createSqliteRecordStore({ path });
+    await store.upsertSession({ id: 's', tenant: null, at: 1 });
+    for (const id of ['a', 'b', 'c']) await store.recordTurn(turnOf(id));
+    await store.linkNextState('a', [{ role: 'user', content: 'ok' }], 4);
+    await store.recordFeedback({ turnId: 'b', score: 1, text: null, hint: null, tenant: null, createdAt: 5 });
+    await store.closeSession('s', 'done', 6);
+    const before = await store.counts();
+    await store.close();
+    const database = new Database(path);
+    rollBackRecordCounts(database);
+    database.close();
+    const upgraded = createSqliteRecordStore({ path });
+    try {
+      expect(await upgraded.counts()).toEqual(before);
+      expect(before).toMatchObject({ sessions: { open: 0, closed: 1 }, turns: { main: 3 }, linked: 1, judging: { judged: 1, pending: 2, withoutNextState: 1 } });
+      if (!(upgraded instanceof SqliteRecordStore)) throw new Error('expected the SQLite record store');
+      expect(await upgraded.counts()).toEqual(await upgraded.recount());
+    } finally {
+      await upgraded.close();
+    }
   });
 });

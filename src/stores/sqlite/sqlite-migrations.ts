@@ -5,6 +5,7 @@
  */
 import type Database from 'better-sqlite3';
 import { ClawrlError } from '../../spec/clawrl-error.js';
+import { sqliteCounterMigration } from './sqlite-counter-migration.js';
 
 export const sqliteMigrations: readonly string[] = [
   `
@@ -258,6 +259,8 @@ export const sqliteMigrations: readonly string[] = [
   CREATE INDEX IF NOT EXISTS samples_by_policy_version ON samples (policy_version, score, drop_reason);
   CREATE INDEX IF NOT EXISTS policy_activations_by_time ON policy_activations (activated_at);
   `,
+  // 8: the counts of /admin/status as counters kept by triggers (see its file).
+  sqliteCounterMigration,
 ];
 
 /**

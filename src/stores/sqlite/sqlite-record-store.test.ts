@@ -5,15 +5,23 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
-import type { NewTurn } from '../../spec/records.js';
+import type { RecordStore } from '../../spec/record-store.js';
+import type { NewTurn, StoreCounts } from '../../spec/records.js';
 import { runRecordStoreContract } from '../record-store.contract.js';
 import { canonicalJson } from '../../core/canonical-json.js';
 import { createSqliteRecordStore } from './create-sqlite-record-store.js';
+import { SqliteRecordStore } from './sqlite-record-store.js';
 import { rollBackSampleMeasures } from './testing/roll-back-sample-measures.js';
+
+async function recountSqlite(store: RecordStore): Promise<StoreCounts> {
+  if (!(store instanceof SqliteRecordStore)) throw new Error('expected the SQLite record store');
+  return store.recount();
+}
 
 runRecordStoreContract({
   name: 'sqlite :memory:',
   createStore: async () => createSqliteRecordStore({ path: ':memory:' }),
+  recount: recountSqlite,
 });
 
 let fileDirectory: string | undefined;
@@ -23,6 +31,7 @@ runRecordStoreContract({
     fileDirectory = mkdtempSync(join(tmpdir(), 'clawrl-store-'));
     return createSqliteRecordStore({ path: join(fileDirectory, 'nested', 'records.db') });
   },
+  recount: recountSqlite,
   cleanup: async () => {
     if (fileDirectory !== undefined) rmSync(fileDirectory, { recursive: true, force: true });
   },
@@ -212,7 +221,7 @@ describe('createSqliteRecordStore on a file', () => {
 
     const database = new Database(path, { readonly: true });
     expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }, { version: 7 }]);
+    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }, { version: 7 }, { version: 8 }]);
     const prefixes = database.prepare('SELECT prompt_prefix_length FROM turns ORDER BY ordinal').pluck().all();
     database.close();
     expect(prefixes).toEqual([0, turn0.promptTokenIds.length + 25, turn1.promptTokenIds.length + 25]);

@@ -149,7 +149,9 @@ export function sqliteStatements(database: Database.Database) {
       WHERE turn.reply_key = ? AND session.status = 'open'
       ORDER BY turn.ordinal DESC LIMIT 1
     `),
-    counts: database.prepare<[], CountsRow>(`
+    counters: database.prepare<[], { name: string; value: number }>('SELECT name, value FROM record_counts'),
+    // The full recount the counters replace: the contract suites check the counters against it.
+    recount: database.prepare<[], CountsRow>(`
       SELECT
         (SELECT count(*) FROM sessions WHERE status = 'open') AS open_sessions,
         (SELECT count(*) FROM sessions WHERE status = 'closed') AS closed_sessions,

@@ -63,3 +63,11 @@ export async function queryTestSchema<Row extends pg.QueryResultRow>(schema: str
     await client.end();
   }
 }
+
+/** Undoes Postgres migration 7 (the counters and their triggers), for tests of upgrades from before it. */
+export const rollBackRecordCountsSql = `
+  DROP FUNCTION record_counts_sessions, record_counts_turn_inserted, record_counts_next_state_linked,
+    record_counts_feedback_inserted, record_counts_judgements, record_counts_judge_queue, record_counts_samples CASCADE;
+  DROP FUNCTION record_counts_add, record_counts_without_next_state;
+  DROP TABLE record_count_deltas;
+  DELETE FROM schema_migrations WHERE version >= 7;`;

@@ -1,11 +1,14 @@
 /**
- * Undoes SQLite migrations 6 and 5 on a store file (feedback without its rollout column; for tests of the upgrade: the samples table as
+ * Undoes SQLite migrations 8, 6 and 5 on a store file (feedback without its rollout column; for tests of the upgrade: the samples table as
  * then the samples table as schemas 2–4 had it, the judge's combined advantages in `advantages` (NOT NULL) and the method
  * under its CHECK. Rows written since keep an empty advantages blob.
  */
 import type Database from 'better-sqlite3';
+import { rollBackRecordCounts } from './roll-back-record-counts.js';
 
 export function rollBackSampleMeasures(database: Database.Database): void {
+  // Migration 8's triggers read the columns dropped here, so they go first (the migration comes back).
+  rollBackRecordCounts(database);
   database.exec(`
     ALTER TABLE feedback DROP COLUMN rollout;
     CREATE TABLE samples_then (

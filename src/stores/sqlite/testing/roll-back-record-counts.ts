@@ -1,0 +1,13 @@
+/**
+ * Undoes SQLite migration 8 on a store file (no record_counts table, no triggers keeping it): for
+ * tests of the upgrade, which must start the counters from the rows written before it.
+ */
+import type Database from 'better-sqlite3';
+
+export function rollBackRecordCounts(database: Database.Database): void {
+  const triggers = database
+    .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'record\\_counts\\_%' ESCAPE '\\'")
+    .all();
+  for (const trigger of triggers) database.exec(`DROP TRIGGER ${trigger.name}`);
+  database.exec('DROP TABLE IF EXISTS record_counts; DELETE FROM schema_migrations WHERE version >= 8;');
+}
