@@ -5,48 +5,22 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { RecordStore } from '../spec/record-store.js';
 import type { NewJudgement, NewSample, NewTurn } from '../spec/records.js';
+import { judgement as judgingJudgement, sample as judgingSample } from './record-store-judging.contract.js';
 import { turn as trainingTurn } from './record-store-training.contract.js';
 
 /** A main turn of version 0 unless `overrides` say otherwise. */
 const turn = (id: string, sessionId: string, overrides: Partial<NewTurn> = {}): NewTurn => trainingTurn(id, sessionId, { policyVersion: 0, ...overrides });
 
+/** A rules judgement of `score` whose two votes agree or split. */
 function judgement(turnId: string, score: 1 | -1 | 0 | null, createdAt: number, agreeing: boolean): NewJudgement {
   const vote = (value: 1 | -1) => ({ kind: 'verdict' as const, text: `\\boxed{${value}}`, score: value, hint: null, rejection: null });
-  return {
-    turnId,
-    judge: 'rules',
-    judgeModel: 'rules',
-    promptVersion: 'v1',
-    score,
-    votes: score === null ? [] : agreeing ? [vote(1), vote(1)] : [vote(1), vote(-1)],
-    hint: null,
-    hintCandidates: [],
-    hintSelection: null,
-    latencyMs: 5,
-    createdAt,
-  };
+  const votes = score === null ? [] : agreeing ? [vote(1), vote(1)] : [vote(1), vote(-1)];
+  return judgingJudgement(turnId, { judge: 'rules', judgeModel: 'rules', promptVersion: 'v1', score, votes, latencyMs: 5, createdAt });
 }
 
-function sample(id: string, turnId: string, overrides: Partial<NewSample>): NewSample {
-  return {
-    id,
-    turnId,
-    method: 'rl',
-    status: 'ready',
-    dropReason: null,
-    policyVersion: 0,
-    judgementId: null,
-    feedbackId: null,
-    score: 1,
-    hint: null,
-    lossMask: [1, 1],
-    distillationGaps: null,
-    teacherLogprobs: null,
-    support: null,
-    createdAt: 1_000,
-    ...overrides,
-  };
-}
+/** An `rl` sample of version 0 created at 1 000 unless `overrides` say otherwise. */
+const sample = (id: string, turnId: string, overrides: Partial<NewSample> = {}): NewSample =>
+  judgingSample(id, turnId, { method: 'rl', policyVersion: 0, hint: null, distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 1_000, ...overrides });
 
 export function runRecordStoreDashboardContract(getStore: () => RecordStore): void {
   describe('dashboard queries', () => {
