@@ -71,7 +71,7 @@ describe('clawrl rollout', () => {
     const { result, data } = await rolloutStep('arithmetic', 'arithmetic', ['--temperature', '1', '--eval-temperature', '0']);
     expect(result).toMatchObject({ env: 'arithmetic', group: 4, tasksPerStep: 2, seed: 1, rewardMode: 'outcome', evalSize: 2, evalTemperature: 0 });
     const [step] = result.steps;
-    expect(step).toMatchObject({ step: 1, groups: 2, turns: 8, accuracy: expect.any(Number) });
+    expect(step).toMatchObject({ step: 1, groups: 2, turns: 8, accuracy: expect.any(Number), processVariedGroups: null });
     const recorded = await recordedStep(data);
     expect(recorded.sessions).toHaveLength(8);
     expect(recorded.turns.every((turn) => turn.type === 'main')).toBe(true);
@@ -126,6 +126,9 @@ export default {
     expect(result).toMatchObject({ env: 'even-length', rewardMode: 'outcome+process' });
     const [step] = result.steps;
     expect(step?.zeroVarianceGroups).toBeLessThan(2);
+    // Counted in process mode, whichever way the rules judge voted.
+    expect(step?.processVariedGroups).toBeGreaterThanOrEqual(0);
+    expect(step?.processVariedGroups).toBeLessThanOrEqual(step?.groups ?? 0);
     expect(step?.train).toBe('trained');
     expect(step?.policyVersion).toBe(1);
     const recorded = await recordedStep(data);

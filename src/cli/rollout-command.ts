@@ -118,7 +118,18 @@ export function formatRolloutResult(result: RolloutResult): string {
     `accuracy by step    ${measured.join(', ') || 'not measured'}`,
     `reward by step      ${result.steps.map((step) => step.reward.toFixed(2)).join(' ')}`,
     `zero-variance groups ${result.steps.reduce((sum, step) => sum + step.zeroVarianceGroups, 0)} of ${result.steps.reduce((sum, step) => sum + step.groups, 0)} (dropped, not trained)`,
+    ...processRewardLines(result),
   ].join('\n');
+}
+
+/** In outcome+process mode: in how many groups the PRM's votes could change an advantage, and a warning when in none. */
+function processRewardLines(result: RolloutResult): string[] {
+  if (result.rewardMode === 'outcome') return [];
+  const varied = result.steps.reduce((sum, step) => sum + (step.processVariedGroups ?? 0), 0);
+  const groups = result.steps.reduce((sum, step) => sum + step.groups, 0);
+  const line = `process rewards varied within ${varied} of ${groups} groups`;
+  if (varied > 0) return [line];
+  return [`${line}: the judge gave every rollout of a group the same process reward, so it changed no advantage and this run trained as --reward outcome would (try a judge that can tell these turns apart)`];
 }
 
 export async function runRolloutCommand(input: RolloutCommandInput): Promise<RolloutResult> {

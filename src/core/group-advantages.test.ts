@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { groupAdvantages, integratedReward } from './group-advantages.js';
+import { groupAdvantages, integratedReward, processRewardsVary } from './group-advantages.js';
 
 describe('groupAdvantages', () => {
   it('subtracts the group mean at each turn index', () => {
@@ -23,6 +23,17 @@ describe('groupAdvantages', () => {
     const result = groupAdvantages([[1, 2, 5], [0, 2]]);
     expect(result.advantages).toEqual([[0.5, null, null], [-0.5, null]]);
     expect(result).toMatchObject({ zeroVariance: false, zeroVarianceIndices: 1, indices: 2 });
+  });
+});
+
+describe('processRewardsVary', () => {
+  it('is false when every rollout of the group got the same process reward at each turn index', () => {
+    expect(processRewardsVary([[[-1, -1, -1]], [[-1, -1]], [[-1]]])).toBe(false);
+    expect(processRewardsVary([[[1], [0, 0]], [[1], []]])).toBe(false);
+  });
+  it('is true when two rollouts differ at some turn index, a turn without votes counting as 0', () => {
+    expect(processRewardsVary([[[1, 1]], [[1, -1]]])).toBe(true);
+    expect(processRewardsVary([[[1], [1]], [[1], []]])).toBe(true);
   });
 });
 

@@ -64,3 +64,21 @@ export function integratedReward(outcome: number, processVotes: readonly number[
   if (mode === 'outcome' || processVotes.length === 0) return outcome;
   return outcome + processVotes.reduce((sum, vote) => sum + vote, 0) / processVotes.length;
 }
+
+/**
+ * Whether the process rewards can change a group's advantages at all: true when, at some turn
+ * index, two rollouts of the group got different process rewards (the mean of their readable
+ * votes; a turn without one counts as 0, as `integratedReward` adds nothing for it). A PRM whose
+ * votes do not depend on the turn, such as a style judge asked about arithmetic, only shifts every
+ * reward by the same amount, which the group mean takes out again: outcome+process then trains as
+ * outcome does, and the driver says so instead of letting it pass for process supervision.
+ */
+export function processRewardsVary(votes: readonly (readonly (readonly number[])[])[]): boolean {
+  const processReward = (turn: readonly number[]) => (turn.length === 0 ? 0 : turn.reduce((sum, vote) => sum + vote, 0) / turn.length);
+  const longest = Math.max(0, ...votes.map((turns) => turns.length));
+  for (let index = 0; index < longest; index += 1) {
+    const values = votes.flatMap((turns) => (index < turns.length ? [processReward(turns[index] as readonly number[])] : []));
+    if (values.some((value) => Math.abs(value - (values[0] as number)) > tolerance)) return true;
+  }
+  return false;
+}

@@ -15,6 +15,11 @@ export const rolloutStepSchema = z.object({
   groups: z.number().int(),
   /** Groups whose rollouts all got the same reward: counted and dropped, not trained. */
   zeroVarianceGroups: z.number().int(),
+  /**
+   * Groups in which the PRM's process rewards differed between rollouts at some turn, the only groups
+   * where they can change an advantage; null in outcome mode. Optional: results written before it.
+   */
+  processVariedGroups: z.number().int().nullable().optional(),
   turns: z.number().int(),
   /** Turns that carried a non-null advantage. */
   trainedTurns: z.number().int(),

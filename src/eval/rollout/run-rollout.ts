@@ -19,7 +19,7 @@
  *   `POST /admin/training/step` until no ready sample is left.
  */
 import { deriveSamplingSeed } from '../../core/seeded-random.js';
-import { groupAdvantages, integratedReward, type RewardMode } from '../../core/group-advantages.js';
+import { groupAdvantages, integratedReward, processRewardsVary, type RewardMode } from '../../core/group-advantages.js';
 import type { EnvironmentDefinition } from '../../spec/environment.js';
 import type { RolloutClient } from './rollout-client.js';
 import type { RolloutStep } from './rollout-result.js';
@@ -137,6 +137,7 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
       processReward: scored.processReward,
       groups: tasks.length,
       zeroVarianceGroups: scored.zeroVarianceGroups,
+      processVariedGroups: scored.processVariedGroups,
       turns: scored.turns,
       trainedTurns: scored.trainedTurns,
       train: outcome,
@@ -145,22 +146,29 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
     steps.push(entry);
     report(
       `step ${step}/${options.steps}: reward ${reward.toFixed(3)}${measured === null ? '' : `, held-out accuracy ${measured.toFixed(3)}`}, ` +
-        `${scored.zeroVarianceGroups}/${tasks.length} groups without variance, ${scored.trainedTurns}/${scored.turns} turns with an advantage, train ${outcome}, serving v${progress.policyVersion}`,
+        `${scored.zeroVarianceGroups}/${tasks.length} groups without variance, ` +
+        (scored.processVariedGroups === null ? '' : `process rewards varied in ${scored.processVariedGroups}/${tasks.length} groups, `) +
+        `${scored.trainedTurns}/${scored.turns} turns with an advantage, train ${outcome}, serving v${progress.policyVersion}`,
     );
   }
   const last = steps.at(-1);
   return { model, baseAccuracy, finalAccuracy: last?.accuracy ?? baseAccuracy, steps };
 
-  async function scoreStep(step: number, episodes: EpisodeResult[]): Promise<{ zeroVarianceGroups: number; turns: number; trainedTurns: number; processReward: number | null }> {
+  async function scoreStep(
+    step: number,
+    episodes: EpisodeResult[],
+  ): Promise<{ zeroVarianceGroups: number; processVariedGroups: number | null; turns: number; trainedTurns: number; processReward: number | null }> {
     const votes = await processVotes(episodes);
     const rewards = episodes.map((episode, index) => episode.turns.map((_, turn) => integratedReward(episode.verdict.reward, votes[index]?.[turn] ?? [], options.rewardMode)));
     let zeroVarianceGroups = 0;
+    let processVariedGroups = 0;
     let trainedTurns = 0;
     const feedback: Promise<void>[] = [];
     for (let start = 0; start < episodes.length; start += options.group) {
       const members = episodes.slice(start, start + options.group);
       const result = groupAdvantages(rewards.slice(start, start + options.group), { normalizeStd: options.normalizeStd });
       if (result.zeroVariance) zeroVarianceGroups += 1;
+      if (processRewardsVary(votes.slice(start, start + options.group))) processVariedGroups += 1;
       members.forEach((episode, member) => {
         episode.turns.forEach((turn, index) => {
           if (turn.turnId === null) return;
@@ -190,7 +198,13 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
     await Promise.all(feedback);
     const allVotes = votes.flat().flatMap((turn) => (turn.length === 0 ? [] : [turn.reduce((sum, vote) => sum + vote, 0) / turn.length]));
     const turns = episodes.reduce((sum, episode) => sum + episode.turns.length, 0);
-    return { zeroVarianceGroups, turns, trainedTurns, processReward: allVotes.length === 0 ? null : allVotes.reduce((sum, value) => sum + value, 0) / allVotes.length };
+    return {
+      zeroVarianceGroups,
+      processVariedGroups: options.rewardMode === 'outcome' ? null : processVariedGroups,
+      turns,
+      trainedTurns,
+      processReward: allVotes.length === 0 ? null : allVotes.reduce((sum, value) => sum + value, 0) / allVotes.length,
+    };
   }
 
   /** Per episode, per turn: the PRM's readable votes, or none in outcome mode. */
