@@ -61,8 +61,13 @@ export type RewardMode = 'outcome' | 'outcome+process';
  * s_{t+1}). Without readable votes, or in outcome mode, R_t = o.
  */
 export function integratedReward(outcome: number, processVotes: readonly number[], mode: RewardMode): number {
-  if (mode === 'outcome' || processVotes.length === 0) return outcome;
-  return outcome + processVotes.reduce((sum, vote) => sum + vote, 0) / processVotes.length;
+  if (mode === 'outcome') return outcome;
+  return outcome + (meanVote(processVotes) ?? 0);
+}
+
+/** A turn's process reward: the mean of the PRM's readable votes on it, null without one. */
+export function meanVote(votes: readonly number[]): number | null {
+  return votes.length === 0 ? null : votes.reduce((sum, vote) => sum + vote, 0) / votes.length;
 }
 
 /**
@@ -74,11 +79,5 @@ export function integratedReward(outcome: number, processVotes: readonly number[
  * outcome does, and the driver says so instead of letting it pass for process supervision.
  */
 export function processRewardsVary(votes: readonly (readonly (readonly number[])[])[]): boolean {
-  const processReward = (turn: readonly number[]) => (turn.length === 0 ? 0 : turn.reduce((sum, vote) => sum + vote, 0) / turn.length);
-  const longest = Math.max(0, ...votes.map((turns) => turns.length));
-  for (let index = 0; index < longest; index += 1) {
-    const values = votes.flatMap((turns) => (index < turns.length ? [processReward(turns[index] as readonly number[])] : []));
-    if (values.some((value) => Math.abs(value - (values[0] as number)) > tolerance)) return true;
-  }
-  return false;
+  return !groupAdvantages(votes.map((turns) => turns.map((turn) => meanVote(turn) ?? 0))).zeroVariance;
 }

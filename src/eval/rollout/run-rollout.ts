@@ -19,7 +19,7 @@
  *   `POST /admin/training/step` until no ready sample is left.
  */
 import { deriveSamplingSeed } from '../../core/seeded-random.js';
-import { groupAdvantages, integratedReward, processRewardsVary, type RewardMode } from '../../core/group-advantages.js';
+import { groupAdvantages, integratedReward, meanVote, processRewardsVary, type RewardMode } from '../../core/group-advantages.js';
 import type { EnvironmentDefinition } from '../../spec/environment.js';
 import type { RolloutClient } from './rollout-client.js';
 import type { RolloutStep } from './rollout-result.js';
@@ -186,7 +186,7 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
                 step,
                 group: `${options.runId}-s${step}-t${start / options.group}`,
                 outcome_reward: episode.verdict.reward,
-                process_reward: turnVotes.length === 0 ? null : turnVotes.reduce((sum, vote) => sum + vote, 0) / turnVotes.length,
+                process_reward: meanVote(turnVotes),
                 reward: rewards[start + member]?.[index] ?? 0,
                 advantage,
               },
@@ -196,7 +196,7 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
       });
     }
     await Promise.all(feedback);
-    const allVotes = votes.flat().flatMap((turn) => (turn.length === 0 ? [] : [turn.reduce((sum, vote) => sum + vote, 0) / turn.length]));
+    const allVotes = votes.flat().flatMap((turn) => meanVote(turn) ?? []);
     const turns = episodes.reduce((sum, episode) => sum + episode.turns.length, 0);
     return {
       zeroVarianceGroups,
