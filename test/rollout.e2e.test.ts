@@ -122,13 +122,26 @@ export default {
 };
 `,
     );
-    const { result, data } = await rolloutStep('./even-length-env.mjs', 'module', ['--group', '6', '--reward', 'outcome+process', '--judge', 'rules']);
+    // A rules judge of the user's (--judge-rules, relative to the working folder) reads the verifier's
+    // detail in the last turn's next state: +1 for an even length, −1 for an odd one.
+    writeFileSync(
+      path.join(work, 'even-length-judge.json'),
+      JSON.stringify({
+        name: 'even-length',
+        rules: [
+          { when: [{ on: 'nextState', rule: { type: 'regex', pattern: 'reply length \\d*[02468]\\b', expect: true } }], score: 1 },
+          { when: [], score: -1 },
+        ],
+      }),
+    );
+    const judgeFlags = ['--judge', 'rules', '--judge-rules', 'even-length-judge.json'];
+    const { result, data } = await rolloutStep('./even-length-env.mjs', 'module', ['--group', '6', '--reward', 'outcome+process', ...judgeFlags]);
     expect(result).toMatchObject({ env: 'even-length', rewardMode: 'outcome+process' });
     const [step] = result.steps;
     expect(step?.zeroVarianceGroups).toBeLessThan(2);
-    // Counted in process mode, whichever way the rules judge voted.
-    expect(step?.processVariedGroups).toBeGreaterThanOrEqual(0);
-    expect(step?.processVariedGroups).toBeLessThanOrEqual(step?.groups ?? 0);
+    // The judge's votes follow the outcome, so every group whose outcomes differ has differing process rewards.
+    expect(step?.processVariedGroups).toBe((step?.groups ?? 0) - (step?.zeroVarianceGroups ?? 0));
+    expect(step?.processReward).not.toBeNull();
     expect(step?.train).toBe('trained');
     expect(step?.policyVersion).toBe(1);
     const recorded = await recordedStep(data);
@@ -137,5 +150,10 @@ export default {
     expect(recorded.counts.judging.rolloutSamples.trained).toBe(trained.length);
     // Process mode: the PRM judged each episode's last turn, whose next state is the verifier's detail.
     expect(recorded.feedback.some((feedback) => feedback.text?.startsWith('The environment checked the result'))).toBe(true);
+    const rolloutFeedback = recorded.feedback.filter((feedback) => feedback.rollout !== null);
+    expect(rolloutFeedback).toHaveLength(12);
+    for (const feedback of rolloutFeedback) {
+      expect(feedback.rollout?.processReward).toBe(feedback.rollout?.outcomeReward === 1 ? 1 : -1);
+    }
   }, stepTimeoutMs);
 });

@@ -7,7 +7,8 @@
  * - `--train-every` one step's turns (group × tasks × maxTurns): the driver steps training itself
  *   (`POST /admin/training/step`) once a step's samples are in, and one call takes them all;
  * - `--judge rules` with `--reward outcome` (the outcome is all that counts, the PRM would only
- *   cost time), `--judge policy` with `--reward outcome+process` (the PRM scores every turn);
+ *   cost time), `--judge policy` with `--reward outcome+process` (the PRM scores every turn); a
+ *   rules judge of the user's (`--judge rules --judge-rules <spec>`) may be the process reward too;
  * - the model's recipe with `rewardBaseline: none`: the group mean is the baseline already.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,7 +34,7 @@ export const rolloutSchema = z.object({
   ...client.shape,
   ...gateway.pick({ apiKey: true, adminKey: true, maxTokens: true, temperature: true }).shape,
   ...engine.shape,
-  ...judge.omit({ judgeRules: true }).shape,
+  ...judge.shape,
   ...trainer.pick({ trainParams: true, learningRate: true, klCoefficient: true, maxStaleness: true }).shape,
   ...storage.pick({ data: true }).shape,
 });
@@ -97,6 +98,7 @@ export function rolloutServeArguments(input: RolloutCommandInput, rewardMode: Re
     ['--judge', explicit('judge') ? configuration.judge : rewardMode === 'outcome' ? 'rules' : 'policy'],
     ['--judge-url', configuration.judgeUrl],
     ['--judge-model', configuration.judgeModel],
+    ['--judge-rules', configuration.judgeRules],
     ['--recipe', recipe],
     ['--train-every', trainEvery],
     ['--train-params', explicit('trainParams') ? configuration.trainParams : undefined],

@@ -9,7 +9,7 @@
 import type { ChatMessage, ToolCall, ToolDefinition } from '../spec/chat.js';
 import type { EnvironmentDefinition } from '../spec/environment.js';
 import { verifyNumericAnswer, wordProblemPrompt } from './arithmetic-environment.js';
-import { calculateExpression } from './calculate-expression.js';
+import { calculateExpression } from '../core/calculate-expression.js';
 import { finalNumericAnswer } from './final-answer.js';
 import { stringToolArgument } from './string-tool-argument.js';
 import { createSingleUseGuard } from './single-use-guard.js';

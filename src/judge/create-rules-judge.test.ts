@@ -65,6 +65,17 @@ describe('createRulesJudge', () => {
     expect(textRuleSchema.safeParse({ type: 'regex', pattern: '(', expect: true }).success).toBe(false);
   });
 
+  it('checks the calculations a text writes down: all correct, some wrong, or none to check', () => {
+    const correct = { type: 'equations', expect: 'correct' } as const;
+    const wrong = { type: 'equations', expect: 'wrong' } as const;
+    const right = 'Adding them gives 12 + 5 = 17, and 17 - 3 = 14.';
+    const slip = 'Adding them gives 12 + 5 = 17, and 17 - 3 = 15.';
+    expect([ruleHolds(correct, right), ruleHolds(wrong, right)]).toEqual([true, false]);
+    expect([ruleHolds(correct, slip), ruleHolds(wrong, slip)]).toEqual([false, true]);
+    expect([ruleHolds(correct, 'The answer is 14.'), ruleHolds(wrong, 'The answer is 14.')]).toEqual([false, false]);
+    expect(textRuleSchema.safeParse({ type: 'equations', expect: 'maybe' }).success).toBe(false);
+  });
+
   it('rejects specs with short hints or no rules', () => {
     expect(rulesJudgeSpecSchema.safeParse({ name: 'x', rules: [] }).success).toBe(false);
     expect(rulesJudgeSpecSchema.safeParse({ name: 'x', rules: [{ when: [], score: 1, hint: 'short' }] }).success).toBe(false);

@@ -1,12 +1,15 @@
 /**
  * Declarative predicates over a text, the rules of `--judge rules` (and of the simulated users'
- * preferences): a `regex` that must or must not match, or a word count at most or at least
- * `value`. Words are whitespace-separated tokens.
+ * preferences): a `regex` that must or must not match, a word count at most or at least
+ * `value`, or the `equations` the text writes down (`written-equations.ts`): `correct` holds when
+ * it writes at least one and all are right, `wrong` when at least one is wrong; a text without
+ * any holds neither. Words are whitespace-separated tokens.
  *
  * A regex rule may carry `flags` (any of `i`, `m`, `s`, `u`), because JavaScript has no inline
  * flags and a rule such as "contains a warm phrase" must match case-insensitively.
  */
 import { z } from 'zod';
+import { writtenEquations } from '../core/written-equations.js';
 
 function regexProblem(pattern: string, flags: string): string | null {
   try {
@@ -34,7 +37,12 @@ export const wordCountRuleSchema = z.object({
   value: z.number().int().nonnegative(),
 });
 
-export const textRuleSchema = z.union([regexRuleSchema, wordCountRuleSchema]);
+export const equationsRuleSchema = z.object({
+  type: z.literal('equations'),
+  expect: z.enum(['correct', 'wrong']),
+});
+
+export const textRuleSchema = z.union([regexRuleSchema, wordCountRuleSchema, equationsRuleSchema]);
 
 export type TextRule = z.infer<typeof textRuleSchema>;
 
@@ -51,5 +59,9 @@ export function ruleHolds(rule: TextRule, text: string): boolean {
       return countWords(text) <= rule.value;
     case 'minWords':
       return countWords(text) >= rule.value;
+    case 'equations': {
+      const equations = writtenEquations(text);
+      return rule.expect === 'correct' ? equations.length > 0 && equations.every((equation) => equation.correct) : equations.some((equation) => !equation.correct);
+    }
   }
 }

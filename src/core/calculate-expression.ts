@@ -1,6 +1,7 @@
 /**
- * The `calculate` tool's arithmetic, parsed here rather than handed to `eval` or `Function`: a
- * model's tool call is untrusted input. Grammar (recursive descent, usual precedence):
+ * Arithmetic of untrusted text, parsed here rather than handed to `eval` or `Function`: the
+ * `calculate` tool's argument (a model's tool call) and the working a reply writes down
+ * (`written-equations.ts`). Grammar (recursive descent, usual precedence):
  *
  *   expression := term (('+' | '-') term)*
  *   term       := factor (('*' | '/' | '%') factor)*
