@@ -93,8 +93,12 @@ describe('clawrl rollout', () => {
   }, stepTimeoutMs);
 
   it('runs a step on terminal: tool rollouts in the sandbox, verified on the directory', async () => {
-    const { result, data } = await rolloutStep('terminal', 'terminal');
+    // A recipe of the user's replaces the model's, with the group mean as the only baseline.
+    writeFileSync(path.join(work, 'no-anchor-recipe.json'), JSON.stringify({ description: 'no anchor', anchorCoefficient: 0, rewardBaseline: 'batch' }));
+    const { result, data } = await rolloutStep('terminal', 'terminal', ['--recipe', 'no-anchor-recipe.json']);
     expect(result.env).toBe('terminal');
+    expect(JSON.parse(readFileSync(path.join(data, 'rollout-recipe.json'), 'utf8'))).toEqual({ description: 'no anchor', anchorCoefficient: 0, rewardBaseline: 'none' });
+    expect(readFileSync(path.join(data, 'server.log'), 'utf8')).toContain('rollout-recipe.json');
     const recorded = await recordedStep(data);
     expect(recorded.sessions).toHaveLength(8);
     // Every request offered the run tool.

@@ -9,7 +9,8 @@
  * - `--judge rules` with `--reward outcome` (the outcome is all that counts, the PRM would only
  *   cost time), `--judge policy` with `--reward outcome+process` (the PRM scores every turn); a
  *   rules judge of the user's (`--judge rules --judge-rules <spec>`) may be the process reward too;
- * - the model's recipe with `rewardBaseline: none`: the group mean is the baseline already.
+ * - the model's recipe (or `--recipe`) with `rewardBaseline: none`: the group mean is the baseline
+ *   already.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,11 +27,12 @@ import { writeRolloutOutput } from '../eval/rollout/write-rollout-output.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { configurationSections } from './configuration-schema.js';
 import { clientKeyOf, integerOption, serverEnvironmentOf } from './eval-command.js';
+import { loadRecipe } from './load-recipe.js';
 import { modelRecipeOf } from './personalize-recipe.js';
 
 const { files, storage, engine, gateway, judge, trainer, client } = configurationSections;
 export const rolloutSchema = z.object({
-  ...files.pick({ config: true }).shape,
+  ...files.pick({ config: true, recipe: true }).shape,
   ...client.shape,
   ...gateway.pick({ apiKey: true, adminKey: true, maxTokens: true, temperature: true }).shape,
   ...engine.shape,
@@ -45,6 +47,7 @@ export const rolloutHelp: Record<string, string> = {
   data: 'data folder of the server it starts, kept afterwards (default: a temporary folder, removed after a successful run)',
   judge: 'judge of the server it starts (default: rules with --reward outcome, policy with outcome+process)',
   trainParams: "lora | full, for the server it starts (default: the model's recipe)",
+  recipe: "recipe of the server it starts, with rewardBaseline none (default: the model folder's recipe.json)",
   adminKey: 'admin key: the driver reads judgements and steps training through the admin routes',
 };
 
@@ -157,7 +160,8 @@ export async function runRolloutCommand(input: RolloutCommandInput): Promise<Rol
       const data = input.explicitKeys.has('data') ? configuration.data : (temporaryData = mkdtempSync(path.join(tmpdir(), 'clawrl-rollout-')));
       mkdirSync(data, { recursive: true });
       const recipe = path.join(data, 'rollout-recipe.json');
-      writeFileSync(recipe, `${JSON.stringify({ description: 'written by clawrl rollout', ...modelRecipeOf(configuration.model), rewardBaseline: 'none' }, null, 2)}\n`);
+      const base = configuration.recipe === undefined ? modelRecipeOf(configuration.model) : loadRecipe(configuration.recipe);
+      writeFileSync(recipe, `${JSON.stringify({ description: 'written by clawrl rollout', ...base, rewardBaseline: 'none' }, null, 2)}\n`);
       serverArguments = rolloutServeArguments(input, rewardMode, group * tasksPerStep * definition.maxTurns, recipe);
       progress(`starting clawrl serve (data and server.log in ${data})`);
       server = await startExperimentServer({
