@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RolloutResult } from '../eval/rollout/rollout-result.js';
-import { formatRolloutResult } from './rollout-command.js';
+import { resolveConfiguration } from './configuration.js';
+import { formatRolloutResult, rolloutSchema, rolloutServeArguments, type RolloutCommandInput } from './rollout-command.js';
 
 function resultWith(rewardMode: RolloutResult['rewardMode'], processVariedGroups: number | null): RolloutResult {
   return {
@@ -24,5 +25,29 @@ describe('formatRolloutResult', () => {
 
   it('warns when the judge gave every rollout of each group the same process reward', () => {
     expect(formatRolloutResult(resultWith('outcome+process', 0))).toContain('changed no advantage and this run trained as --reward outcome would');
+  });
+});
+
+describe('rolloutServeArguments', () => {
+  const judgeOf = (flags: Record<string, unknown>, rewardMode: 'outcome' | 'outcome+process') => {
+    const { configuration } = resolveConfiguration(rolloutSchema, { flags, file: {}, environment: {} });
+    const input: RolloutCommandInput = {
+      options: { env: 'arithmetic', group: '8', tasksPerStep: '4', parallel: '8', steps: '1', evalEvery: '1', evalSize: '4', seed: '1', reward: rewardMode },
+      configuration,
+      explicitKeys: new Set(Object.keys(flags)),
+      configFile: undefined,
+      environment: {},
+      cwd: '/',
+    };
+    const serveArguments = rolloutServeArguments(input, rewardMode, 32, '/data/rollout-recipe.json');
+    const at = (flag: string) => (serveArguments.includes(flag) ? serveArguments[serveArguments.indexOf(flag) + 1] : undefined);
+    return { judge: at('--judge'), judgeRules: at('--judge-rules') };
+  };
+
+  it('picks the judge by reward mode, and the rules judge whenever rules are given', () => {
+    expect(judgeOf({}, 'outcome')).toEqual({ judge: 'rules', judgeRules: undefined });
+    expect(judgeOf({}, 'outcome+process')).toEqual({ judge: 'policy', judgeRules: undefined });
+    expect(judgeOf({ judgeRules: 'working.json' }, 'outcome+process')).toEqual({ judge: 'rules', judgeRules: 'working.json' });
+    expect(judgeOf({ judge: 'openai' }, 'outcome+process').judge).toBe('openai');
   });
 });

@@ -7,8 +7,8 @@
  * - `--train-every` one step's turns (group × tasks × maxTurns): the driver steps training itself
  *   (`POST /admin/training/step`) once a step's samples are in, and one call takes them all;
  * - `--judge rules` with `--reward outcome` (the outcome is all that counts, the PRM would only
- *   cost time), `--judge policy` with `--reward outcome+process` (the PRM scores every turn); a
- *   rules judge of the user's (`--judge rules --judge-rules <spec>`) may be the process reward too;
+ *   cost time), `--judge policy` with `--reward outcome+process` (the PRM scores every turn), and
+ *   `--judge rules` whenever `--judge-rules <spec>` is given, whose rules are then the process reward;
  * - the model's recipe (or `--recipe`) with `rewardBaseline: none`: the group mean is the baseline
  *   already.
  */
@@ -45,7 +45,7 @@ export type RolloutConfiguration = z.infer<typeof rolloutSchema>;
 export const rolloutHelp: Record<string, string> = {
   url: 'drive this running clawrl server (default: start a fresh one as a child process)',
   data: 'data folder of the server it starts, kept afterwards (default: a temporary folder, removed after a successful run)',
-  judge: 'judge of the server it starts (default: rules with --reward outcome, policy with outcome+process)',
+  judge: 'judge of the server it starts (default: rules with --reward outcome or --judge-rules, else policy)',
   trainParams: "lora | full, for the server it starts (default: the model's recipe)",
   recipe: "recipe of the server it starts, with rewardBaseline none (default: the model folder's recipe.json)",
   adminKey: 'admin key: the driver reads judgements and steps training through the admin routes',
@@ -98,7 +98,7 @@ export function rolloutServeArguments(input: RolloutCommandInput, rewardMode: Re
     ['--engine', configuration.engine],
     ['--upstream', configuration.upstream],
     ['--upstream-model', configuration.upstreamModel],
-    ['--judge', explicit('judge') ? configuration.judge : rewardMode === 'outcome' ? 'rules' : 'policy'],
+    ['--judge', explicit('judge') ? configuration.judge : rewardMode === 'outcome' || configuration.judgeRules !== undefined ? 'rules' : 'policy'],
     ['--judge-url', configuration.judgeUrl],
     ['--judge-model', configuration.judgeModel],
     ['--judge-rules', configuration.judgeRules],
