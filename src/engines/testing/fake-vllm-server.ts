@@ -32,6 +32,14 @@ export interface FakeVllmServerOptions {
   /** The base model name served; default `fake-model`. */
   model?: string;
   failMode?: FakeFailMode | null;
+  /**
+   * vLLM started with `--enable-auto-tool-choice --tool-call-parser <parser>`. Without them, as stock
+   * `vllm serve`, a chat request whose `tool_choice` is `"auto"` (vLLM's default when tools are given)
+   * gets vLLM's HTTP 400. Default false.
+   */
+  autoToolChoice?: boolean;
+  /** SGLang: false for a version before `sampling_seed` (its seeded sampler, 2025-09), which refuses the key. Default true. */
+  samplingSeed?: boolean;
   /** SGLang `--incremental-streaming-output`: stream only new ids per chunk. */
   incrementalStreamOutput?: boolean;
   maxModelLength?: number;
@@ -175,7 +183,7 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     const selected = asString(body['model']) ?? baseModel;
     if (generationRoutes.has(path) || path === '/tokenize') record.served = path === '/generate' ? (asString(body['lora_path']) ?? baseModel) : selected;
     if (path === '/generate') record.weightVersion = weights.version;
-    const context: FakeRouteContext = { mode, model: selected, requestNumber, created, maxModelLength };
+    const context: FakeRouteContext = { mode, model: selected, requestNumber, created, maxModelLength, autoToolChoice: options.autoToolChoice === true };
     const knownModel = selected === baseModel || adapters.has(selected);
     if (method === 'GET' && path === '/v1/models') return { kind: 'json', status: 200, body: models() };
     if (method !== 'POST') return errorResponse(404, `${method} ${path} not found`, 'NotFoundError');
@@ -196,7 +204,7 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
         if (adapter !== undefined && adapter !== null && !(typeof adapter === 'string' && adapters.has(adapter))) {
           return errorResponse(400, `lora_path ${String(adapter)} is not loaded`, 'BadRequestError', 'lora_path');
         }
-        return handleGenerate(body, { requestNumber, incrementalStreamOutput: options.incrementalStreamOutput === true, weightVersion: weights.version });
+        return handleGenerate(body, { requestNumber, incrementalStreamOutput: options.incrementalStreamOutput === true, weightVersion: weights.version, samplingSeed: options.samplingSeed !== false });
       }
     }
     return errorResponse(404, `${method} ${path} not found`, 'NotFoundError');
