@@ -58,6 +58,11 @@ export interface OpenAICompatibleEngineOptions {
   servedModelId?: string;
   flavor: ChatFlavor;
   apiKey?: string;
+  /**
+   * SGLang's `--admin-api-key`, for `/load_lora_adapter`, `/unload_lora_adapter` and
+   * `/update_weights_from_disk`: with both keys set SGLang takes only the admin key there; default `apiKey`.
+   */
+  adminApiKey?: string;
   /** Longest wait for the first byte and between stream chunks. */
   timeoutMs: number;
   /** Required for `sglang`: renders prompts and decodes ids. */
@@ -102,6 +107,8 @@ class OpenAICompatibleEngine implements InferenceEngine {
   readonly capabilities: EngineCapabilities;
   readonly contextLength: number | undefined;
   private readonly client: UpstreamClient;
+  /** The client of the admin routes: `client` unless an admin key is set apart. */
+  private readonly adminClient: UpstreamClient;
   private readonly policies: PolicyRegistry;
   private readonly closing = new AbortController();
   /** Agents resend the same long system prompt with every request: escape it once. */
@@ -126,10 +133,16 @@ class OpenAICompatibleEngine implements InferenceEngine {
       name: options.flavor,
       ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
     });
+    const adminApiKey = options.adminApiKey ?? options.apiKey;
+    this.adminClient =
+      adminApiKey === options.apiKey
+        ? this.client
+        : createUpstreamClient({ baseUrl: options.baseUrl, timeoutMs: options.timeoutMs, name: options.flavor, ...(adminApiKey === undefined ? {} : { apiKey: adminApiKey }) });
     this.policies = new PolicyRegistry({
       flavor: options.flavor,
       model: options.model,
       client: this.client,
+      adminClient: this.adminClient,
       ...(options.adapterDirectory === undefined ? {} : { adapterDirectory: options.adapterDirectory }),
       ...(options.modelDirectory === undefined ? {} : { modelDirectory: options.modelDirectory }),
       ...(options.retainedAdapters === undefined ? {} : { retainedAdapters: options.retainedAdapters }),
@@ -279,6 +292,7 @@ class OpenAICompatibleEngine implements InferenceEngine {
   async close(): Promise<void> {
     this.closing.abort();
     this.client.close();
+    if (this.adminClient !== this.client) this.adminClient.close();
   }
 }
 
