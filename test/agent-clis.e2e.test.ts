@@ -99,7 +99,7 @@ let clis: AgentClis;
 let upstream: FakeVllmServer;
 
 beforeAll(async () => {
-  [clis, upstream] = await Promise.all([installAgentClis(), startFakeVllmServer({ model: 'fake-model' })]);
+  [clis, upstream] = await Promise.all([installAgentClis(), startFakeVllmServer({ model: 'fake-model', autoToolChoice: true })]);
 }, 900_000);
 afterAll(async () => {
   await upstream?.close();

@@ -16,7 +16,7 @@ const run = promisify(execFile);
 let upstream: FakeVllmServer;
 
 beforeAll(async () => {
-  upstream = await startFakeVllmServer({ model: 'fake-model' });
+  upstream = await startFakeVllmServer({ model: 'fake-model', autoToolChoice: true });
 });
 
 afterAll(async () => {

@@ -6,7 +6,7 @@ import { createDataDirectory, startClawrlServer } from './testing/start-clawrl-s
 let upstream: FakeVllmServer;
 
 beforeAll(async () => {
-  upstream = await startFakeVllmServer({ model: 'fake-model', tokensPerSecond: 400 });
+  upstream = await startFakeVllmServer({ model: 'fake-model', tokensPerSecond: 400, autoToolChoice: true });
 });
 afterAll(async () => {
   await upstream?.close();
@@ -62,7 +62,7 @@ describe('durability', () => {
   });
 
   it('drains an in-flight stream on SIGTERM, refuses new connections and exits cleanly', async () => {
-    const slow = await startFakeVllmServer({ model: 'fake-model', tokensPerSecond: 25 });
+    const slow = await startFakeVllmServer({ model: 'fake-model', tokensPerSecond: 25, autoToolChoice: true });
     const data = createDataDirectory();
     const server = await startClawrlServer(['--engine', 'vllm', '--upstream', slow.url, '--model', 'fake-model'], { data });
     try {

@@ -106,7 +106,7 @@ describe('gateway end to end with the official openai client', () => {
   });
 
   it('aborts the upstream request when the client disconnects, and stores the turn as aborted', async () => {
-    const slow = await startFakeVllmServer({ model: 'fake-model', tokensPerSecond: 20 });
+    const slow = await startFakeVllmServer({ model: 'fake-model', tokensPerSecond: 20, autoToolChoice: true });
     const slowServer = await startClawrlServer(['--engine', 'vllm', '--upstream', slow.url, '--model', 'fake-model']);
     try {
       const controller = new AbortController();
@@ -128,7 +128,9 @@ describe('gateway end to end with the official openai client', () => {
       }
       expect(turn).toMatchObject({ status: 'aborted', trainable: false });
       await slow.settled();
-      expect(slow.requests.find((request) => request.path === '/v1/chat/completions')?.disconnected).toBe(true);
+      // The first streamed one: the start-up check of tool calling asks once without streaming.
+      const streamed = slow.requests.find((request) => request.path === '/v1/chat/completions' && (request.body as { stream?: unknown }).stream === true);
+      expect(streamed?.disconnected).toBe(true);
     } finally {
       await slowServer.stop();
       await slow.close();

@@ -32,7 +32,7 @@ async function waitForJudgement(turnId: string): Promise<TurnView> {
 }
 
 beforeAll(async () => {
-  upstream = await startFakeVllmServer({ model: 'fake-model' });
+  upstream = await startFakeVllmServer({ model: 'fake-model', autoToolChoice: true });
   server = await startClawrlServer(['--engine', 'vllm', '--upstream', upstream.url, '--model', 'fake-model', '--judge', 'rules', '--method', 'rl']);
 });
 afterAll(async () => {

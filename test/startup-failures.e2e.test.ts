@@ -9,6 +9,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeVllmServer } from '../src/engines/testing/fake-vllm-server.js';
 import { assertBuilt, cliPath, createDataDirectory } from './testing/start-clawrl-server.js';
 
 interface CliResult {
@@ -118,6 +119,16 @@ describe.concurrent('clawrl serve says why it cannot start', () => {
       await serve('vllm-full', '--engine', 'vllm', '--upstream', 'http://127.0.0.1:9', '--model', 'Qwen3-4B', '--train-params', 'full'),
       /^clawrl: --engine vllm cannot serve full-weight versions \(--train-params full\) without a restart: train LoRA adapters \(--train-params lora, with --adapter-dir\)/,
     );
+  });
+
+  it('--engine vllm on a server started without --enable-auto-tool-choice --tool-call-parser, which refuses every request with tools', async () => {
+    const upstream = await startFakeVllmServer({ model: 'Qwen3-4B' });
+    try {
+      const result = await serve('vllm-tools', '--engine', 'vllm', '--upstream', upstream.url, '--model', 'Qwen3-4B', '--no-train');
+      expectOneLineFailure(result, /^clawrl: the vllm server at \S+ refuses tool calls .*start vllm serve with --enable-auto-tool-choice --tool-call-parser <parser for the model: hermes for Qwen2\.5 and Qwen3/);
+    } finally {
+      await upstream.close();
+    }
   });
 
   it('a port another process holds (found after the store has opened, so the store closes on the way out)', async () => {

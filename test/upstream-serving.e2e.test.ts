@@ -97,7 +97,7 @@ describe.each(['vllm', 'sglang'] as const)('clawrl serve --engine %s --adapter-d
     model = path.basename(folder);
     upstreamModel = flavor === 'vllm' ? folder : model;
     adapterDirectory = mkdtempSync(path.join(tmpdir(), 'clawrl-adapter-dir-'));
-    upstream = await startFakeVllmServer({ mode: flavor, model: upstreamModel });
+    upstream = await startFakeVllmServer({ mode: flavor, model: upstreamModel, autoToolChoice: true });
     server = await startClawrlServer([
       '--engine', flavor, '--upstream', upstream.url, '--model', folder, '--adapter-dir', adapterDirectory,
       // On vLLM the policy judge runs in the judge thread with an engine client of its own, which follows the versions too.
@@ -205,7 +205,7 @@ describe.each(['vllm', 'sglang'] as const)('clawrl serve --engine %s --adapter-d
 
 describe('clawrl serve --engine vllm without --adapter-dir', () => {
   it('says at start-up that training is off because trained versions could not be served, and serves the base', async () => {
-    const upstream = await startFakeVllmServer({ model: 'fake-model' });
+    const upstream = await startFakeVllmServer({ model: 'fake-model', autoToolChoice: true });
     const server = await startClawrlServer(['--engine', 'vllm', '--upstream', upstream.url, '--model', 'fake-model']);
     try {
       expect(server.stderr()).toContain('training is off: trained versions cannot reach the vllm server without --adapter-dir <dir>');

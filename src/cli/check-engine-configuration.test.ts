@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkTrainedVersionServing } from './check-engine-configuration.js';
+import { checkEngineConfiguration, checkTrainedVersionServing } from './check-engine-configuration.js';
 
 describe('checkTrainedVersionServing', () => {
   const judge = { judge: 'rules', judgeWeights: 'base' as const };
@@ -21,5 +21,13 @@ describe('checkTrainedVersionServing', () => {
     expect(() => checkTrainedVersionServing({ engine: 'sglang', noTrain: false, trainParams: 'full', judge: 'policy', judgeWeights: 'base' })).toThrow(
       /^--judge policy judges with the base weights, which SGLang no longer holds/,
     );
+  });
+});
+
+describe('checkEngineConfiguration', () => {
+  it('takes --upstream-admin-api-key only with --engine sglang, the one engine that tells an admin key from the API key', () => {
+    const upstream = { model: 'Qwen3-4B', upstream: 'http://127.0.0.1:8000', upstreamAdminApiKey: 'admin-key' };
+    expect(() => checkEngineConfiguration({ engine: 'vllm', ...upstream })).toThrow(/^--upstream-admin-api-key is for --engine sglang \(its --admin-api-key\); the vllm engine takes one key, --upstream-api-key\.$/);
+    expect(() => checkEngineConfiguration({ engine: 'sglang', ...upstream })).not.toThrow();
   });
 });

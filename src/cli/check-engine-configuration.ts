@@ -33,7 +33,15 @@ export function checkTrainedVersionServing(
   }
 }
 
-export function checkEngineConfiguration(configuration: Pick<EngineConfiguration, 'engine' | 'model' | 'upstream'> & Partial<Pick<EngineConfiguration, 'tinkerUrl'>>): void {
+export function checkEngineConfiguration(
+  configuration: Pick<EngineConfiguration, 'engine' | 'model' | 'upstream'> & Partial<Pick<EngineConfiguration, 'tinkerUrl' | 'upstreamAdminApiKey'>>,
+): void {
+  // Only SGLang tells an admin key from the API key; vLLM would refuse it on every load.
+  if (configuration.upstreamAdminApiKey !== undefined && configuration.engine !== 'sglang') {
+    throw new ClawrlError('configuration_error', `--upstream-admin-api-key is for --engine sglang (its --admin-api-key); the ${configuration.engine} engine takes one key, --upstream-api-key.`, {
+      param: 'upstreamAdminApiKey',
+    });
+  }
   if (configuration.engine === 'local') {
     localModelDirectoryOf(configuration.model);
     return;

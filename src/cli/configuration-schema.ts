@@ -67,6 +67,10 @@ export const configurationSections = {
     tinkerBaseModel: option(z.string().min(1).optional(), { flag: '--tinker-base-model <name>', description: 'the base model as the Tinker service names it, e.g. Qwen/Qwen3-4B-Instruct-2507 (default: the served model name)' }),
     upstreamModel: option(z.string().min(1).optional(), { flag: '--upstream-model <name>', description: 'model name on the upstream (default: --model)' }),
     upstreamApiKey: option(z.string().min(1).optional(), { flag: '--upstream-api-key <key>', description: 'API key sent to the upstream' }),
+    upstreamAdminApiKey: option(z.string().min(1).optional(), {
+      flag: '--upstream-admin-api-key <key>',
+      description: "sglang: the server's --admin-api-key, for its LoRA and weight-update routes, which refuse the --api-key once both are set (default: --upstream-api-key)",
+    }),
     upstreamTimeout: option(positive().default(120_000), { flag: '--upstream-timeout <ms>', description: 'time-out for the upstream to start and to keep streaming' }),
     promptOverflow: option(z.enum(['error', 'fit']).optional(), {
       flag: '--prompt-overflow <policy>',

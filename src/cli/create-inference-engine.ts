@@ -13,6 +13,7 @@ import { createTinkerClient } from '../engines/tinker/create-tinker-client.js';
 import { createTinkerInferenceEngine } from '../engines/tinker/create-tinker-inference-engine.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
+import type { Logger } from '../spec/logger.js';
 import { configurationSections } from './configuration-schema.js';
 import type { Resolved } from './configuration.js';
 import { tinkerApiKeyOf } from './tinker-api-key.js';
@@ -62,6 +63,11 @@ export function localModelDirectoryOf(model: string): string {
   throw new ClawrlError('configuration_error', missingModelFolderMessage(model), { param: 'model' });
 }
 
+/** The model name requests to a remote engine carry: `--upstream-model`, else `--model` (on SGLang, its served name). */
+export function upstreamModelOf(configuration: Pick<EngineConfiguration, 'engine' | 'model' | 'servedModelName' | 'upstreamModel'>): string {
+  return configuration.upstreamModel ?? (configuration.engine === 'sglang' ? servedModelNameOf(configuration) : configuration.model);
+}
+
 /** Where vllm and sglang read trained versions from; the model folder full-weight versions copy their config from. */
 function adapterOptionsOf(configuration: EngineConfiguration): { adapterDirectory?: string; modelDirectory?: string } {
   if (configuration.adapterDir === undefined || configuration.engine === 'openai' || configuration.engine === 'local') return {};
@@ -70,7 +76,14 @@ function adapterOptionsOf(configuration: EngineConfiguration): { adapterDirector
   return { adapterDirectory: path.resolve(configuration.adapterDir), ...(modelDirectory === null ? {} : { modelDirectory }) };
 }
 
-export async function createInferenceEngine(configuration: EngineConfiguration, environment: Record<string, string | undefined> = process.env): Promise<InferenceEngine> {
+export interface CreateInferenceEngineOptions {
+  /** Where an engine says what it works around; nothing is logged without it. */
+  logger?: Logger;
+  environment?: Record<string, string | undefined>;
+}
+
+export async function createInferenceEngine(configuration: EngineConfiguration, options: CreateInferenceEngineOptions = {}): Promise<InferenceEngine> {
+  const environment = options.environment ?? process.env;
   const servedModelId = servedModelNameOf(configuration);
   switch (configuration.engine) {
     case 'local':
@@ -96,17 +109,17 @@ export async function createInferenceEngine(configuration: EngineConfiguration, 
         });
       }
       const renderer = configuration.engine === 'sglang' ? await loadChatRenderer(configuration.model) : undefined;
-      const upstreamModel =
-        configuration.upstreamModel ?? (configuration.engine === 'sglang' ? servedModelId : configuration.model);
       return createOpenAICompatibleEngine({
         baseUrl: configuration.upstream,
-        model: upstreamModel,
+        model: upstreamModelOf(configuration),
         servedModelId,
         flavor: configuration.engine,
         timeoutMs: configuration.upstreamTimeout,
         ...(configuration.upstreamApiKey === undefined ? {} : { apiKey: configuration.upstreamApiKey }),
+        ...(configuration.upstreamAdminApiKey === undefined ? {} : { adminApiKey: configuration.upstreamAdminApiKey }),
         ...(renderer === undefined ? {} : { renderer }),
         ...adapterOptionsOf(configuration),
+        ...(options.logger === undefined ? {} : { logger: options.logger }),
       });
     }
     case 'tinker': {

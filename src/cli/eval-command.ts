@@ -165,7 +165,7 @@ export function explicitKeysOf(
 
 /** Keys travel in the environment, where process listings do not show them. */
 export function serverEnvironmentOf(input: {
-  configuration: Pick<PersonalizeConfiguration, 'apiKey' | 'adminKey' | 'upstreamApiKey'>;
+  configuration: Pick<PersonalizeConfiguration, 'apiKey' | 'adminKey' | 'upstreamApiKey' | 'upstreamAdminApiKey'>;
   environment: Record<string, string | undefined>;
 }): Record<string, string | undefined> {
   const configuration = input.configuration;
@@ -175,6 +175,7 @@ export function serverEnvironmentOf(input: {
     ...(apiKeys.length === 0 ? {} : { CLAWRL_API_KEY: apiKeys.join(',') }),
     ...(configuration.adminKey === undefined ? {} : { CLAWRL_ADMIN_KEY: String(configuration.adminKey) }),
     ...(configuration.upstreamApiKey === undefined ? {} : { CLAWRL_UPSTREAM_API_KEY: String(configuration.upstreamApiKey) }),
+    ...(configuration.upstreamAdminApiKey === undefined ? {} : { CLAWRL_UPSTREAM_ADMIN_API_KEY: String(configuration.upstreamAdminApiKey) }),
   };
 }
 

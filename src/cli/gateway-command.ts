@@ -13,6 +13,7 @@ import type { Logger } from '../spec/logger.js';
 import { createPolicyServing } from '../trainer/policy-serving.js';
 import { createEventPublishingStore } from './create-event-publishing-store.js';
 import { createInferenceEngine } from './create-inference-engine.js';
+import { checkUpstreamToolCalling } from './check-upstream-tool-calling.js';
 import { checkEngineConfiguration } from './check-engine-configuration.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
 import { consumerNameOf, openEventBus } from './open-event-bus.js';
@@ -27,11 +28,12 @@ export type GatewayCommandConfiguration = Resolved<z.infer<typeof commandSchemas
 
 export async function startGatewayProcess(configuration: GatewayCommandConfiguration, logger: Logger): Promise<{ url: string; close(): Promise<void> }> {
   checkEngineConfiguration(configuration);
+  await checkUpstreamToolCalling(configuration, logger);
   const parts = createShutdownStack(logger);
   try {
     const store = parts.add(await openRecordStore(configuration, { recordsTurns: true }), (opened) => opened.close());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-gateway'), (opened) => opened.close());
-    const engine = parts.add(await createInferenceEngine(configuration), (created) => created.close());
+    const engine = parts.add(await createInferenceEngine(configuration, { logger }), (created) => created.close());
     const now = () => Date.now();
     const policyServing = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
     const serving = await startFollowerServing({ store, serving: policyServing, bus, logger, now });

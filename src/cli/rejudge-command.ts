@@ -32,7 +32,7 @@ export function parseSince(text: string | undefined): number | undefined {
 
 export async function runRejudgeCommand(configuration: RejudgeConfiguration, logger: Logger): Promise<RejudgeTurnsResult> {
   const since = parseSince(configuration.since);
-  const engine: InferenceEngine | undefined = configuration.judge === 'policy' ? await createInferenceEngine(configuration) : undefined;
+  const engine: InferenceEngine | undefined = configuration.judge === 'policy' ? await createInferenceEngine(configuration, { logger }) : undefined;
   // Re-judging reads what a server recorded: a --data folder without a store is a mistake, not an empty store.
   const store = await openRecordStore(configuration, { existing: true });
   try {

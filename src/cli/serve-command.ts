@@ -17,6 +17,7 @@ import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
 import { createPolicyServing } from '../trainer/policy-serving.js';
 import { createEventPublishingStore } from './create-event-publishing-store.js';
 import { createInferenceEngine } from './create-inference-engine.js';
+import { checkUpstreamToolCalling } from './check-upstream-tool-calling.js';
 import { checkEngineConfiguration, checkTrainedVersionServing } from './check-engine-configuration.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
 import { consumerNameOf, openEventBus } from './open-event-bus.js';
@@ -39,13 +40,14 @@ export interface RunningServer {
 export async function startServer(configuration: ServeConfiguration, logger: Logger): Promise<RunningServer> {
   checkEngineConfiguration(configuration);
   checkTrainedVersionServing(configuration);
+  await checkUpstreamToolCalling(configuration, logger);
   const parts = createShutdownStack(logger);
   const now = () => Date.now();
   try {
     const store = parts.add(await openRecordStore(configuration, { recordsTurns: true }), (opened) => opened.close());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-serve'), (opened) => opened.close());
     const announcingStore = createEventPublishingStore(store, bus, logger);
-    const engine = parts.add(await createInferenceEngine(configuration), (created) => created.close());
+    const engine = parts.add(await createInferenceEngine(configuration, { logger }), (created) => created.close());
     const serving = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
     const training = parts.add(
       await startTraining(configuration, {

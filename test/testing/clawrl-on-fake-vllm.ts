@@ -17,7 +17,7 @@ export function useClawrlOnFakeVllm(): ClawrlOnFakeVllm {
   let upstream: FakeVllmServer | undefined;
   let server: ClawrlServer | undefined;
   beforeAll(async () => {
-    upstream = await startFakeVllmServer({ model: 'fake-model' });
+    upstream = await startFakeVllmServer({ model: 'fake-model', autoToolChoice: true });
     server = await startClawrlServer(['--engine', 'vllm', '--upstream', upstream.url, '--model', 'fake-model']);
   });
   afterAll(async () => {

@@ -20,7 +20,7 @@ function contractFor(flavor: ChatFlavor, mode: FakeServerMode, extra: { incremen
     createPolicyArtifact: adapterArtifact,
     createEngine: async () => {
       // Paced so an abort lands while tokens are still being produced.
-      const server = await startFakeVllmServer({ mode, tokensPerSecond: 2000, incrementalStreamOutput: extra.incrementalStreamOutput === true });
+      const server = await startFakeVllmServer({ mode, tokensPerSecond: 2000, incrementalStreamOutput: extra.incrementalStreamOutput === true, autoToolChoice: true });
       const adapterDirectory = exact ? await mkdtemp(join(tmpdir(), 'clawrl-adapters-')) : undefined;
       const engine = createOpenAICompatibleEngine({
         baseUrl: server.url,

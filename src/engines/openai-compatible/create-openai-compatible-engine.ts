@@ -8,7 +8,7 @@
  * - `sglang`: SGLang's chat route reports no ids, so the prompt is rendered here with the
  *   model's `ChatRenderer` and sent as `input_ids` to the native `/generate`; text and tool
  *   calls come from decoding the returned ids. `n > 1` is sent as n parallel requests (seed + i
- *   when a seed is set), one stream per choice. `tool_choice` is not enforced on `/generate`.
+ *   when a seed is set, as `sampling_seed`), one stream per choice. `tool_choice` is not enforced on `/generate`.
  *   Scoring uses `/generate` with `max_new_tokens: 0` and `logprob_start_len`.
  * - `openai`: plain pass-through (OpenAI, Ollama): text and tool calls stream through, results
  *   are never trainable, scoring is unsupported.
@@ -16,6 +16,7 @@
  * Policy versions map to LoRA adapter names, or on SGLang to full weights (see policy-registry.ts).
  */
 import type { ChatRenderer } from '../../spec/chat-renderer.js';
+import type { Logger } from '../../spec/logger.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type {
   EngineCapabilities,
@@ -33,12 +34,19 @@ import { ChatStreamTranslator } from './chat-stream-translator.js';
 import { driveGeneration, type UpstreamEvent } from './generation-driver.js';
 import { mergeAsyncIterables } from './merge-async-iterables.js';
 import { PolicyRegistry } from './policy-registry.js';
-import { parseGenerateChunk, parseGenerateOutput, toWireGenerateRequest, toWireScoreRequest as toWireSglangScoreRequest } from './sglang-api.js';
+import {
+  parseGenerateChunk,
+  parseGenerateOutput,
+  toWireGenerateRequest,
+  toWireSamplingSeedProbe,
+  toWireScoreRequest as toWireSglangScoreRequest,
+  unknownSamplingSeedPattern,
+} from './sglang-api.js';
 import { SglangChoiceTranslator } from './sglang-stream-translator.js';
 import { createJsonStringMemo } from './json-string-memo.js';
 import { createPromptIdsParser, type PromptIdsParser } from './prompt-ids-parser.js';
 import { checkUpstreamHealth } from './check-upstream-health.js';
-import { createUpstreamClient, JsonBody, type UpstreamClient } from './upstream-client.js';
+import { createUpstreamClient, JsonBody, UpstreamHttpError, type UpstreamClient } from './upstream-client.js';
 import { parseScoreResponse, parseTokenizeResponse, toWireScoreRequest as toWireVllmScoreRequest } from './vllm-api.js';
 
 export interface OpenAICompatibleEngineOptions {
@@ -50,6 +58,11 @@ export interface OpenAICompatibleEngineOptions {
   servedModelId?: string;
   flavor: ChatFlavor;
   apiKey?: string;
+  /**
+   * SGLang's `--admin-api-key`, for `/load_lora_adapter`, `/unload_lora_adapter` and
+   * `/update_weights_from_disk`: with both keys set SGLang takes only the admin key there; default `apiKey`.
+   */
+  adminApiKey?: string;
   /** Longest wait for the first byte and between stream chunks. */
   timeoutMs: number;
   /** Required for `sglang`: renders prompts and decodes ids. */
@@ -61,6 +74,8 @@ export interface OpenAICompatibleEngineOptions {
   /** How many adapter versions stay loaded on the server; default 4. */
   retainedAdapters?: number;
   contextLength?: number;
+  /** Where the engine says what it works around (an SGLang without `sampling_seed`). */
+  logger?: Logger;
 }
 
 async function* chatEvents(stream: AsyncIterable<string>, promptIds: PromptIdsParser): AsyncGenerator<UpstreamEvent> {
@@ -92,6 +107,8 @@ class OpenAICompatibleEngine implements InferenceEngine {
   readonly capabilities: EngineCapabilities;
   readonly contextLength: number | undefined;
   private readonly client: UpstreamClient;
+  /** The client of the admin routes: `client` unless an admin key is set apart. */
+  private readonly adminClient: UpstreamClient;
   private readonly policies: PolicyRegistry;
   private readonly closing = new AbortController();
   /** Agents resend the same long system prompt with every request: escape it once. */
@@ -100,6 +117,8 @@ class OpenAICompatibleEngine implements InferenceEngine {
   /** Each turn's prompt ids extend the previous turn's: parse only what is new. */
   // Without it the gateway's CPU per agent-shaped turn was 8-10% higher (bench gateway, 2026-12-06).
   private readonly promptIds = createPromptIdsParser();
+  /** SGLang: whether it takes `sampling_seed`, asked once, when the first seeded request comes. */
+  private samplingSeed: Promise<boolean> | null = null;
 
   constructor(private readonly options: OpenAICompatibleEngineOptions) {
     if (options.flavor === 'sglang' && options.renderer === undefined) {
@@ -114,10 +133,16 @@ class OpenAICompatibleEngine implements InferenceEngine {
       name: options.flavor,
       ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
     });
+    const adminApiKey = options.adminApiKey ?? options.apiKey;
+    this.adminClient =
+      adminApiKey === options.apiKey
+        ? this.client
+        : createUpstreamClient({ baseUrl: options.baseUrl, timeoutMs: options.timeoutMs, name: options.flavor, ...(adminApiKey === undefined ? {} : { apiKey: adminApiKey }) });
     this.policies = new PolicyRegistry({
       flavor: options.flavor,
       model: options.model,
       client: this.client,
+      adminClient: this.adminClient,
       ...(options.adapterDirectory === undefined ? {} : { adapterDirectory: options.adapterDirectory }),
       ...(options.modelDirectory === undefined ? {} : { modelDirectory: options.modelDirectory }),
       ...(options.retainedAdapters === undefined ? {} : { retainedAdapters: options.retainedAdapters }),
@@ -155,9 +180,10 @@ class OpenAICompatibleEngine implements InferenceEngine {
     const onAbort = (): void => choices.abort();
     signal.addEventListener('abort', onAbort, { once: true });
     try {
+      const sendSeed = request.sampling.seed !== undefined && (await this.takesSamplingSeed());
       const sources = Array.from({ length: request.sampling.n }, (_, choiceIndex) => {
         const sampling = request.sampling.seed === undefined ? request.sampling : { ...request.sampling, seed: request.sampling.seed + choiceIndex };
-        const body = toWireGenerateRequest({ promptTokenIds, sampling, stopTokenIds: renderer.stopTokenIds, adapterName });
+        const body = toWireGenerateRequest({ promptTokenIds, sampling, stopTokenIds: renderer.stopTokenIds, adapterName, sendSeed });
         const translator = new SglangChoiceTranslator(renderer, choiceIndex, request.sampling.stop);
         return sglangChoiceEvents(this.client.stream('/generate', body, choices.signal), translator, promptTokenIds, (weightVersion) =>
           this.policies.versionOfWeights(weightVersion),
@@ -169,6 +195,30 @@ class OpenAICompatibleEngine implements InferenceEngine {
       signal.removeEventListener('abort', onAbort);
       choices.abort();
     }
+  }
+
+  /**
+   * SGLang builds `SamplingParams(**sampling_params)`, so a version from before `sampling_seed` fails
+   * every seeded request. Such a server samples them unseeded instead (said once): a seed only makes
+   * sampling repeatable, the votes and replies are drawn the same way. A server that cannot be asked
+   * now is sent the seed and asked again next time.
+   */
+  private takesSamplingSeed(): Promise<boolean> {
+    this.samplingSeed ??= this.client.postJson('/generate', toWireSamplingSeedProbe()).then(
+      () => true,
+      (error: unknown) => {
+        const cause = ClawrlError.isInstance(error) ? error.cause : undefined;
+        if (cause instanceof UpstreamHttpError && cause.status === 400 && unknownSamplingSeedPattern.test(cause.upstreamMessage)) {
+          this.options.logger?.warn('this sglang has no sampling_seed (it predates seeded sampling): seeded requests, such as the policy judge\'s votes, are sampled unseeded; upgrade sglang for repeatable sampling', {
+            upstream: this.options.baseUrl,
+          });
+          return false;
+        }
+        this.samplingSeed = null;
+        return true;
+      },
+    );
+    return this.samplingSeed;
   }
 
   private requireRenderer(): ChatRenderer {
@@ -242,6 +292,7 @@ class OpenAICompatibleEngine implements InferenceEngine {
   async close(): Promise<void> {
     this.closing.abort();
     this.client.close();
+    if (this.adminClient !== this.client) this.adminClient.close();
   }
 }
 

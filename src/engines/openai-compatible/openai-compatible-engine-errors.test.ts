@@ -229,9 +229,11 @@ describe('openai-compatible engine: wire requests', () => {
     const { engine, server } = await setUp({ mode: 'sglang' });
     const result = resultOf(await collectEvents(engine, contractRequest([{ role: 'user', content: 'Hi' }], { n: 2, seed: 7 })));
     expect(result.choices).toHaveLength(2);
-    const seeds = server.requests.map((recorded) => (recorded.body as { sampling_params: { seed: number } }).sampling_params.seed);
+    // The first request asks whether the server takes sampling_seed (a generation of no tokens).
+    const [, ...generations] = server.requests;
+    const seeds = generations.map((recorded) => (recorded.body as { sampling_params: { sampling_seed: number } }).sampling_params.sampling_seed);
     expect(seeds.sort()).toEqual([7, 8]);
-    expect(server.requests[0]?.body).toMatchObject({ return_logprob: true, stream: true, sampling_params: { stop_token_ids: [1] } });
+    expect(generations[0]?.body).toMatchObject({ return_logprob: true, stream: true, sampling_params: { stop_token_ids: [1] } });
   });
 
   it('scores through vLLM /v1/completions with prompt_logprobs and SGLang /generate with max_new_tokens 0', async () => {

@@ -145,6 +145,24 @@ describe('policy registry: LoRA versions on vLLM and SGLang', () => {
     expect(server.requests.at(-1)?.served).toBe('fake-model');
   });
 
+  it('sends SGLang\'s admin key to its LoRA routes, which refuse the API key once the server has both', async () => {
+    const keys = { mode: 'sglang' as const, apiKey: 'user-key', adminApiKey: 'admin-key' };
+    const { engine: userOnly } = await setUp(keys, { apiKey: 'user-key' });
+    expect((await failure(userOnly.loadPolicy(adapter(1)))).message).toContain('sglang answered /load_lora_adapter with HTTP 401');
+    expect(resultOf(await collectEvents(userOnly, hello)).policyVersion).toBe(0);
+
+    const { engine, server } = await setUp(keys, { apiKey: 'user-key', adminApiKey: 'admin-key' });
+    await engine.loadPolicy(adapter(1));
+    await engine.loadPolicy(adapter(2));
+    await engine.loadPolicy(adapter(3));
+    await engine.loadPolicy(adapter(4));
+    await engine.loadPolicy(adapter(5));
+    // Generation takes the API key: SGLang's admin key does not open its normal routes when both are set.
+    expect(resultOf(await collectEvents(engine, hello)).policyVersion).toBe(5);
+    expect(server.requests.map((recorded) => recorded.path)).toContain('/unload_lora_adapter');
+    expect([...server.adapters.keys()]).toHaveLength(4);
+  });
+
   it('refuses loading without an adapter directory, and full weights on vLLM, as unsupported', async () => {
     const { engine } = await setUp();
     expect((await failure(engine.loadPolicy({ version: 1, kind: 'full', files: {} }))).message).toContain('--train-params lora');
@@ -185,6 +203,17 @@ describe('policy registry: full-weight versions on SGLang', () => {
     await engine.loadPolicy({ version: 0, kind: 'base', files: {} });
     expect(server.requests.at(-1)).toMatchObject({ path: '/update_weights_from_disk', body: { model_path: modelDirectory, weight_version: '0' } });
     expect(resultOf(await collectEvents(engine, hello)).policyVersion).toBe(0);
+  });
+
+  it('updates the weights with the admin key and probes their version with the API key when SGLang has both', async () => {
+    const modelDirectory = await modelFolder();
+    const { engine, server } = await setUp(
+      { mode: 'sglang', model: modelDirectory, apiKey: 'user-key', adminApiKey: 'admin-key' },
+      { model: modelDirectory, modelDirectory, apiKey: 'user-key', adminApiKey: 'admin-key' },
+    );
+    await engine.loadPolicy(full(1));
+    expect(server.weights.version).toMatch(/^1-/);
+    expect(resultOf(await collectEvents(engine, hello)).policyVersion).toBe(1);
   });
 
   it('does not swap the weights again when another process serving from the server already did', async () => {

@@ -34,7 +34,10 @@ import type { WireLoadLoraRequest, WireUnloadLoraRequest } from './vllm-api.js';
 export interface PolicyRegistryOptions {
   flavor: ChatFlavor;
   model: string;
+  /** Generation and the weight-version probe. */
   client: UpstreamClient;
+  /** Loads, unloads and weight updates (SGLang's admin routes, which may take another key); default `client`. */
+  adminClient?: UpstreamClient;
   adapterDirectory?: string;
   /** The base model's folder: full-weight folders copy its config and tokenizer, a rollback to the base reloads it. */
   modelDirectory?: string;
@@ -63,6 +66,10 @@ export class PolicyRegistry {
 
   constructor(private readonly options: PolicyRegistryOptions) {
     this.retainedAdapters = Math.max(1, options.retainedAdapters ?? 4);
+  }
+
+  private get admin(): UpstreamClient {
+    return this.options.adminClient ?? this.options.client;
   }
 
   get canLoad(): boolean {
@@ -145,10 +152,10 @@ export class PolicyRegistry {
     try {
       if (this.options.flavor === 'sglang') {
         const request: WireLoraRequest = { lora_name: name, lora_path: directory };
-        checkLoraAnswer(await this.options.client.postJson('/load_lora_adapter', request), 'load the adapter');
+        checkLoraAnswer(await this.admin.postJson('/load_lora_adapter', request), 'load the adapter');
       } else {
         const request: WireLoadLoraRequest = { lora_name: name, lora_path: directory };
-        await this.options.client.postForText('/v1/load_lora_adapter', request);
+        await this.admin.postForText('/v1/load_lora_adapter', request);
       }
     } catch (error) {
       // Another process serving from this server (the judge beside a gateway) loaded it first.
@@ -189,7 +196,7 @@ export class PolicyRegistry {
     const current = await this.serverWeightVersion().catch(() => null);
     if (current !== tag) {
       const request: WireUpdateWeightsFromDiskRequest = { model_path: modelPath, weight_version: tag };
-      checkUpdateWeightsAnswer(await this.options.client.postJson('/update_weights_from_disk', request));
+      checkUpdateWeightsAnswer(await this.admin.postJson('/update_weights_from_disk', request));
     }
     const previous = this.fullWeights ?? { version: 0, folder: null };
     this.fullWeights = { version, folder };
@@ -222,10 +229,10 @@ export class PolicyRegistry {
   private async unloadFromServer(name: string): Promise<void> {
     if (this.options.flavor === 'sglang') {
       const request: WireLoraRequest = { lora_name: name };
-      checkLoraAnswer(await this.options.client.postJson('/unload_lora_adapter', request), 'unload the adapter');
+      checkLoraAnswer(await this.admin.postJson('/unload_lora_adapter', request), 'unload the adapter');
     } else {
       const request: WireUnloadLoraRequest = { lora_name: name };
-      await this.options.client.postForText('/v1/unload_lora_adapter', request);
+      await this.admin.postForText('/v1/unload_lora_adapter', request);
     }
   }
 }

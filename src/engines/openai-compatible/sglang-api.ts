@@ -17,7 +17,8 @@ export interface WireGenerateRequest {
     top_k?: number;
     stop?: string[];
     stop_token_ids?: number[];
-    seed?: number;
+    /** SGLang's name for the seed; `seed` is not a `SamplingParams` field, and an unknown field fails the request. */
+    sampling_seed?: number;
   };
   return_logprob: true;
   logprob_start_len?: number;
@@ -31,6 +32,8 @@ export function toWireGenerateRequest(input: {
   sampling: SamplingOptions;
   stopTokenIds: readonly number[];
   adapterName: string | null;
+  /** False for an SGLang without `sampling_seed`: the seed is left out. */
+  sendSeed: boolean;
 }): WireGenerateRequest {
   const { sampling } = input;
   return {
@@ -42,7 +45,7 @@ export function toWireGenerateRequest(input: {
       ...(sampling.topK !== undefined && sampling.topK > 0 ? { top_k: sampling.topK } : {}),
       ...(sampling.stop.length > 0 ? { stop: sampling.stop } : {}),
       ...(input.stopTokenIds.length > 0 ? { stop_token_ids: [...input.stopTokenIds] } : {}),
-      ...(sampling.seed === undefined ? {} : { seed: sampling.seed }),
+      ...(sampling.seed === undefined || !input.sendSeed ? {} : { sampling_seed: sampling.seed }),
     },
     return_logprob: true,
     ...(sampling.topLogprobs > 0 ? { top_logprobs_num: sampling.topLogprobs } : {}),
@@ -50,6 +53,14 @@ export function toWireGenerateRequest(input: {
     ...(input.adapterName === null ? {} : { lora_path: input.adapterName }),
   };
 }
+
+/** Whether the server takes `sampling_seed`: a generation of no tokens with it. */
+export function toWireSamplingSeedProbe(): WireGenerateRequest {
+  return { input_ids: [0], sampling_params: { max_new_tokens: 0, temperature: 1, top_p: 1, sampling_seed: 0 }, return_logprob: true, stream: false };
+}
+
+/** An SGLang older than `sampling_seed` refuses it as `SamplingParams(**sampling_params)` does any unknown key. */
+export const unknownSamplingSeedPattern = /unexpected keyword argument '?sampling_seed/i;
 
 /** Scoring: no new tokens, log-probs of the prompt from `logprobStart` on. */
 export function toWireScoreRequest(input: {

@@ -38,6 +38,8 @@ export interface FakeRouteContext {
   requestNumber: number;
   created: number;
   maxModelLength: number;
+  /** vLLM: started with `--enable-auto-tool-choice --tool-call-parser <parser>`. */
+  autoToolChoice: boolean;
 }
 
 interface SampledChoice {
@@ -74,9 +76,17 @@ function wireToolCall(call: { id: string; name: string; arguments: string }): un
   return { id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } };
 }
 
+/** vLLM's `tool_choice`: as sent, else `auto` when tools are given (its request validator's default). */
+function effectiveToolChoice(body: FakeBody): unknown {
+  return body['tool_choice'] ?? (asArray(body['tools']).length > 0 ? 'auto' : undefined);
+}
+
 export function handleChatCompletions(body: FakeBody, context: FakeRouteContext): FakeResponse {
   const messages = asArray(body['messages']);
   if (messages.length === 0) return errorResponse(400, 'messages must be a non-empty list', 'BadRequestError', 'messages');
+  if (context.mode === 'vllm' && !context.autoToolChoice && effectiveToolChoice(body) === 'auto') {
+    return errorResponse(400, '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set', 'BadRequestError');
+  }
   const turns = wireMessagesToTurns(messages);
   const toolNames = wireToolNames(body['tools']);
   const promptIds = renderPromptIds(turns, toolNames);

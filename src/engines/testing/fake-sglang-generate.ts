@@ -18,6 +18,29 @@ export interface FakeGenerateContext {
   requestNumber: number;
   incrementalStreamOutput: boolean;
   weightVersion: string;
+  /** False: an SGLang older than its seeded sampler, whose `SamplingParams` has no `sampling_seed`. */
+  samplingSeed: boolean;
+}
+
+/**
+ * The keyword arguments SGLang's `SamplingParams` takes (sgl-project/sglang
+ * `python/sglang/srt/sampling/sampling_params.py` @00c17caf: its API fields, then the internal ones
+ * a struct also accepts). SGLang builds it as `SamplingParams(**sampling_params)`, so any other key,
+ * such as OpenAI's `seed`, fails the request.
+ */
+const samplingParamKeys = new Set([
+  'max_new_tokens', 'stop', 'stop_token_ids', 'stop_regex', 'temperature', 'top_p', 'top_k', 'min_p', 'frequency_penalty', 'presence_penalty',
+  'repetition_penalty', 'min_new_tokens', 'n', 'json_schema', 'regex', 'ebnf', 'structural_tag', 'ignore_eos', 'skip_special_tokens',
+  'spaces_between_special_tokens', 'no_stop_trim', 'custom_params', 'stream_interval', 'logit_bias', 'sampling_seed',
+  'stop_strs', 'stop_regex_strs', 'stop_str_max_len', 'stop_regex_max_len', 'is_normalized',
+]);
+
+/** SGLang's answer to a key `SamplingParams` does not take: a msgspec struct's message, or a plain class's before it. */
+function unexpectedSamplingKey(samplingParams: FakeBody, context: FakeGenerateContext): FakeResponse | null {
+  const unknown = Object.keys(samplingParams).find((key) => !samplingParamKeys.has(key) || (key === 'sampling_seed' && !context.samplingSeed));
+  if (unknown === undefined) return null;
+  const message = context.samplingSeed ? `Unexpected keyword argument '${unknown}'` : `SamplingParams.__init__() got an unexpected keyword argument '${unknown}'`;
+  return errorResponse(400, message, 'BadRequestError');
 }
 
 type LogprobTriple = [number | null, number, null];
@@ -28,6 +51,8 @@ export function handleGenerate(body: FakeBody, context: FakeGenerateContext): Fa
     return errorResponse(400, 'input_ids must be a non-empty list of token ids', 'BadRequestError', 'input_ids');
   }
   const samplingParams = asRecord(body['sampling_params']);
+  const refusal = unexpectedSamplingKey(samplingParams, context);
+  if (refusal !== null) return refusal;
   if ((asNumber(samplingParams['n']) ?? 1) !== 1) return errorResponse(400, 'the fake server samples n=1 per /generate request', 'BadRequestError', 'n');
   const maxNewTokens = asNumber(samplingParams['max_new_tokens']) ?? 128;
   const stops = stopStrings(samplingParams['stop']);

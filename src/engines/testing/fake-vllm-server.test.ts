@@ -68,8 +68,25 @@ describe('fake vLLM server', () => {
     expect(chunks.at(-1)?.['usage']).toMatchObject({ completion_tokens: 8 });
   });
 
-  it('streams a tool call the openai client can rebuild', async () => {
+  it('refuses tool_choice "auto" (also the default when tools are given) as stock vLLM does, unless started with the tool-call flags', async () => {
+    const weather = { type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object' } } };
     const { client } = await start();
+    const refusal = '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set';
+    for (const toolChoice of ['auto', undefined] as const) {
+      const request = client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'weather?' }], tools: [weather], ...(toolChoice === undefined ? {} : { tool_choice: toolChoice }) });
+      await expect(request).rejects.toMatchObject({ status: 400, message: expect.stringContaining(refusal) as unknown });
+    }
+    const plain = await client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+    expect(plain.choices[0]?.message.content).toBe('You ');
+    const none = await client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'weather?' }], tools: [weather], tool_choice: 'none', max_tokens: 2 });
+    expect(none.choices[0]?.finish_reason).toBe('length');
+    const flagged = await start({ autoToolChoice: true });
+    const called = await flagged.client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'weather?' }], tools: [weather], tool_choice: 'auto' });
+    expect(called.choices[0]?.message.tool_calls?.[0]).toMatchObject({ function: { name: 'get_weather' } });
+  });
+
+  it('streams a tool call the openai client can rebuild', async () => {
+    const { client } = await start({ autoToolChoice: true });
     const stream = await client.chat.completions.create({
       model: 'fake-model',
       stream: true,

@@ -32,6 +32,21 @@ export interface FakeVllmServerOptions {
   /** The base model name served; default `fake-model`. */
   model?: string;
   failMode?: FakeFailMode | null;
+  /**
+   * vLLM started with `--enable-auto-tool-choice --tool-call-parser <parser>`. Without them, as stock
+   * `vllm serve`, a chat request whose `tool_choice` is `"auto"` (vLLM's default when tools are given)
+   * gets vLLM's HTTP 400. Default false.
+   */
+  autoToolChoice?: boolean;
+  /** The server's `--api-key`: every route but the health ones needs it, as a bearer token. */
+  apiKey?: string;
+  /**
+   * SGLang's `--admin-api-key`: its admin routes (LoRA loads and unloads, weight updates) take this
+   * key, and once both keys are set only this one (sglang `python/sglang/srt/utils/auth.py`).
+   */
+  adminApiKey?: string;
+  /** SGLang: false for a version before `sampling_seed` (its seeded sampler, 2025-09), which refuses the key. Default true. */
+  samplingSeed?: boolean;
   /** SGLang `--incremental-streaming-output`: stream only new ids per chunk. */
   incrementalStreamOutput?: boolean;
   maxModelLength?: number;
@@ -70,6 +85,14 @@ export interface FakeVllmServer {
 }
 
 const generationRoutes = new Set(['/v1/chat/completions', '/v1/completions', '/generate']);
+const sglangAdminRoutes = new Set(['/load_lora_adapter', '/unload_lora_adapter', '/update_weights_from_disk']);
+
+/** SGLang's `decide_request_auth` (vLLM's `--api-key` is its NORMAL level): the key a route needs, or null. */
+function requiredKey(mode: FakeServerMode, path: string, options: FakeVllmServerOptions): string | null {
+  if (path.startsWith('/health')) return null;
+  if (mode === 'sglang' && sglangAdminRoutes.has(path)) return options.adminApiKey ?? options.apiKey ?? null;
+  return options.apiKey ?? null;
+}
 
 function sleep(milliseconds: number): Promise<void> {
   return milliseconds <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, milliseconds));
@@ -175,7 +198,7 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     const selected = asString(body['model']) ?? baseModel;
     if (generationRoutes.has(path) || path === '/tokenize') record.served = path === '/generate' ? (asString(body['lora_path']) ?? baseModel) : selected;
     if (path === '/generate') record.weightVersion = weights.version;
-    const context: FakeRouteContext = { mode, model: selected, requestNumber, created, maxModelLength };
+    const context: FakeRouteContext = { mode, model: selected, requestNumber, created, maxModelLength, autoToolChoice: options.autoToolChoice === true };
     const knownModel = selected === baseModel || adapters.has(selected);
     if (method === 'GET' && path === '/v1/models') return { kind: 'json', status: 200, body: models() };
     if (method !== 'POST') return errorResponse(404, `${method} ${path} not found`, 'NotFoundError');
@@ -196,7 +219,7 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
         if (adapter !== undefined && adapter !== null && !(typeof adapter === 'string' && adapters.has(adapter))) {
           return errorResponse(400, `lora_path ${String(adapter)} is not loaded`, 'BadRequestError', 'lora_path');
         }
-        return handleGenerate(body, { requestNumber, incrementalStreamOutput: options.incrementalStreamOutput === true, weightVersion: weights.version });
+        return handleGenerate(body, { requestNumber, incrementalStreamOutput: options.incrementalStreamOutput === true, weightVersion: weights.version, samplingSeed: options.samplingSeed !== false });
       }
     }
     return errorResponse(404, `${method} ${path} not found`, 'NotFoundError');
@@ -237,6 +260,12 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     );
     const isClosed = (): boolean => response.destroyed || record.disconnected;
     await sleep(options.latencyMs ?? 0);
+    const key = requiredKey(mode, path, options);
+    if (key !== null && request.headers.authorization !== `Bearer ${key}`) {
+      response.writeHead(401, { 'content-type': 'application/json' });
+      response.end(JSON.stringify({ error: 'Unauthorized' }));
+      return;
+    }
     const failing = generationRoutes.has(path) ? failMode : null;
     if (failing === 'hang' || (failing === 'stall-mid-stream' && asRecord(body)['stream'] !== true)) {
       await closed;
