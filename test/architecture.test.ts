@@ -43,6 +43,14 @@ const isTestCode = (file: string) => /\.(test|contract|live\.test)\.ts$/.test(fi
 const productionFiles = sourceFiles.filter((file) => !isTestCode(file));
 const layerOf = (file: string) => path.relative(sourceRoot, file).split(path.sep)[0] ?? '';
 const relative = (file: string) => path.relative(root, file);
+const productionSet = new Set(productionFiles);
+/** The production files `file` imports, type-only imports included (`./x.js` is `./x.ts` or `./x.tsx`). */
+const productionImportsOf = (file: string) =>
+  ts
+    .preProcessFile(readFileSync(file, 'utf8'), true, true)
+    .importedFiles.filter((imported) => imported.fileName.startsWith('.'))
+    .map((imported) => path.resolve(path.dirname(file), imported.fileName).replace(/\.js$/, ''))
+    .flatMap((base) => [`${base}.ts`, `${base}.tsx`].filter((candidate) => productionSet.has(candidate)));
 
 describe('architecture', () => {
   it('has a rule for every layer folder', () => {
@@ -73,6 +81,24 @@ describe('architecture', () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  it('has no import cycle among production files', () => {
+    // Depth first over the import graph: an import of a file still on the path closes a cycle.
+    const cycles: string[] = [];
+    const done = new Set<string>();
+    const trail: string[] = [];
+    const visit = (file: string): void => {
+      trail.push(file);
+      for (const target of productionImportsOf(file)) {
+        if (trail.includes(target)) cycles.push([...trail.slice(trail.indexOf(target)), target].map(relative).join(' -> '));
+        else if (!done.has(target)) visit(target);
+      }
+      trail.pop();
+      done.add(file);
+    };
+    for (const file of productionFiles) if (!done.has(file)) visit(file);
+    expect(cycles).toEqual([]);
   });
 
   it('names files in kebab-case after their main export', () => {

@@ -156,6 +156,10 @@ export const configurationSections = {
       flag: '--workers <n>',
       description: 'manager: also run this many workers in this process (needed with --bus memory, whose queue no other process reaches)',
     }),
+    sandbox: option(z.enum(['auto', 'bwrap', 'paths']).default('auto'), {
+      flag: '--sandbox <mode>',
+      description: "manager, worker, rollout: how the terminal environment confines commands: bwrap (bubblewrap: only the task's folder writable, no network; refuses to start without it) | paths (the path checks alone) | auto (bwrap where it runs, else paths with a warning)",
+    }),
     ackWait: option(positive().default(60), {
       flag: '--ack-wait <seconds>',
       description: 'manager, worker: how long a task or result held by a worker or manager that died waits before it is delivered again (live ones keep theirs)',
@@ -230,7 +234,7 @@ export const commandSchemas = {
   worker: z.object({
     ...files.pick({ config: true }).shape,
     ...bus.shape,
-    ...queue.pick({ env: true, ackWait: true }).shape,
+    ...queue.pick({ env: true, ackWait: true, sandbox: true }).shape,
     ...client.shape,
     ...gateway.pick({ apiKey: true, adminKey: true, maxTokens: true, temperature: true }).shape,
   }),

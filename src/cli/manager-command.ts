@@ -63,7 +63,7 @@ export async function startManagerProcess(configuration: ManagerCommandConfigura
   if (configuration.bus === 'memory' && configuration.workers === 0) {
     throw new ClawrlError('configuration_error', 'With --bus memory no other process reaches the queue: give --workers <n> to run workers here, or use --bus nats --bus-url <url>.', { param: 'workers' });
   }
-  const { definition, client } = await openEnvironmentAndServer(configuration, url);
+  const { definition, client } = await openEnvironmentAndServer(configuration, url, logger);
   const appraise = appraiserOf(configuration, definition);
   const run = runNameOf(configuration, definition.name);
   const tasks = definition.taskSource.tasks({ split: configuration.split, count: configuration.tasks, seed: configuration.seed });

@@ -26,11 +26,12 @@ import { runRollout } from '../eval/rollout/run-rollout.js';
 import { writeRolloutOutput } from '../eval/rollout/write-rollout-output.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { configurationSections } from './configuration-schema.js';
+import { createConsoleLogger } from './create-console-logger.js';
 import { clientKeyOf, integerOption, serverEnvironmentOf } from './eval-command.js';
 import { loadRecipe } from './load-recipe.js';
 import { modelRecipeOf } from './personalize-recipe.js';
 
-const { files, storage, engine, gateway, judge, trainer, client } = configurationSections;
+const { files, storage, engine, gateway, judge, trainer, client, queue } = configurationSections;
 export const rolloutSchema = z.object({
   ...files.pick({ config: true, recipe: true }).shape,
   ...client.shape,
@@ -39,6 +40,7 @@ export const rolloutSchema = z.object({
   ...judge.shape,
   ...trainer.pick({ trainParams: true, learningRate: true, klCoefficient: true, maxStaleness: true }).shape,
   ...storage.pick({ data: true }).shape,
+  ...queue.pick({ sandbox: true }).shape,
 });
 export type RolloutConfiguration = z.infer<typeof rolloutSchema>;
 
@@ -139,7 +141,7 @@ function processRewardLines(result: RolloutResult): string[] {
 
 export async function runRolloutCommand(input: RolloutCommandInput): Promise<RolloutResult> {
   const { options, configuration } = input;
-  const definition = await loadEnvironment(options.env, input.cwd);
+  const definition = await loadEnvironment(options.env, input.cwd, { sandbox: configuration.sandbox, logger: createConsoleLogger() });
   const group = integerOption('group', options.group, 2);
   const tasksPerStep = integerOption('tasks-per-step', options.tasksPerStep, 1);
   const parallel = integerOption('parallel', options.parallel, 1);

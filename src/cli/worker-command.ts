@@ -28,13 +28,14 @@ export type WorkerCommandConfiguration = Resolved<z.infer<typeof commandSchemas.
 
 /** What manager and worker commands share: the environment, and a client of the server that answers. */
 export async function openEnvironmentAndServer(
-  configuration: Pick<WorkerCommandConfiguration, 'env' | 'apiKey' | 'adminKey'>,
+  configuration: Pick<WorkerCommandConfiguration, 'env' | 'apiKey' | 'adminKey' | 'sandbox'>,
   url: string,
+  logger: Logger,
 ): Promise<{ definition: EnvironmentDefinition; client: RolloutClient }> {
   if (configuration.env === undefined) {
     throw new ClawrlError('configuration_error', 'Give the environment with --env <environment> (or CLAWRL_ENV), e.g. --env arithmetic.', { param: 'env' });
   }
-  const definition = await loadEnvironment(configuration.env, process.cwd());
+  const definition = await loadEnvironment(configuration.env, process.cwd(), { sandbox: configuration.sandbox, logger });
   const client = createRolloutClient({ url, apiKey: clientKeyOf(configuration.apiKey), adminKey: configuration.adminKey });
   try {
     await client.modelName();
@@ -85,7 +86,7 @@ export async function startWorkerProcess(configuration: WorkerCommandConfigurati
   if (configuration.bus === 'memory') {
     throw new ClawrlError('configuration_error', 'clawrl worker needs --bus nats (and --bus-url): an in-memory queue is private to one process; run clawrl manager --workers <n> for one process.', { param: 'bus' });
   }
-  const { definition, client } = await openEnvironmentAndServer(configuration, url);
+  const { definition, client } = await openEnvironmentAndServer(configuration, url, logger);
   const parts = createShutdownStack(logger);
   try {
     const queue = parts.add(await openTaskQueue(configuration, logger, 'clawrl-worker'), (opened) => opened.close());

@@ -8,6 +8,7 @@
  * rebuilds the whole chain from the database, so the cache must hold every session that is
  * active at once (hundreds under load) at 4 bytes an id (`Int32Array`), not a fixed few dozen.
  */
+import { LRUCache } from 'lru-cache';
 import type { TurnType } from '../spec/records.js';
 
 export interface PromptSequenceCache {
@@ -24,47 +25,34 @@ export interface PromptSequenceCache {
 export const defaultPromptSequenceBudget = 8 * 1024 * 1024;
 
 export function createPromptSequenceCache(maxIds: number = defaultPromptSequenceBudget): PromptSequenceCache {
-  const entries = new Map<string, { ordinal: number; sequence: Int32Array }>();
-  let ids = 0;
+  // An empty sequence counts as one id: the cache counts sizes in positive integers.
+  const entries = new LRUCache<string, { ordinal: number; sequence: Int32Array }>({ maxSize: maxIds, sizeCalculation: (entry) => Math.max(1, entry.sequence.length) });
   const keyOf = (sessionId: string, type: TurnType) => `${type}:${sessionId}`;
-  const forget = (key: string) => {
-    const entry = entries.get(key);
-    if (entry === undefined) return;
-    ids -= entry.sequence.length;
-    entries.delete(key);
-  };
   return {
     remember(sessionId, type, ordinal, prompt, response) {
       const key = keyOf(sessionId, type);
-      forget(key);
       const length = prompt.length + response.length;
-      if (length > maxIds) return;
+      // A sequence larger than the whole budget is not kept (nor copied), and the session's older one is dropped.
+      if (length > maxIds) {
+        entries.delete(key);
+        return;
+      }
       const sequence = new Int32Array(length);
       sequence.set(prompt);
       sequence.set(response, prompt.length);
       entries.set(key, { ordinal, sequence });
-      ids += length;
-      // Map iteration follows insertion order, so the first key is the least recently used.
-      while (ids > maxIds) {
-        const oldest = entries.keys().next();
-        if (oldest.done === true) break;
-        forget(oldest.value);
-      }
     },
     recall(sessionId, type, ordinal) {
       const key = keyOf(sessionId, type);
-      const entry = entries.get(key);
-      if (entry === undefined || entry.ordinal !== ordinal) return undefined;
-      entries.delete(key);
-      entries.set(key, entry);
-      return entry.sequence;
+      // Only a hit counts as a use: a stale entry must not outlive sessions that are still active.
+      if (entries.peek(key)?.ordinal !== ordinal) return undefined;
+      return entries.get(key)?.sequence;
     },
     clear() {
       entries.clear();
-      ids = 0;
     },
     get size() {
-      return { entries: entries.size, ids };
+      return { entries: entries.size, ids: entries.calculatedSize };
     },
   };
 }

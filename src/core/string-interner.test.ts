@@ -19,18 +19,16 @@ describe('createStringInterner', () => {
   });
 
   it('stays within its budget, dropping the least recently used strings first', () => {
-    const length = long('one').length;
-    const interner = createStringInterner({ budgetCharacters: length * 3 });
-    for (const seed of ['one', 'two', 'thr']) interner.intern(long(seed));
-    interner.intern(copyOf(long('one')));
-    interner.intern(long('fou'));
-    // Over budget: dropped down to three quarters of it, oldest first ('two', then 'thr').
-    expect(interner.size).toEqual({ entries: 2, characters: length * 2 });
-    interner.intern(copyOf(long('one')));
-    interner.intern(copyOf(long('fou')));
-    expect(interner.size.entries).toBe(2);
-    interner.intern(copyOf(long('two')));
-    expect(interner.size.entries).toBe(3);
+    // The lengths differ, so the characters held tell which strings are remembered.
+    const [one, two, three, four] = ['1', '22', '333', '4444'].map(long) as [string, string, string, string];
+    const interner = createStringInterner({ budgetCharacters: one.length + two.length + three.length + 3 });
+    for (const text of [one, two, three]) interner.intern(text);
+    interner.intern(copyOf(one));
+    interner.intern(four);
+    // Over budget: the least recently used ('two') goes, and only it.
+    expect(interner.size).toEqual({ entries: 3, characters: one.length + three.length + four.length });
+    interner.intern(copyOf(two));
+    expect(interner.size).toEqual({ entries: 3, characters: one.length + two.length + four.length });
   });
 
   it('does not remember a string larger than the whole budget', () => {

@@ -9,6 +9,7 @@
  * so finding one costs a comparison with the remembered string of that length, not a hash of its
  * contents. Bounded by the characters it holds; least recently used strings go first.
  */
+import { LRUCache } from 'lru-cache';
 
 /** V8 hashes strings up to this length from their contents (`String::kMaxHashCalcLength`). */
 const v8HashedLength = 16_383;
@@ -28,38 +29,19 @@ export interface StringInterner {
 }
 
 export function createStringInterner(options: { budgetCharacters?: number } = {}): StringInterner {
-  const budget = options.budgetCharacters ?? 4 * 1024 * 1024;
-  // The entry keeps the remembered string itself: `Map.get` answers with the value, not the key.
-  const known = new Map<string, { text: string; used: number }>();
-  let characters = 0;
-  let clock = 0;
-
-  /** Drops the least recently used strings down to three quarters of the budget, so it runs rarely. */
-  function evict(): void {
-    const byAge = [...known.values()].sort((a, b) => a.used - b.used);
-    for (const entry of byAge) {
-      if (characters <= (budget * 3) / 4) break;
-      known.delete(entry.text);
-      characters -= entry.text.length;
-    }
-  }
-
+  // The value is the remembered string itself: a lookup answers with the value, not the key.
+  const known = new LRUCache<string, string>({ maxSize: options.budgetCharacters ?? 4 * 1024 * 1024, sizeCalculation: (text) => text.length });
   return {
     intern(text) {
       if (!isHashedByLength(text)) return text;
-      const entry = known.get(text);
-      if (entry !== undefined) {
-        entry.used = ++clock;
-        return entry.text;
-      }
-      if (text.length > budget) return text;
-      known.set(text, { text, used: ++clock });
-      characters += text.length;
-      if (characters > budget) evict();
+      const remembered = known.get(text);
+      if (remembered !== undefined) return remembered;
+      // A string larger than the whole budget is not kept.
+      known.set(text, text);
       return text;
     },
     get size() {
-      return { entries: known.size, characters };
+      return { entries: known.size, characters: known.calculatedSize };
     },
   };
 }

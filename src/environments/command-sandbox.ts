@@ -1,21 +1,31 @@
 /**
- * Where the `terminal` environment runs a model's shell commands. Nothing reaches a shell: the
- * sandbox parses the command line itself (words, quotes, `|` pipes, a final `>` or `>>`
- * redirect), and refuses, as data the model reads back, anything it does not allow:
+ * Where the `terminal` environment runs a model's shell commands, in two layers.
+ *
+ * The OS layer (`isolation: 'bwrap'`): each program runs under bubblewrap (`bubblewrap.ts`) with
+ * the sandbox's directory as the only writable place, the rest of the machine read-only or absent,
+ * no network, its own PID namespace, killed with its parent. Where bwrap cannot run, `auto` falls
+ * back to the path layer alone, saying so once, and `bwrap` refuses to start.
+ *
+ * The path layer, always: nothing reaches a shell: the sandbox parses the command line itself
+ * (words, quotes, `|` pipes, a final `>` or `>>` redirect), and refuses, as data the model reads
+ * back, anything it does not allow:
  * - a program outside the allow-list (no network tools, interpreters or `ln`), and the options
  *   of allowed programs that run or write other things (`find -exec`, `-delete`, `-fprint`);
  * - any path that resolves outside the sandbox's directory (absolute paths elsewhere, `..`,
  *   a symbolic link pointing out), for reading as for writing;
  * and runs each program with the directory as its working directory, a bare environment
- * (`PATH=/usr/bin:/bin`, `HOME` the directory), a time limit (SIGKILL), bounded output, and, when
- * the machine allows unprivileged namespaces (`unshare -rn`), in a network namespace of its own
- * with no interface but loopback. `*` and `?` in the last part of a path are expanded within the
- * directory, as a shell would.
+ * (`PATH=/usr/bin:/bin`, `HOME` the directory), a time limit (SIGKILL), bounded output, and,
+ * without bwrap, when the machine allows unprivileged namespaces (`unshare -rn`), in a network
+ * namespace of its own with no interface but loopback. `*` and `?` in the last part of a path
+ * are expanded within the directory, as a shell would.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { appendFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { ClawrlError } from '../spec/clawrl-error.js';
+import type { Logger } from '../spec/logger.js';
+import { bubblewrapCommand, bubblewrapProblem } from './bubblewrap.js';
 
 export const defaultAllowedCommands: readonly string[] = [
   'ls', 'cat', 'wc', 'grep', 'find', 'head', 'tail', 'sort', 'uniq', 'mkdir', 'touch', 'echo', 'printf', 'cp', 'mv', 'rm', 'pwd', 'tee', 'cut', 'tr',
@@ -23,6 +33,29 @@ export const defaultAllowedCommands: readonly string[] = [
 const refusedOptions: Readonly<Record<string, readonly string[]>> = {
   find: ['-exec', '-execdir', '-ok', '-okdir', '-delete', '-fprint', '-fprint0', '-fprintf', '-fls'],
 };
+
+/** How programs are confined: bubblewrap and the path checks, or the path checks alone. */
+export type SandboxIsolation = 'bwrap' | 'paths';
+/** What is asked for (`--sandbox`): `auto` is bwrap where it runs, else the path checks with a warning. */
+export type SandboxMode = SandboxIsolation | 'auto';
+
+let fallbackWarned = false;
+/** The isolation `mode` gets on this machine; `bwrap` where bwrap cannot run is a configuration error. */
+export function resolveSandboxMode(mode: SandboxMode, logger?: Logger): SandboxIsolation {
+  if (mode === 'paths') return 'paths';
+  const problem = bubblewrapProblem();
+  if (problem === null) return 'bwrap';
+  if (mode === 'bwrap') {
+    throw new ClawrlError('configuration_error', `--sandbox bwrap: ${problem}. Install bubblewrap (apt-get install -y bubblewrap), or use --sandbox auto or paths.`, { param: 'sandbox' });
+  }
+  if (!fallbackWarned) {
+    fallbackWarned = true;
+    const message = `terminal sandbox: ${problem}; commands run with the path checks alone (install bubblewrap for an OS sandbox, or pass --sandbox paths to choose this)`;
+    if (logger === undefined) process.emitWarning(message);
+    else logger.warn(message);
+  }
+  return 'paths';
+}
 
 export interface CommandSandboxOptions {
   /** The sandbox's own directory; every path must stay inside it. */
@@ -32,6 +65,10 @@ export interface CommandSandboxOptions {
   timeoutMs?: number;
   /** Bytes of output kept per stream (default 16 KiB). */
   maxOutputBytes?: number;
+  /** Default `auto`. */
+  mode?: SandboxMode;
+  /** Hears the one warning `auto` gives where bwrap cannot run (default: a process warning). */
+  logger?: Logger;
 }
 
 export type CommandRunResult =
@@ -40,6 +77,7 @@ export type CommandRunResult =
 
 export interface CommandSandbox {
   readonly directory: string;
+  readonly isolation: SandboxIsolation;
   /** Whether programs run without network (their own network namespace). */
   readonly networkIsolated: boolean;
   run(commandLine: string): Promise<CommandRunResult>;
@@ -116,7 +154,8 @@ export function createCommandSandbox(options: CommandSandboxOptions): CommandSan
   const allowed = new Set(options.allowedCommands ?? defaultAllowedCommands);
   const timeoutMs = options.timeoutMs ?? 5000;
   const maxOutput = options.maxOutputBytes ?? 16 * 1024;
-  const networkIsolated = canIsolateNetwork();
+  const isolation = resolveSandboxMode(options.mode ?? 'auto', options.logger);
+  const networkIsolated = isolation === 'bwrap' || canIsolateNetwork();
 
   function inside(target: string): boolean {
     const relative = path.relative(root, target);
@@ -182,9 +221,12 @@ export function createCommandSandbox(options: CommandSandboxOptions): CommandSan
   }
 
   function runStage(stage: Stage, input: string, deadline: number): Promise<{ exitCode: number | null; stdout: string; stderr: string; timedOut: boolean }> {
-    const [command, commandArguments] = networkIsolated ? ['unshare', ['-rn', stage.program, ...stage.arguments]] : [stage.program, stage.arguments];
+    const { command, arguments: commandArguments } =
+      isolation === 'bwrap' ? bubblewrapCommand(root, stage.program, stage.arguments)
+      : networkIsolated ? { command: 'unshare', arguments: ['-rn', stage.program, ...stage.arguments] }
+      : { command: stage.program, arguments: stage.arguments };
     return new Promise((resolve) => {
-      const child = spawn(command as string, commandArguments as string[], { cwd: root, env: { PATH: '/usr/bin:/bin', HOME: root, LANG: 'C' }, stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(command, commandArguments, { cwd: root, env: { PATH: '/usr/bin:/bin', HOME: root, LANG: 'C' }, stdio: ['pipe', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';
       let timedOut = false;
@@ -213,6 +255,7 @@ export function createCommandSandbox(options: CommandSandboxOptions): CommandSan
 
   return {
     directory: root,
+    isolation,
     networkIsolated,
     async run(commandLine) {
       let plan: ReturnType<typeof stagesOf>;

@@ -9,12 +9,17 @@ import { pathToFileURL } from 'node:url';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { EnvironmentDefinition } from '../spec/environment.js';
 import { arithmeticEnvironment } from './arithmetic-environment.js';
-import { terminalEnvironment } from './terminal-environment.js';
+import { createTerminalEnvironment, type TerminalEnvironmentOptions } from './terminal-environment.js';
 import { toolCalcEnvironment } from './tool-calc-environment.js';
 
-export const builtinEnvironments: ReadonlyMap<string, EnvironmentDefinition> = new Map(
-  [arithmeticEnvironment, toolCalcEnvironment, terminalEnvironment].map((definition) => [definition.name, definition]),
-);
+/** What the composition root decides for the built-in environments (`--sandbox`). */
+export type BuiltinEnvironmentOptions = TerminalEnvironmentOptions;
+
+export function createBuiltinEnvironments(options: BuiltinEnvironmentOptions = {}): ReadonlyMap<string, EnvironmentDefinition> {
+  return new Map([arithmeticEnvironment, toolCalcEnvironment, createTerminalEnvironment(options)].map((definition) => [definition.name, definition]));
+}
+
+export const builtinEnvironments = createBuiltinEnvironments();
 
 /** What is wrong with a module's export as an `EnvironmentDefinition`; empty when nothing. */
 export function definitionProblems(value: unknown): string[] {
@@ -36,8 +41,8 @@ function looksLikeModule(reference: string): boolean {
 }
 
 /** Resolves `--env`; `cwd` anchors a relative module path. */
-export async function loadEnvironment(reference: string, cwd: string): Promise<EnvironmentDefinition> {
-  const builtin = builtinEnvironments.get(reference);
+export async function loadEnvironment(reference: string, cwd: string, options: BuiltinEnvironmentOptions = {}): Promise<EnvironmentDefinition> {
+  const builtin = createBuiltinEnvironments(options).get(reference);
   if (builtin !== undefined) return builtin;
   if (!looksLikeModule(reference)) {
     throw new ClawrlError('configuration_error', `Unknown environment '${reference}': use ${[...builtinEnvironments.keys()].join(', ')}, or a module path such as ./my-env.js.`, { param: 'env' });

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { createScriptedInferenceEngine } from '../gateway/testing/scripted-inference-engine.js';
 import { estimateTokens } from '../core/judge-prompt-budget.js';
-import { judgeSystemPrompt } from '../core/judge-prompts.js';
+import { hintSystemPrompt, judgeSystemPrompt } from '../core/judge-prompts.js';
 import type { ChatMessage } from '../spec/chat.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { JudgeInput } from '../spec/judge.js';
 import { createPolicyJudgeModel } from './create-policy-judge-model.js';
 import { createPrmJudge, type HintFilterTurn, type JudgeHintFilter, type PrmJudgeOptions } from './create-prm-judge.js';
+import { runJudgeContract, type JudgePlan } from './judge.contract.js';
 import { judgeModelOfSingleAnswers, type JudgeModel } from './judge-model.js';
 import { queuedJudgeModel } from './testing/queued-judge-model.js';
 
@@ -148,4 +149,41 @@ describe('createPolicyJudgeModel', () => {
     expect(result.votes[0]?.text).toBe('judged at 0.6 \\boxed{1}');
     expect(result.score).toBe(1);
   });
+});
+
+/** The judge model's answers that read the contract's turn as `plan` says. */
+function answersOf(plan: JudgePlan): { verdict: string; hint: string } {
+  return {
+    verdict: plan.verdict === 'unreadable' ? 'I cannot tell from this.' : `Reading the next state: \\boxed{${plan.verdict}}`,
+    hint: plan.hint === null ? 'Nothing to add. \\boxed{-1}' : `\\boxed{1} [HINT_START]${plan.hint}[HINT_END]`,
+  };
+}
+
+runJudgeContract({
+  name: 'PRM judge on a scripted judge model',
+  createJudge: (plan) => {
+    const answers = answersOf(plan);
+    const model: JudgeModel = async (request) => Array.from({ length: request.n }, () => (request.messages[0]?.content === hintSystemPrompt ? answers.hint : answers.verdict));
+    return judgeWith(model);
+  },
+  canBeUnreadable: true,
+  createFailingJudge: () =>
+    judgeWith(async () => {
+      throw new Error('connect ECONNREFUSED');
+    }),
+});
+
+runJudgeContract({
+  name: 'PRM judge on the served policy (a scripted engine)',
+  createJudge: (plan) => {
+    const answers = answersOf(plan);
+    const engine = createScriptedInferenceEngine({ reply: (request) => ({ text: request.messages[0]?.content === hintSystemPrompt ? answers.hint : answers.verdict }) });
+    return createPrmJudge({ judgeId: 'policy', modelName: engine.modelId, model: createPolicyJudgeModel(engine), clock: () => 0 });
+  },
+  canBeUnreadable: true,
+  createFailingJudge: () => {
+    const engine = createScriptedInferenceEngine({});
+    engine.failNext = new ClawrlError('upstream_error', 'the engine is gone', { retryable: true });
+    return createPrmJudge({ judgeId: 'policy', modelName: engine.modelId, model: createPolicyJudgeModel(engine), clock: () => 0 });
+  },
 });

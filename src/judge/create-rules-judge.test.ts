@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JudgeInput } from '../spec/judge.js';
 import { createRulesJudge, defaultRulesJudgeSpec, rulesJudgeSpecSchema, type RulesJudgeSpec } from './create-rules-judge.js';
+import { runJudgeContract } from './judge.contract.js';
 import { ruleHolds, textRuleSchema } from './text-rule.js';
 
 function inputOf(response: string, next: string, wantHint = true): JudgeInput {
@@ -80,4 +81,14 @@ describe('createRulesJudge', () => {
     expect(rulesJudgeSpecSchema.safeParse({ name: 'x', rules: [] }).success).toBe(false);
     expect(rulesJudgeSpecSchema.safeParse({ name: 'x', rules: [{ when: [], score: 1, hint: 'short' }] }).success).toBe(false);
   });
+});
+
+// A catch-all rule reads every turn as the plan says; rules always read, so no vote is unreadable.
+runJudgeContract({
+  name: 'rules judge',
+  createJudge: (plan) => {
+    if (plan.verdict === 'unreadable') throw new Error('a rules judge always reads its rules');
+    return createRulesJudge({ name: 'contract', rules: [{ when: [], score: plan.verdict, ...(plan.hint === null ? {} : { hint: plan.hint }) }] });
+  },
+  canBeUnreadable: false,
 });

@@ -49,4 +49,17 @@ describe('createPrefixCache', () => {
     expect(cache.bytes).toBe(0);
     expect(cache.lookup([...b, 1])).toBeNull();
   });
+
+  it('disposes the KV copy of every entry it lets go of', () => {
+    const cache = createPrefixCache({ maxBytes: 10 * 2 * 4, minimumLength: 4 });
+    const kv = kvOf(8);
+    const before = tf.memory().numTensors;
+    cache.store([1, 2, 3, 4, 5, 6, 7, 8], kv);
+    expect(tf.memory().numTensors).toBe(before + 2);
+    cache.store([8, 7, 6, 5, 4, 3, 2, 1], kv); // over budget: the first entry goes
+    expect(tf.memory().numTensors).toBe(before + 2);
+    cache.clear();
+    expect(tf.memory().numTensors).toBe(before);
+    tf.dispose(kv.flatMap((layer) => [layer.key, layer.value]));
+  });
 });

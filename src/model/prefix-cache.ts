@@ -11,6 +11,7 @@
  * (`transformer-sampler.test.ts`).
  */
 import * as tf from '@tensorflow/tfjs';
+import { LRUCache } from 'lru-cache';
 import { commonPrefixLength } from '../core/token-blob-codec.js';
 import type { LayerCache } from './transformer-forward.js';
 
@@ -51,23 +52,23 @@ function sliceCache(cache: readonly LayerCache[], row: number, length: number): 
 }
 
 export function createPrefixCache(options: PrefixCacheOptions): PrefixCache {
-  // Most recently used last.
-  let entries: Entry[] = [];
-  let bytes = 0;
-
-  const evict = (entry: Entry) => {
-    for (const layer of entry.cache) tf.dispose([layer.key, layer.value]);
-    bytes -= entry.bytes;
-  };
+  // Keyed by the entry's own copy of its prompt; an entry let go of disposes its KV.
+  const entries = new LRUCache<readonly number[], Entry>({
+    maxSize: options.maxBytes,
+    sizeCalculation: (entry) => entry.bytes,
+    dispose: (entry) => {
+      for (const layer of entry.cache) tf.dispose([layer.key, layer.value]);
+    },
+  });
 
   return {
     get bytes() {
-      return bytes;
+      return entries.calculatedSize;
     },
     lookup(promptTokenIds) {
       let best: Entry | null = null;
       let bestLength = 0;
-      for (const entry of entries) {
+      for (const entry of entries.values()) {
         const length = Math.min(commonPrefixLength(entry.tokenIds, promptTokenIds), promptTokenIds.length - 1);
         if (length > bestLength) {
           best = entry;
@@ -75,7 +76,7 @@ export function createPrefixCache(options: PrefixCacheOptions): PrefixCache {
         }
       }
       if (best === null || bestLength < options.minimumLength) return null;
-      entries = [...entries.filter((entry) => entry !== best), best];
+      entries.get(best.tokenIds);
       return { length: bestLength, cache: sliceCache(best.cache, 0, bestLength) };
     },
     store(promptTokenIds, cache) {
@@ -83,26 +84,19 @@ export function createPrefixCache(options: PrefixCacheOptions): PrefixCache {
       const entryBytes = cache.reduce((total, layer) => total + (layer.key.size + layer.value.size) * 4, 0) / Math.max(1, cache[0]?.key.shape[0] ?? 1);
       if (entryBytes > options.maxBytes) return;
       // A prompt that extends a kept one replaces it; one that a kept prompt extends adds nothing.
-      const covered = entries.find((entry) => commonPrefixLength(entry.tokenIds, promptTokenIds) === promptTokenIds.length);
+      const kept = [...entries.values()];
+      const covered = kept.find((entry) => commonPrefixLength(entry.tokenIds, promptTokenIds) === promptTokenIds.length);
       if (covered !== undefined) {
-        entries = [...entries.filter((entry) => entry !== covered), covered];
+        entries.get(covered.tokenIds);
         return;
       }
-      const extended = entries.filter((kept) => commonPrefixLength(kept.tokenIds, promptTokenIds) === kept.tokenIds.length);
-      for (const entry of extended) evict(entry);
-      entries = entries.filter((kept) => !extended.includes(kept));
-      const length = promptTokenIds.length;
+      for (const entry of kept) if (commonPrefixLength(entry.tokenIds, promptTokenIds) === entry.tokenIds.length) entries.delete(entry.tokenIds);
+      const tokenIds = [...promptTokenIds];
       // Copies, outside any tidy scope: the sampler disposes its own cache as it decodes.
-      entries.push({ tokenIds: [...promptTokenIds], cache: sliceCache(cache, 0, length), bytes: entryBytes });
-      bytes += entryBytes;
-      while (bytes > options.maxBytes && entries.length > 1) {
-        const oldest = entries.shift() as Entry;
-        evict(oldest);
-      }
+      entries.set(tokenIds, { tokenIds, cache: sliceCache(cache, 0, tokenIds.length), bytes: entryBytes });
     },
     clear() {
-      for (const entry of entries) evict(entry);
-      entries = [];
+      entries.clear();
     },
   };
 }

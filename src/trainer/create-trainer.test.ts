@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalInferenceEngine } from '../engines/local/create-local-inference-engine.js';
 import { createLocalTrainingEngine } from '../engines/local/create-local-training-engine.js';
 import { createTinyModelFolder } from '../engines/local/testing/create-tiny-model-folder.js';
-import type { InferenceEngine } from '../spec/inference-engine.js';
+import { createFakeTrainingEngine } from '../engines/testing/fake-training-engine.js';
+import { createScriptedInferenceEngine } from '../gateway/testing/scripted-inference-engine.js';
+import type { InferenceEngine, PolicyArtifact } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
 import type { TrainingEngine, TrainingLoss } from '../spec/training-engine.js';
@@ -13,18 +15,27 @@ import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-s
 import { createTrainer } from './create-trainer.js';
 import { createPolicyServing } from './policy-serving.js';
 
-// Worker threads run compiled JavaScript: the suite builds dist/ before the tests.
-const dist = (name: string) => new URL(path.join('..', '..', 'dist', 'engines', 'local', name), import.meta.url);
 const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
-let folder: string;
-let checkpoints: string;
 let store: RecordStore;
+// The loop's tests run on a fake training engine (a bigram table trained in this thread, which keeps
+// the seam's promises: `fake-training-engine.test.ts`) and a scripted engine that serves what it is told.
 let engine: InferenceEngine;
 let trainingEngine: TrainingEngine;
 
-async function servedVersion(): Promise<number> {
+/** A scripted inference engine that loads policy versions: it serves, and reports, the last one loaded. */
+function createVersionServingEngine(): InferenceEngine {
+  const scripted = createScriptedInferenceEngine({});
+  return Object.assign(scripted, {
+    capabilities: { ...scripted.capabilities, policyLoading: true },
+    loadPolicy: async (artifact: PolicyArtifact) => {
+      scripted.policyVersion = artifact.version;
+    },
+  });
+}
+
+async function servedVersion(served: InferenceEngine = engine): Promise<number> {
   const request = { messages: [{ role: 'user' as const, content: 'hi' }], tools: [], toolChoice: 'auto' as const, sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0, maxTokens: 2 } };
-  for await (const event of engine.generate(request, new AbortController().signal)) if (event.type === 'start') return event.policyVersion;
+  for await (const event of served.generate(request, new AbortController().signal)) if (event.type === 'start') return event.policyVersion;
   throw new Error('no start event');
 }
 
@@ -62,66 +73,86 @@ async function advantageSpy(): Promise<{ store: RecordStore; trained: number[][]
   return { store: spyStore, trained, spied, serving };
 }
 
-beforeAll(async () => {
-  folder = createTinyModelFolder();
-  checkpoints = mkdtempSync(path.join(tmpdir(), 'clawrl-trainer-'));
+beforeAll(() => {
   store = createSqliteRecordStore({ path: ':memory:' });
-  engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl: dist('sampler-worker.js') });
-  trainingEngine = await createLocalTrainingEngine({ modelDirectory: folder, modelId: 'tiny', checkpointDirectory: checkpoints, lora: { rank: 4, alpha: 8 }, workerUrl: dist('trainer-worker.js') });
+  engine = createVersionServingEngine();
+  trainingEngine = createFakeTrainingEngine();
 });
 afterAll(async () => {
-  await trainingEngine?.close();
-  await engine?.close();
-  await store?.close();
-  rmSync(folder, { recursive: true, force: true });
-  rmSync(checkpoints, { recursive: true, force: true });
+  await trainingEngine.close();
+  await engine.close();
+  await store.close();
 });
 
-describe('the trainer', () => {
+describe('the trainer on the local engines', () => {
+  // Worker threads run compiled JavaScript: the suite builds dist/ before the tests.
+  const dist = (name: string) => new URL(path.join('..', '..', 'dist', 'engines', 'local', name), import.meta.url);
+  let folder: string;
+  let checkpoints: string;
+  let localStore: RecordStore;
+  let localEngine: InferenceEngine;
+  let localTrainingEngine: TrainingEngine;
+  beforeAll(async () => {
+    folder = createTinyModelFolder();
+    checkpoints = mkdtempSync(path.join(tmpdir(), 'clawrl-trainer-'));
+    localStore = createSqliteRecordStore({ path: ':memory:' });
+    localEngine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl: dist('sampler-worker.js') });
+    localTrainingEngine = await createLocalTrainingEngine({ modelDirectory: folder, modelId: 'tiny', checkpointDirectory: checkpoints, lora: { rank: 4, alpha: 8 }, workerUrl: dist('trainer-worker.js') });
+  });
+  afterAll(async () => {
+    await localTrainingEngine?.close();
+    await localEngine?.close();
+    await localStore?.close();
+    rmSync(folder, { recursive: true, force: true });
+    rmSync(checkpoints, { recursive: true, force: true });
+  });
+
   it('drops and counts samples beyond the staleness limit, trains on the rest and serves the new version', async () => {
-    const serving = createPolicyServing({ store, engine, logger: silent, now: () => 1_000 });
+    const serving = createPolicyServing({ store: localStore, engine: localEngine, logger: silent, now: () => 1_000 });
     await serving.start();
     // Versions 1..3 exist (published by earlier steps); serving stays on the base.
     for (const version of [1, 2, 3]) {
-      await store.recordPolicyVersion({ version, parent: version - 1, kind: 'adapter', files: { 'adapter_model.safetensors': Uint8Array.of(version) }, step: null, samples: 0, metrics: null, createdAt: 1_000 + version }, { activate: false });
+      await localStore.recordPolicyVersion({ version, parent: version - 1, kind: 'adapter', files: { 'adapter_model.safetensors': Uint8Array.of(version) }, step: null, samples: 0, metrics: null, createdAt: 1_000 + version }, { activate: false });
     }
-    await store.upsertSession({ id: 's', tenant: null, at: 1 });
+    await localStore.upsertSession({ id: 's', tenant: null, at: 1 });
     for (const [index, policyVersion] of [0, 1, 2].entries()) {
       const id = `turn-${index}`;
-      await store.recordTurn({
+      await localStore.recordTurn({
         id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion,
         messages: [{ role: 'user', content: 'q' }], tools: [], sampling: { temperature: 0.8, topP: 1, stop: [], n: 1, topLogprobs: 0 },
         promptTokenIds: [3, 14, 15, 92], responseTokenIds: [65, 35, 89], logprobs: [-4, -4.5, -5], response: { role: 'assistant', content: 'a' },
         finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
       });
-      await store.recordSample({
+      await localStore.recordSample({
         id: `sample-${index}`, turnId: id, method: 'rl', status: 'ready', dropReason: null, policyVersion, judgementId: null, feedbackId: null,
         score: 1, hint: null, lossMask: [1, 1, 1], distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 10 + index,
       });
     }
-    const trainer = createTrainer({ store, trainingEngine, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 16, maxStaleness: 2, pollIntervalMs: 60_000 });
+    const trainer = createTrainer({ store: localStore, trainingEngine: localTrainingEngine, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 16, maxStaleness: 2, pollIntervalMs: 60_000 });
     await trainer.start();
     const outcome = await trainer.trainNow();
     // Newest version 3: the version-0 sample is 3 versions old (> 2) and dropped; versions 1 and 2 train.
     expect(outcome).toMatchObject({ kind: 'trained', samplesDropped: 1, step: { step: 1, policyVersion: 4, samplesUsed: 2, checkpoint: 'step-1' } });
     expect(trainer.status()).toMatchObject({ samplesDroppedStale: 1, trainingVersion: 4 });
-    expect((await store.listSamples()).map((sample) => [sample.id, sample.status, sample.dropReason])).toEqual([
+    expect((await localStore.listSamples()).map((sample) => [sample.id, sample.status, sample.dropReason])).toEqual([
       ['sample-0', 'dropped', 'stale'],
       ['sample-1', 'trained', null],
       ['sample-2', 'trained', null],
     ]);
-    const newest = (await store.listPolicyVersions()).at(-1);
+    const newest = (await localStore.listPolicyVersions()).at(-1);
     expect(newest).toMatchObject({ version: 4, parent: 0, active: true, kind: 'adapter' });
     expect(newest?.metrics).toMatchObject({ samplesUsed: 2, samplesDropped: 1, lossTokens: 6 });
-    expect(await servedVersion()).toBe(4);
+    expect(await servedVersion(localEngine)).toBe(4);
     expect(await trainer.trainNow()).toEqual({ kind: 'idle' });
 
     await trainer.activate(0);
-    expect(await servedVersion()).toBe(0);
-    expect((await store.trainingSummary()).activeVersion).toBe(0);
+    expect(await servedVersion(localEngine)).toBe(0);
+    expect((await localStore.trainingSummary()).activeVersion).toBe(0);
     await trainer.close();
   });
+});
 
+describe('the trainer', () => {
   it('with a batch baseline, trains each reward against the mean of the other rewards in the step', async () => {
     const { store: batchStore, trained, spied, serving } = await advantageSpy();
     try {
@@ -268,19 +299,14 @@ describe('the trainer', () => {
 
   it('with the anchor, asks the engine for it and reports its KL in the step, counted in the loss', async () => {
     const anchorStore = createSqliteRecordStore({ path: ':memory:' });
-    const losses: unknown[] = [];
-    const spied: TrainingEngine = Object.assign(Object.create(trainingEngine) as TrainingEngine, {
-      forwardBackward: (input: Parameters<TrainingEngine['forwardBackward']>[0]) => {
-        losses.push(input.loss);
-        return trainingEngine.forwardBackward(input);
-      },
-    });
+    // An engine of its own, still at the base weights, where the anchor is 0.
+    const anchorEngine = createFakeTrainingEngine();
     try {
       const serving = createPolicyServing({ store: anchorStore, engine, logger: silent, now: () => 1_000 });
       await serving.start();
       await anchorStore.upsertSession({ id: 's', tenant: null, at: 1 });
       const trainer = createTrainer({
-        store: anchorStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 1, pollIntervalMs: 60_000,
+        store: anchorStore, trainingEngine: anchorEngine, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 1, pollIntervalMs: 60_000,
         loss: { anchorCoefficient: 0.5, anchorTopK: 3 },
       });
       await trainer.start();
@@ -298,7 +324,7 @@ describe('the trainer', () => {
         }
       }
       await trainer.close();
-      expect(losses[0]).toMatchObject({ anchorCoefficient: 0.5, anchorTopK: 3 });
+      expect(anchorEngine.forwardBackwardCalls[0]?.loss).toMatchObject({ anchorCoefficient: 0.5, anchorTopK: 3 });
     } finally {
       await anchorStore.close();
     }

@@ -11,6 +11,7 @@
  * Bounded by the characters and bytes it holds; least recently used strings go first.
  */
 
+import { LRUCache } from 'lru-cache';
 import { isHashedByLength } from '../../core/string-interner.js';
 
 export interface JsonStringMemoOptions {
@@ -25,34 +26,19 @@ export interface JsonStringMemo {
 }
 
 export function createJsonStringMemo(options: JsonStringMemoOptions = {}): JsonStringMemo {
-  const budget = options.budgetCharacters ?? 4 * 1024 * 1024;
-  const known = new Map<string, Buffer>();
-  let characters = 0;
-
+  const known = new LRUCache<string, Buffer>({ maxSize: options.budgetCharacters ?? 4 * 1024 * 1024, sizeCalculation: (json, text) => text.length + json.length });
   return {
     jsonBytesOf(text) {
       if (!isHashedByLength(text)) return undefined;
       const remembered = known.get(text);
-      if (remembered !== undefined) {
-        // Most recently used last, so eviction takes the oldest first.
-        known.delete(text);
-        known.set(text, remembered);
-        return remembered;
-      }
+      if (remembered !== undefined) return remembered;
       const json = Buffer.from(JSON.stringify(text));
-      const cost = text.length + json.length;
-      if (cost > budget) return json;
+      // JSON larger than the whole budget is returned but not kept.
       known.set(text, json);
-      characters += cost;
-      for (const [oldest, oldestJson] of known) {
-        if (characters <= budget) break;
-        known.delete(oldest);
-        characters -= oldest.length + oldestJson.length;
-      }
       return json;
     },
     get size() {
-      return { entries: known.size, characters };
+      return { entries: known.size, characters: known.calculatedSize };
     },
   };
 }

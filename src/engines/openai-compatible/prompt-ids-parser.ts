@@ -13,8 +13,9 @@
  * escape anywhere outside the array, a non-integer, malformed text) returns `undefined`, and the
  * caller parses the chunk as usual, so its results and its errors are exactly `JSON.parse`'s.
  */
-import { isTokenIdArray } from './chat-completions-api.js';
+import { LRUCache } from 'lru-cache';
 import { commonPrefixLength } from './common-prefix-length.js';
+import { isTokenIdArray } from './is-token-id-array.js';
 
 const promptIdsKey = '"prompt_token_ids"';
 /** Shorter arrays (a small prompt, a judge call) are parsed as they come: there is little to save. */
@@ -62,9 +63,14 @@ export function createPromptIdsParser(options: PromptIdsParserOptions = {}): Pro
   const budget = options.budgetBytes ?? 32 * 1024 * 1024;
   /** By text, so the remembered text sharing the longest prefix with any text is next to its place. */
   const sorted: RememberedArray[] = [];
-  /** Least recently used first. */
-  const recent = new Set<RememberedArray>();
-  let bytes = 0;
+  /** The same arrays by recency; an array it lets go of leaves `sorted` too. */
+  const recent = new LRUCache<string, RememberedArray>({
+    maxSize: budget,
+    sizeCalculation: (entry) => entry.bytes,
+    dispose: (entry) => {
+      sorted.splice(sorted.indexOf(entry), 1);
+    },
+  });
 
   function placeOf(text: string): number {
     let low = 0;
@@ -78,28 +84,20 @@ export function createPromptIdsParser(options: PromptIdsParserOptions = {}): Pro
   }
 
   function touch(entry: RememberedArray): void {
-    recent.delete(entry);
-    recent.add(entry);
+    recent.get(entry.text);
   }
 
+  /** Keeps `entry` at `place` in `sorted`, where its text belongs, unless it is larger than the whole budget. */
   function remember(entry: RememberedArray, place: number): void {
     if (entry.bytes > budget) return;
     sorted.splice(place, 0, entry);
-    recent.add(entry);
-    bytes += entry.bytes;
-    for (const oldest of recent) {
-      if (bytes <= budget) break;
-      recent.delete(oldest);
-      sorted.splice(sorted.indexOf(oldest), 1);
-      bytes -= oldest.bytes;
-    }
+    recent.set(entry.text, entry);
   }
 
+  /** Forgets `entry`, answering where it stood in `sorted`. */
   function forget(entry: RememberedArray): number {
-    recent.delete(entry);
-    bytes -= entry.bytes;
     const index = sorted.indexOf(entry);
-    sorted.splice(index, 1);
+    recent.delete(entry.text);
     return index;
   }
 
@@ -166,7 +164,7 @@ export function createPromptIdsParser(options: PromptIdsParserOptions = {}): Pro
       return promptTokenIds === undefined ? undefined : { json: json as Record<string, unknown>, promptTokenIds };
     },
     get size() {
-      return { entries: sorted.length, bytes };
+      return { entries: sorted.length, bytes: recent.calculatedSize };
     },
   };
 }

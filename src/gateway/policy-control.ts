@@ -1,0 +1,28 @@
+/**
+ * What the policy admin routes may do to serving and training, as the composition root hands it to
+ * the gateway (`GatewayContext.policies`): the gateway knows nothing of the trainer.
+ */
+import type { PolicyVersion } from '../spec/inference-engine.js';
+import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
+import type { TrainingStepRecord } from '../spec/records.js';
+
+/** What the admin routes may do to serving and training. */
+export interface PolicyControl {
+  /** Serves `version` from now on (and training continues from it); `not_found` for an unknown one. */
+  activate(version: PolicyVersion): Promise<void>;
+  /** Null when training is off (`--no-train`, or an engine that cannot load versions). */
+  readonly training: TrainingControl | null;
+  /** Which version each engine of this process serves (the gateway's, and the judge's own), and what is pending. */
+  servingStatus?(): PolicyServingStatus[];
+}
+
+export interface TrainingControl {
+  pause(): void;
+  resume(): void;
+  trainNow(): Promise<
+    | { kind: 'trained'; step: TrainingStepRecord; samplesDropped: number }
+    | { kind: 'all-stale'; samplesDropped: number }
+    | { kind: 'idle' }
+  >;
+  status(): { paused: boolean; training: boolean; trainingVersion: PolicyVersion; samplesDroppedStale: number; failedSteps: number; trainEvery: number };
+}
