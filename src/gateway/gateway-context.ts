@@ -5,7 +5,7 @@ import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
 import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
-import type { PolicyControl } from './policy-routes.js';
+import type { PolicyControl } from './admin/policy-routes.js';
 
 export interface GatewayLimits {
   /** Largest accepted request body, in bytes. */

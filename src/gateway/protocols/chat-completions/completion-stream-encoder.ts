@@ -2,10 +2,10 @@
  * The SSE encoding of a streamed chat completion: `chat.completion.chunk`s as the engine produces
  * tokens, the finish chunks and usage once the turn is recorded, then `data: [DONE]`.
  */
-import type { SampledToken } from '../spec/inference-engine.js';
-import { chunkData, wireFinishReason, wireLogprobs, wireUsage, type ChunkChoice, type CompletionIdentity } from './completion-wire.js';
-import { wireErrorOf } from './error-response.js';
-import type { TurnStreamEncoder } from './write-turn-stream.js';
+import type { SampledToken } from '../../../spec/inference-engine.js';
+import { chunkData, wireFinishReason, wireLogprobs, wireUsage, type ChunkChoice, type CompletionIdentity } from './chat-completions-wire.js';
+import { wireErrorOf } from '../../error-response.js';
+import type { TurnStreamEncoder } from '../../write-turn-stream.js';
 
 export interface CompletionStreamEncoderOptions {
   identity: CompletionIdentity;

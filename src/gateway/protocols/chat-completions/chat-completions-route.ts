@@ -3,14 +3,14 @@
  * encodes the turn back as a `chat.completion` body or its chunk stream. The turn's lifecycle
  * (session, next-state link, concurrency slot, recording) is the turn recorder's.
  */
-import { createStringInterner } from '../core/string-interner.js';
+import { createStringInterner } from '../../../core/string-interner.js';
 import { createCompletionStreamEncoder } from './completion-stream-encoder.js';
-import { completionBody, wireLogprobs } from './completion-wire.js';
-import { wireErrorOf } from './error-response.js';
-import type { GatewayContext } from './gateway-context.js';
+import { completionBody, wireLogprobs } from './chat-completions-wire.js';
+import { wireErrorOf } from '../../error-response.js';
+import type { GatewayContext } from '../../gateway-context.js';
 import { parseChatRequest } from './parse-chat-request.js';
-import { eventStreamHeaders, type ProtocolInput, type ProtocolReply, type ProtocolRoute } from './protocol-route.js';
-import type { TurnRecorder } from './turn-recorder.js';
+import { eventStreamHeaders, type ProtocolInput, type ProtocolReply, type ProtocolRoute } from '../protocol-route.js';
+import type { TurnRecorder } from '../../turn-recorder.js';
 
 export function createChatCompletionsRoute(context: GatewayContext, recorder: TurnRecorder): ProtocolRoute {
   // Without it the gateway's CPU per agent-shaped turn was 8% higher (bench gateway, 2026-12-06).

@@ -9,13 +9,13 @@
  */
 import type { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
-import { maximumHintChars, minimumHintChars } from '../core/judge-votes.js';
-import { ClawrlError } from '../spec/clawrl-error.js';
-import type { RolloutProvenance, TurnRecord } from '../spec/records.js';
-import { tenantOf, type Principal } from './api-key-authenticator.js';
+import { maximumHintChars, minimumHintChars } from '../../core/judge-votes.js';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+import type { RolloutProvenance, TurnRecord } from '../../spec/records.js';
+import { tenantOf, type Principal } from '../api-key-authenticator.js';
 import { feedbackRequestSchema, type FeedbackRequest, type FeedbackResponse } from './feedback-api.js';
-import type { GatewayContext } from './gateway-context.js';
-import { parseJsonBody } from './parse-chat-request.js';
+import type { GatewayContext } from '../gateway-context.js';
+import { parseJsonBody } from '../protocols/chat-completions/parse-chat-request.js';
 
 const feedbackBodyLimitBytes = 64 * 1024;
 

@@ -5,9 +5,9 @@
  * OpenAI works unchanged.
  */
 import { z } from 'zod';
-import { keepUnreadFields } from './provider-fields.js';
-import type { ChatMessage, ResponseFormat, SamplingOptions, ToolChoice, ToolDefinition } from '../spec/chat.js';
-import type { SamplingDefaults } from './gateway-context.js';
+import { keepUnreadFields } from '../provider-fields.js';
+import type { ChatMessage, ResponseFormat, SamplingOptions, ToolChoice, ToolDefinition } from '../../../spec/chat.js';
+import type { SamplingDefaults } from '../../gateway-context.js';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() }).loose();
 

@@ -6,7 +6,7 @@ import type {
   SessionTurnsResponse,
   TurnTokensResponse,
 } from './dashboard-api.js';
-import { createTestGateway, type TestGateway } from './testing/create-test-gateway.js';
+import { createTestGateway, type TestGateway } from '../testing/create-test-gateway.js';
 
 const model = 'scripted-model';
 

@@ -1,9 +1,9 @@
 /** Turns a raw request body into a validated domain `GenerateRequest`, or a 400 that says what is wrong. */
 import type { z } from 'zod';
-import { ClawrlError } from '../spec/clawrl-error.js';
-import type { GenerateRequest } from '../spec/inference-engine.js';
-import type { ResponseFormat } from '../spec/chat.js';
-import type { SamplingDefaults } from './gateway-context.js';
+import { ClawrlError } from '../../../spec/clawrl-error.js';
+import type { GenerateRequest } from '../../../spec/inference-engine.js';
+import type { ResponseFormat } from '../../../spec/chat.js';
+import type { SamplingDefaults } from '../../gateway-context.js';
 import {
   UnsupportedContentError,
   chatCompletionRequestSchema,
@@ -12,7 +12,7 @@ import {
   toDomainSampling,
   toDomainToolChoice,
   toDomainTools,
-} from './openai-api.js';
+} from './chat-completions-api.js';
 
 /** The request's structured output, when it asks for any. */
 function responseFormatOf(wire: Parameters<typeof toDomainResponseFormat>[0]): { responseFormat?: ResponseFormat } {

@@ -5,12 +5,12 @@
  * `cache_control`, `service_tier`, ...) are tolerated.
  */
 import { z } from 'zod';
-import type { ChatMessage, SamplingOptions, ToolCall, ToolChoice, ToolDefinition } from '../spec/chat.js';
-import type { ClawrlError } from '../spec/clawrl-error.js';
-import type { ChoiceResult, FinishReason } from '../spec/inference-engine.js';
-import type { SamplingDefaults } from './gateway-context.js';
-import { UnsupportedContentError } from './openai-api.js';
-import { keepUnreadFields } from './provider-fields.js';
+import type { ChatMessage, SamplingOptions, ToolCall, ToolChoice, ToolDefinition } from '../../../spec/chat.js';
+import type { ClawrlError } from '../../../spec/clawrl-error.js';
+import type { ChoiceResult, FinishReason } from '../../../spec/inference-engine.js';
+import type { SamplingDefaults } from '../../gateway-context.js';
+import { UnsupportedContentError } from '../chat-completions/chat-completions-api.js';
+import { keepUnreadFields } from '../provider-fields.js';
 
 /** The fields of each block this adapter reads; the rest is kept as the message's provider fields. */
 const readBlockFields: Record<string, readonly string[]> = {

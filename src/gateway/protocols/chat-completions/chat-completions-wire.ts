@@ -1,6 +1,6 @@
 /** Builds chat-completion response bodies and stream chunks in the OpenAI wire shape. */
-import type { ChoiceResult, FinishReason, SampledToken } from '../spec/inference-engine.js';
-import type { WireTokenLogprob, WireToolCall } from './openai-api.js';
+import type { ChoiceResult, FinishReason, SampledToken } from '../../../spec/inference-engine.js';
+import type { WireTokenLogprob, WireToolCall } from './chat-completions-api.js';
 
 const encoder = new TextEncoder();
 

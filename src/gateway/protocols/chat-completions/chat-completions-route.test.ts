@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createScriptedInferenceEngine } from './testing/scripted-inference-engine.js';
-import { createTestGateway, readEvents } from './testing/create-test-gateway.js';
+import { createScriptedInferenceEngine } from '../../testing/scripted-inference-engine.js';
+import { createTestGateway, readEvents } from '../../testing/create-test-gateway.js';
 
 const model = 'scripted-model';
 const hello = { model, messages: [{ role: 'user', content: 'hi' }] };
@@ -127,7 +127,7 @@ describe('POST /v1/chat/completions', () => {
   });
 
   it('maps engine failures to 502 and 504', async () => {
-    const { ClawrlError } = await import('../spec/clawrl-error.js');
+    const { ClawrlError } = await import('../../../spec/clawrl-error.js');
     const gateway = createTestGateway();
     gateway.engine.failNext = new ClawrlError('upstream_error', 'upstream said 500');
     expect((await gateway.chat(hello)).status).toBe(502);

@@ -2,8 +2,8 @@
  * Wire shapes of the dashboard's admin routes (`/admin/dashboard/*`), shared with the browser code
  * in `src/dashboard/ui`, which imports these types and nothing else of the gateway.
  */
-import type { ActivitySeries, PolicyTurnScore, SessionCursor, SessionSummary } from '../spec/dashboard-queries.js';
-import type { ExperimentChart } from '../spec/experiment-charts.js';
+import type { ActivitySeries, PolicyTurnScore, SessionCursor, SessionSummary } from '../../spec/dashboard-queries.js';
+import type { ExperimentChart } from '../../spec/experiment-charts.js';
 
 export type { ActivitySeries, ExperimentChart, SessionCursor, SessionSummary };
 

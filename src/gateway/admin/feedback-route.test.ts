@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createJudgeWorker } from '../judge/create-judge-worker.js';
-import { createRulesJudge, defaultRulesJudgeSpec } from '../judge/create-rules-judge.js';
-import { silentLogger } from '../spec/logger.js';
-import { createTestGateway, type TestGateway } from './testing/create-test-gateway.js';
+import { createJudgeWorker } from '../../judge/create-judge-worker.js';
+import { createRulesJudge, defaultRulesJudgeSpec } from '../../judge/create-rules-judge.js';
+import { silentLogger } from '../../spec/logger.js';
+import { createTestGateway, type TestGateway } from '../testing/create-test-gateway.js';
 
 const model = 'scripted-model';
 

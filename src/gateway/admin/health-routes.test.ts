@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { EngineHealth } from '../spec/inference-engine.js';
+import type { EngineHealth } from '../../spec/inference-engine.js';
 import { healthCacheMs } from './health-routes.js';
-import { createTestGateway, type TestGateway } from './testing/create-test-gateway.js';
-import { createScriptedInferenceEngine } from './testing/scripted-inference-engine.js';
+import { createTestGateway, type TestGateway } from '../testing/create-test-gateway.js';
+import { createScriptedInferenceEngine } from '../testing/scripted-inference-engine.js';
 
 /** A gateway whose engine answers health checks from `answer`, counting them, on a clock the test moves. */
 function gatewayWithHealth(answer: () => Promise<EngineHealth>): { gateway: TestGateway; checks: () => number; advance: (ms: number) => void } {

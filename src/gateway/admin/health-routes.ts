@@ -11,8 +11,8 @@
  * request per `cacheMs` whatever the probe rate.
  */
 import type { Env, Hono } from 'hono';
-import type { EngineHealth } from '../spec/inference-engine.js';
-import type { GatewayContext } from './gateway-context.js';
+import type { EngineHealth } from '../../spec/inference-engine.js';
+import type { GatewayContext } from '../gateway-context.js';
 
 /** How long one answer is reused, and how long a check may take before it counts as no answer. */
 export const healthCacheMs = 2_000;

@@ -4,10 +4,10 @@
  * checked strictly and the many optional fields clients send are tolerated.
  */
 import { z } from 'zod';
-import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from '../spec/chat.js';
-import type { ChoiceResult } from '../spec/inference-engine.js';
-import { UnsupportedContentError } from './openai-api.js';
-import { keepUnreadFields } from './provider-fields.js';
+import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from '../../../spec/chat.js';
+import type { ChoiceResult } from '../../../spec/inference-engine.js';
+import { UnsupportedContentError } from '../chat-completions/chat-completions-api.js';
+import { keepUnreadFields } from '../provider-fields.js';
 
 const textPart = z.object({ type: z.enum(['input_text', 'output_text']), text: z.string() }).loose();
 const refusalPart = z.object({ type: z.literal('refusal'), refusal: z.string() }).loose();

@@ -6,11 +6,11 @@
  * `PolicyControl`.
  */
 import type { Env, Hono } from 'hono';
-import { ClawrlError } from '../spec/clawrl-error.js';
-import type { PolicyVersion } from '../spec/inference-engine.js';
-import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
-import type { PolicyVersionRecord, TrainingStepRecord } from '../spec/records.js';
-import type { GatewayContext } from './gateway-context.js';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+import type { PolicyVersion } from '../../spec/inference-engine.js';
+import type { PolicyServingStatus } from '../../spec/policy-serving-status.js';
+import type { PolicyVersionRecord, TrainingStepRecord } from '../../spec/records.js';
+import type { GatewayContext } from '../gateway-context.js';
 
 /** What the admin routes may do to serving and training. */
 export interface PolicyControl {

@@ -1,8 +1,8 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { ClawrlError } from '../spec/clawrl-error.js';
-import { createTestGateway } from './testing/create-test-gateway.js';
-import { createWeatherAgentEngine } from './testing/scripted-inference-engine.js';
+import { ClawrlError } from '../../../spec/clawrl-error.js';
+import { createTestGateway } from '../../testing/create-test-gateway.js';
+import { createWeatherAgentEngine } from '../../testing/scripted-inference-engine.js';
 
 const model = 'scripted-model';
 const weatherTool = {

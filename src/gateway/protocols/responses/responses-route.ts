@@ -5,16 +5,16 @@
  * store, with no store of its own: the continued turn's messages and reply come before the new
  * input, and its session is the new turn's.
  */
-import { createStringInterner } from '../core/string-interner.js';
-import { ClawrlError } from '../spec/clawrl-error.js';
-import type { ChatMessage, SamplingOptions } from '../spec/chat.js';
-import type { TurnRecord } from '../spec/records.js';
-import { tenantOf, type Principal } from './api-key-authenticator.js';
-import { wireErrorOf } from './error-response.js';
-import type { GatewayContext } from './gateway-context.js';
-import { UnsupportedContentError } from './openai-api.js';
-import { parseWireRequest } from './parse-chat-request.js';
-import { eventStreamHeaders, type ProtocolInput, type ProtocolReply, type ProtocolRoute } from './protocol-route.js';
+import { createStringInterner } from '../../../core/string-interner.js';
+import { ClawrlError } from '../../../spec/clawrl-error.js';
+import type { ChatMessage, SamplingOptions } from '../../../spec/chat.js';
+import type { TurnRecord } from '../../../spec/records.js';
+import { tenantOf, type Principal } from '../../api-key-authenticator.js';
+import { wireErrorOf } from '../../error-response.js';
+import type { GatewayContext } from '../../gateway-context.js';
+import { UnsupportedContentError } from '../chat-completions/chat-completions-api.js';
+import { parseWireRequest } from '../chat-completions/parse-chat-request.js';
+import { eventStreamHeaders, type ProtocolInput, type ProtocolReply, type ProtocolRoute } from '../protocol-route.js';
 import {
   responsesRequestSchema,
   toDomainResponseMessages,
@@ -25,7 +25,7 @@ import {
   type ResponseIdentity,
 } from './responses-api.js';
 import { createResponsesStreamEncoder } from './responses-stream-encoder.js';
-import type { TurnRecorder } from './turn-recorder.js';
+import type { TurnRecorder } from '../../turn-recorder.js';
 
 const responseIdPrefix = 'resp_';
 

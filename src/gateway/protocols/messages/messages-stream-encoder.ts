@@ -5,10 +5,10 @@
  * per tool call; and, once the turn is recorded, `message_delta` with the stop reason and usage,
  * then `message_stop`.
  */
-import type { ClawrlError } from '../spec/clawrl-error.js';
-import type { FinishReason } from '../spec/inference-engine.js';
+import type { ClawrlError } from '../../../spec/clawrl-error.js';
+import type { FinishReason } from '../../../spec/inference-engine.js';
 import { anthropicErrorOf, wireMessage, wireStopReason } from './messages-api.js';
-import type { TurnStreamEncoder } from './write-turn-stream.js';
+import type { TurnStreamEncoder } from '../../write-turn-stream.js';
 
 function sse(type: string, data: Record<string, unknown>): string {
   return `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;

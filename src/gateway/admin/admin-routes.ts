@@ -1,8 +1,8 @@
 /** Admin routes: read-only views of the record store in the shapes of the design brief §3. */
 import type { Env, Hono } from 'hono';
-import { ClawrlError } from '../spec/clawrl-error.js';
-import type { FeedbackRecord, JudgementRecord, SampleRecord, SessionStatus, TurnRecord } from '../spec/records.js';
-import type { GatewayContext } from './gateway-context.js';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+import type { FeedbackRecord, JudgementRecord, SampleRecord, SessionStatus, TurnRecord } from '../../spec/records.js';
+import type { GatewayContext } from '../gateway-context.js';
 
 /** What the judge and feedback made of a turn, for its admin view. */
 export interface TurnJudging {

@@ -4,9 +4,9 @@
  * a refresh costs the same however many turns the store holds (`clawrl bench dashboard`).
  */
 import type { Env, Hono } from 'hono';
-import { ClawrlError } from '../spec/clawrl-error.js';
-import type { ChatMessage } from '../spec/chat.js';
-import type { SampleRecord, TurnRecord } from '../spec/records.js';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+import type { ChatMessage } from '../../spec/chat.js';
+import type { SampleRecord, TurnRecord } from '../../spec/records.js';
 import { currentJudgement, statusOf, type TurnJudging } from './admin-routes.js';
 import type {
   JudgementView,
@@ -18,7 +18,7 @@ import type {
   StatusView,
   TurnTokensResponse,
 } from './dashboard-api.js';
-import type { GatewayContext } from './gateway-context.js';
+import type { GatewayContext } from '../gateway-context.js';
 
 const minute = 60_000;
 

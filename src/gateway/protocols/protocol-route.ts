@@ -3,9 +3,9 @@
  * Messages): a handler from an authenticated, size-checked request to a reply, and the protocol's
  * own error body. Every route is served the same way, straight on `node:http`.
  */
-import type { ClawrlError } from '../spec/clawrl-error.js';
-import type { Principal } from './api-key-authenticator.js';
-import type { StreamSink } from './write-turn-stream.js';
+import type { ClawrlError } from '../../spec/clawrl-error.js';
+import type { Principal } from '../api-key-authenticator.js';
+import type { StreamSink } from '../write-turn-stream.js';
 
 /** An authenticated request whose body has been read within the size limit. */
 export interface ProtocolInput {

@@ -7,9 +7,9 @@
  * mid-stream is an `error` event and `response.failed`.
  * Every event carries its `sequence_number`.
  */
-import type { ToolCall } from '../spec/chat.js';
-import type { ClawrlError } from '../spec/clawrl-error.js';
-import { wireErrorOf } from './error-response.js';
+import type { ToolCall } from '../../../spec/chat.js';
+import type { ClawrlError } from '../../../spec/clawrl-error.js';
+import { wireErrorOf } from '../../error-response.js';
 import {
   functionCallItemId,
   messageItemId,
@@ -20,7 +20,7 @@ import {
   wireResponse,
   type ResponseIdentity,
 } from './responses-api.js';
-import type { TurnStreamEncoder } from './write-turn-stream.js';
+import type { TurnStreamEncoder } from '../../write-turn-stream.js';
 
 export function createResponsesStreamEncoder(identity: ResponseIdentity): TurnStreamEncoder {
   let sequence = 0;

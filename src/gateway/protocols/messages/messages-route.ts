@@ -5,11 +5,11 @@
  * Bearer`; `anthropic-version`, `anthropic-beta` and the beta client's `?beta=true` are accepted
  * and change nothing, as no beta feature is served.
  */
-import { createStringInterner } from '../core/string-interner.js';
-import { ClawrlError } from '../spec/clawrl-error.js';
-import type { ChatMessage, ToolChoice, ToolDefinition } from '../spec/chat.js';
-import type { GenerateEvent } from '../spec/inference-engine.js';
-import type { GatewayContext } from './gateway-context.js';
+import { createStringInterner } from '../../../core/string-interner.js';
+import { ClawrlError } from '../../../spec/clawrl-error.js';
+import type { ChatMessage, ToolChoice, ToolDefinition } from '../../../spec/chat.js';
+import type { GenerateEvent } from '../../../spec/inference-engine.js';
+import type { GatewayContext } from '../../gateway-context.js';
 import {
   anthropicErrorOf,
   countTokensRequestSchema,
@@ -24,10 +24,10 @@ import {
   type CountTokensRequest,
 } from './messages-api.js';
 import { createMessagesStreamEncoder } from './messages-stream-encoder.js';
-import { UnsupportedContentError } from './openai-api.js';
-import { parseWireRequest } from './parse-chat-request.js';
-import { eventStreamHeaders, type ProtocolInput, type ProtocolReply, type ProtocolRoute } from './protocol-route.js';
-import type { TurnRecorder } from './turn-recorder.js';
+import { UnsupportedContentError } from '../chat-completions/chat-completions-api.js';
+import { parseWireRequest } from '../chat-completions/parse-chat-request.js';
+import { eventStreamHeaders, type ProtocolInput, type ProtocolReply, type ProtocolRoute } from '../protocol-route.js';
+import type { TurnRecorder } from '../../turn-recorder.js';
 
 /** `Authorization` when sent, else `x-api-key` as a bearer key: one authenticator serves both. */
 function authorizationOf(header: (name: string) => string | undefined): string | undefined {
