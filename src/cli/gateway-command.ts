@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import { commandSchemas } from './configuration-schema.js';
 import type { Resolved } from './configuration.js';
 import type { Logger } from '../spec/logger.js';
-import { createPolicyServing } from '../trainer/policy-serving.js';
+import { createPolicyServing } from '../serving/policy-serving.js';
 import { createEventPublishingStore } from './create-event-publishing-store.js';
 import { createInferenceEngine } from './create-inference-engine.js';
 import { checkEngineConfiguration } from './check-engine-configuration.js';
@@ -19,7 +19,7 @@ import { consumerNameOf, openEventBus } from './open-event-bus.js';
 import { openRecordStore } from './open-record-store.js';
 import { runUntilSignal } from './run-until-signal.js';
 import { startGatewayService } from './start-gateway-service.js';
-import { startPolicyFollower } from './start-policy-follower.js';
+import { startPolicyFollower } from '../serving/start-policy-follower.js';
 import { startFollowerServing } from './start-training.js';
 
 /** The storage, bus, engine and gateway components: `commandSchemas.gateway`. */

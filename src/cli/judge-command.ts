@@ -13,7 +13,7 @@ import type { Resolved } from './configuration.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
-import { createPolicyServing, type PolicyServing } from '../trainer/policy-serving.js';
+import { createPolicyServing, type PolicyServing } from '../serving/policy-serving.js';
 import { createEventPublishingStore } from './create-event-publishing-store.js';
 import { createInferenceEngine } from './create-inference-engine.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
@@ -21,7 +21,7 @@ import { consumerNameOf, openEventBus } from './open-event-bus.js';
 import { openRecordStore } from './open-record-store.js';
 import { runUntilSignal } from './run-until-signal.js';
 import { judgeNeedsEngine, startJudgeService } from './start-judge-service.js';
-import { startPolicyFollower } from './start-policy-follower.js';
+import { startPolicyFollower } from '../serving/start-policy-follower.js';
 import { startFollowerServing } from './start-training.js';
 
 /** The storage, bus, engine, judge and learning components and the recipe: `commandSchemas.judge`. */

@@ -14,7 +14,7 @@ import type { Resolved } from './configuration.js';
 import type { PolicyControl } from '../gateway/admin/policy-routes.js';
 import type { Logger } from '../spec/logger.js';
 import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
-import { createPolicyServing } from '../trainer/policy-serving.js';
+import { createPolicyServing } from '../serving/policy-serving.js';
 import { createEventPublishingStore } from './create-event-publishing-store.js';
 import { createInferenceEngine } from './create-inference-engine.js';
 import { checkEngineConfiguration, checkTrainedVersionServing } from './check-engine-configuration.js';
@@ -25,7 +25,7 @@ import { runUntilSignal } from './run-until-signal.js';
 import { startGatewayService } from './start-gateway-service.js';
 import { startJudgeService } from './start-judge-service.js';
 import { judgeRunsInThread, startJudgeThread } from './start-judge-thread.js';
-import { startPolicyFollower } from './start-policy-follower.js';
+import { startPolicyFollower } from '../serving/start-policy-follower.js';
 import { startTraining } from './start-training.js';
 
 /** Every component's options: `commandSchemas.serve`. */

@@ -21,13 +21,13 @@ import type { RecordStore } from '../spec/record-store.js';
 import type { SampleMethod } from '../spec/records.js';
 import type { TrainingEngine } from '../spec/training-engine.js';
 import { createTrainer, type Trainer } from '../trainer/create-trainer.js';
-import type { PolicyServing } from '../trainer/policy-serving.js';
+import type { PolicyServing } from '../serving/policy-serving.js';
 import { configurationSections, type RecipeSettings } from './configuration-schema.js';
 import type { Resolved } from './configuration.js';
 import { localModelDirectoryOf, servedModelNameOf, type EngineConfiguration } from './create-inference-engine.js';
-import { createPublishingPolicyServing } from './create-publishing-policy-serving.js';
-import { createStorePolicyServing } from './create-store-policy-serving.js';
-import { serveActiveVersion } from './start-policy-follower.js';
+import { createPublishingPolicyServing } from '../serving/create-publishing-policy-serving.js';
+import { createStorePolicyServing } from '../serving/create-store-policy-serving.js';
+import { serveActiveVersion } from '../serving/start-policy-follower.js';
 import { tinkerApiKeyOf } from './tinker-api-key.js';
 
 /**

@@ -14,11 +14,11 @@ import { ClawrlError } from '../spec/clawrl-error.js';
 import type { Logger } from '../spec/logger.js';
 import { localModelDirectoryOf } from './create-inference-engine.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
-import { createStorePolicyServing } from './create-store-policy-serving.js';
+import { createStorePolicyServing } from '../serving/create-store-policy-serving.js';
 import { consumerNameOf, openEventBus } from './open-event-bus.js';
 import { openRecordStore } from './open-record-store.js';
 import { runUntilSignal } from './run-until-signal.js';
-import { startPolicyFollower } from './start-policy-follower.js';
+import { startPolicyFollower } from '../serving/start-policy-follower.js';
 import { startTraining } from './start-training.js';
 
 /** The storage, bus and trainer components, the model and the recipe: `commandSchemas.trainer`. */

@@ -11,7 +11,7 @@ import type { RecordStore } from '../spec/record-store.js';
 import type { TrainingEngine, TrainingLoss } from '../spec/training-engine.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
 import { createTrainer } from './create-trainer.js';
-import { createPolicyServing } from './policy-serving.js';
+import { createPolicyServing } from '../serving/policy-serving.js';
 
 // Worker threads run compiled JavaScript: the suite builds dist/ before the tests.
 const dist = (name: string) => new URL(path.join('..', '..', 'dist', 'engines', 'local', name), import.meta.url);

@@ -10,7 +10,7 @@ import type { EventBus } from '../spec/event-bus.js';
 import type { PolicyArtifact, PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
-import type { PolicyServing } from '../trainer/policy-serving.js';
+import type { PolicyServing } from './policy-serving.js';
 
 export interface PolicyFollowerOptions {
   store: RecordStore;

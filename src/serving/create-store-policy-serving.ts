@@ -7,7 +7,7 @@
 import type { PolicyArtifact, PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
-import { recordBaseVersionIfMissing, storedPolicyArtifact, type PolicyServing } from '../trainer/policy-serving.js';
+import { recordBaseVersionIfMissing, storedPolicyArtifact, type PolicyServing } from './policy-serving.js';
 
 export interface StorePolicyServingOptions {
   store: RecordStore;

@@ -7,7 +7,7 @@
 import type { EventBus } from '../spec/event-bus.js';
 import type { PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
-import type { PolicyServing } from '../trainer/policy-serving.js';
+import type { PolicyServing } from './policy-serving.js';
 
 export function createPublishingPolicyServing(serving: PolicyServing, bus: EventBus, logger: Logger): PolicyServing {
   async function announce(version: PolicyVersion): Promise<void> {
