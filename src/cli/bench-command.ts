@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { runTrainingBenchCommand } from './bench-training-command.js';
-import { runEngineBench, type EngineBenchResult } from '../eval/bench/engine-bench.js';
-import { defaultServingBenchOptions, runServingBench, type ServingBenchResult } from '../eval/bench/serving-bench.js';
+import { runEngineBench, type EngineBenchResult } from '../lab/bench/engine-bench.js';
+import { defaultServingBenchOptions, runServingBench, type ServingBenchResult } from '../lab/bench/serving-bench.js';
 import {
   defaultGatewayBenchOptions,
   defaultRealisticPacing,
@@ -14,16 +14,16 @@ import {
   type GatewayBenchJudgeLoad,
   type GatewayBenchResult,
   type ScenarioResult,
-} from '../eval/bench/gateway-bench.js';
-import type { UpstreamPacing } from '../eval/bench/bench-upstream.js';
+} from '../lab/bench/gateway-bench.js';
+import type { UpstreamPacing } from '../lab/bench/bench-upstream.js';
 import {
   defaultStoreBenchWorkload,
   quickStoreBenchWorkload,
   runStoreBench,
   type StoreBenchResult,
   type StoreBenchTarget,
-} from '../eval/bench/store-bench.js';
-import { formatDashboardBench, runDashboardBench } from '../eval/bench/dashboard-bench.js';
+} from '../lab/bench/store-bench.js';
+import { formatDashboardBench, runDashboardBench } from '../lab/bench/dashboard-bench.js';
 import { createPostgresRecordStore } from '../stores/postgres/create-postgres-record-store.js';
 import { dropPostgresSchema } from '../stores/postgres/drop-postgres-schema.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';

@@ -1,11 +1,11 @@
-/** `clawrl bench training`: chat latency idle vs during training, in one run (src/eval/bench/training-latency-bench.ts). */
+/** `clawrl bench training`: chat latency idle vs during training, in one run (src/lab/bench/training-latency-bench.ts). */
 import { fileURLToPath } from 'node:url';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import {
   defaultTrainingLatencyBenchOptions,
   runTrainingLatencyBench,
   type TrainingLatencyBenchResult,
-} from '../eval/bench/training-latency-bench.js';
+} from '../lab/bench/training-latency-bench.js';
 
 export function formatTrainingLatencyBench(result: TrainingLatencyBenchResult): string {
   const { idle, duringTraining: during } = result;

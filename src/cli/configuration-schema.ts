@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { defaultAnchorTopK } from '../core/policy-loss.js';
 import { sampleMethodSchema } from '../spec/records.js';
 import type { TrainingLossName } from '../spec/training-engine.js';
-import { runNamePattern } from '../eval/manager-worker/rollout-queue-api.js';
+import { runNamePattern } from '../rollouts/manager-worker/rollout-queue-api.js';
 
 export interface OptionMetadata {
   /** Flag as commander declares it, e.g. `--port <number>`; its name gives `CLAWRL_PORT`. */

@@ -11,9 +11,9 @@
  */
 import { hostname } from 'node:os';
 import type { z } from 'zod';
-import { createJudgeAppraiser, createVerifierAppraiser, type AppraiseResult } from '../eval/manager-worker/appraise-result.js';
-import { createGatewayFeedbackClient } from '../eval/manager-worker/gateway-feedback-client.js';
-import { startManager, type AppraisalRecord } from '../eval/manager-worker/run-manager.js';
+import { createJudgeAppraiser, createVerifierAppraiser, type AppraiseResult } from '../rollouts/manager-worker/appraise-result.js';
+import { createGatewayFeedbackClient } from '../rollouts/manager-worker/gateway-feedback-client.js';
+import { startManager, type AppraisalRecord } from '../rollouts/manager-worker/run-manager.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { EnvironmentDefinition } from '../spec/environment.js';
 import type { Logger } from '../spec/logger.js';

@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import { loadSimulatedUser } from '../eval/personalize/load-simulated-user.js';
+import { loadSimulatedUser } from '../lab/personalize/load-simulated-user.js';
 import { rulesJudgeSpecForUser } from '../builtin/user-preference.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { recipeSettings, withoutDefaults, type Recipe, type RecipeSettings } from './configuration-schema.js';

@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadChatRenderer } from '../model/create-chat-renderer.js';
 import { loadTransformerFromFolder } from '../model/transformer.js';
 import { initializeTensorBackend } from '../tensor/index.js';
-import { corpusFingerprint } from '../builtin/pretrain/run-pretraining.js';
+import { corpusFingerprint } from '../lab/pretrain/run-pretraining.js';
 import { runPretrainTinyCommand } from './pretrain-tiny-command.js';
 
 // Worker threads run compiled JavaScript: the suite builds dist/ before the tests.
-const workerUrl = new URL(path.join('..', '..', 'dist', 'builtin', 'pretrain', 'pretrain-worker.js'), import.meta.url);
+const workerUrl = new URL(path.join('..', '..', 'dist', 'lab', 'pretrain', 'pretrain-worker.js'), import.meta.url);
 const quiet = (): void => undefined;
 let root: string;
 

@@ -7,8 +7,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import { builtinArchitecture, tinyTestArchitecture } from '../builtin/pretrain/builtin-model-shape.js';
-import { runPretraining, type PretrainingOptions, type PretrainingSummary } from '../builtin/pretrain/run-pretraining.js';
+import { builtinArchitecture, tinyTestArchitecture } from '../lab/pretrain/builtin-model-shape.js';
+import { runPretraining, type PretrainingOptions, type PretrainingSummary } from '../lab/pretrain/run-pretraining.js';
 
 export interface PretrainTinyCommandOptions {
   out: string;
@@ -104,7 +104,7 @@ export function runPretrainTinyCommand(options: PretrainTinyCommandOptions): Pro
     tokenizerExamples: recipe.tokenizerExamples,
     checkpointEverySeconds: (options.checkpointMinutes ?? recipe.checkpointMinutes) * 60,
     progressEverySteps: options.tiny === true ? 5 : 10,
-    workerUrl: options.workerUrl ?? new URL('../builtin/pretrain/pretrain-worker.js', import.meta.url),
+    workerUrl: options.workerUrl ?? new URL('../lab/pretrain/pretrain-worker.js', import.meta.url),
     log: options.log ?? ((line) => process.stderr.write(`pretrain-tiny: ${line}\n`)),
     ...(options.maxMinutes === undefined ? {} : { maxSeconds: options.maxMinutes * 60 }),
     ...(options.stopAtStep === undefined ? {} : { stopAtStep: options.stopAtStep }),

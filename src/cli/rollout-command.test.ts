@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RolloutResult } from '../eval/rollout/rollout-result.js';
+import type { RolloutResult } from '../rollouts/rollout-result.js';
 import { resolveConfiguration } from './configuration.js';
 import { formatRolloutResult, rolloutSchema, rolloutServeArguments, type RolloutCommandInput } from './rollout-command.js';
 

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadDashboardAssets } from '../dashboard/load-dashboard-assets.js';
-import { createExperimentChartsReader } from '../eval/create-experiment-charts-reader.js';
+import { createExperimentChartsReader } from '../lab/create-experiment-charts-reader.js';
 import { createApiKeyAuthenticator, parseApiKeyEntry } from '../gateway/api-key-authenticator.js';
 import { createGatewayRequestListener } from '../gateway/create-gateway-request-listener.js';
 import type { DashboardAssets } from '../gateway/gateway-context.js';

@@ -8,11 +8,11 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
-import { loadEnvironment } from '../environments/environment-registry.js';
-import { createRolloutClient, type RolloutClient } from '../eval/rollout/rollout-client.js';
-import type { ResultMessage } from '../eval/manager-worker/rollout-queue-api.js';
-import { startWorker, type RunningWorker } from '../eval/manager-worker/run-worker.js';
-import { solveWithEpisode } from '../eval/manager-worker/solve-with-episode.js';
+import { loadEnvironment } from '../rollouts/environments/environment-registry.js';
+import { createRolloutClient, type RolloutClient } from '../rollouts/rollout-client.js';
+import type { ResultMessage } from '../rollouts/manager-worker/rollout-queue-api.js';
+import { startWorker, type RunningWorker } from '../rollouts/manager-worker/run-worker.js';
+import { solveWithEpisode } from '../rollouts/manager-worker/solve-with-episode.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { EnvironmentDefinition } from '../spec/environment.js';
 import type { Logger } from '../spec/logger.js';
