@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatGatewayBench, upstreamPacingOf } from '../../cli/bench-command.js';
+import { formatGatewayBench, upstreamPacingOf } from '../../cli/commands/bench-command.js';
 import { defaultRealisticPacing, summarizeRealistic, type GatewayBenchResult, type ScenarioResult, type TargetFigures } from './gateway-bench.js';
 
 function target(overrides: Partial<TargetFigures>): TargetFigures {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runBenchCommand } from '../../cli/bench-command.js';
+import { runBenchCommand } from '../../cli/commands/bench-command.js';
 
 // The bench spawns its peers and the gateway from the build, beside its own module.
 const built = path.join(import.meta.dirname, '..', '..', '..', 'dist', 'lab', 'bench', 'gateway-bench.js');

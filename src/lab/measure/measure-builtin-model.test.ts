@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { styleDimensions } from '../../builtin/style.js';
-import { runPretrainTinyCommand } from '../../cli/pretrain-tiny-command.js';
+import { runPretrainTinyCommand } from '../../cli/commands/pretrain-tiny-command.js';
 import { initializeTensorBackend } from '../../tensor/index.js';
 import { defaultMeasureOptions, measureBuiltinModel, statedAnswer } from './measure-builtin-model.js';
 
