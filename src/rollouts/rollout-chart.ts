@@ -3,7 +3,7 @@
  * 0), one line per result file in the folder, and each run's step reward as a thin dotted line of
  * the same colour. Plain SVG, like the personalization chart.
  */
-import { chartFrame, escapeXml, round } from '../lab/personalize/satisfaction-chart.js';
+import { chartFrame, escapeXml, round } from './chart-frame.js';
 import type { RolloutResult } from './rollout-result.js';
 
 const width = 880;

@@ -3,6 +3,7 @@
  * step line per result (the rate holds from one probe to the next, as in `sessionsToSuccess`),
  * the success threshold dashed. Plain SVG text with no dependencies, so any browser shows it.
  */
+import { chartFrame, escapeXml, round } from '../../rollouts/chart-frame.js';
 import { successThreshold, type PersonalizeMethod, type PersonalizeResult } from './personalize-result.js';
 
 const width = 880;
@@ -13,21 +14,6 @@ const plotHeight = height - margin.top - margin.bottom;
 
 const methodColors: { readonly [M in PersonalizeMethod]: string } = { rl: '#d62728', opd: '#1f77b4', combine: '#2ca02c', base: '#7f7f7f' };
 const dashPatterns = ['', '6 3', '2 3', '8 3 2 3'];
-
-export function escapeXml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-}
-
-export function round(value: number): string {
-  return String(Math.round(value * 10) / 10);
-}
-
-/** A tick step of 1, 2 or 5 times a power of ten giving at most about 10 ticks. */
-function tickStep(maximum: number): number {
-  const rough = Math.max(1, maximum / 10);
-  const power = 10 ** Math.floor(Math.log10(rough));
-  return ([1, 2, 5, 10].map((factor) => factor * power).find((step) => step >= rough) ?? 10 * power);
-}
 
 /** The step line's points: each probe's rate from its session to the next probe (or the end of the run). */
 export function probeStepPoints(result: Pick<PersonalizeResult, 'probe' | 'sessions'>): Array<[number, number]> {
@@ -46,37 +32,6 @@ export function labelOf(result: Pick<PersonalizeResult, 'method' | 'user' | 'see
   return `${result.method} · ${result.user} · seed ${result.seed} (${success})`;
 }
 
-/** The frame both charts share: the white page, the title, the 0–1 grid with its labels and the x-axis ticks. */
-export function chartFrame(options: {
-  width: number;
-  height: number;
-  margin: { left: number; top: number };
-  plotWidth: number;
-  plotHeight: number;
-  title: string;
-  maximumX: number;
-  x: (value: number) => number;
-  y: (value: number) => number;
-}): string[] {
-  const { width, height, margin, plotWidth, plotHeight, x, y } = options;
-  const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="12">`,
-    `<rect width="${width}" height="${height}" fill="white"/>`,
-    `<text x="${margin.left}" y="22" font-size="14">${escapeXml(options.title)}</text>`,
-  ];
-  for (let tick = 0; tick <= 5; tick += 1) {
-    const value = tick / 5;
-    parts.push(
-      `<line x1="${margin.left}" x2="${margin.left + plotWidth}" y1="${round(y(value))}" y2="${round(y(value))}" stroke="#e5e5e5"/>`,
-      `<text x="${margin.left - 8}" y="${round(y(value) + 4)}" text-anchor="end">${value.toFixed(1)}</text>`,
-    );
-  }
-  const step = tickStep(options.maximumX);
-  for (let tick = 0; tick <= options.maximumX; tick += step) {
-    parts.push(`<text x="${round(x(tick))}" y="${margin.top + plotHeight + 18}" text-anchor="middle">${tick}</text>`);
-  }
-  return parts;
-}
 
 export function satisfactionChart(results: readonly PersonalizeResult[]): string {
   const maximumSessions = Math.max(1, ...results.map((result) => Math.max(result.sessions.length, ...result.probe.map((probe) => probe.afterSession))));
