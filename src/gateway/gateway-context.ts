@@ -1,11 +1,12 @@
 /** What the gateway's routes share: seams, limits and the injected clock and id generator. */
 import type { ExperimentCharts } from '../spec/experiment-charts.js';
-import type { InferenceEngine } from '../spec/inference-engine.js';
+import type { InferenceEngine, PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
+import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
 import type { RecordStore } from '../spec/record-store.js';
+import type { TrainingStepRecord } from '../spec/records.js';
 import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
-import type { PolicyControl } from './admin/policy-routes.js';
 
 export interface GatewayLimits {
   /** Largest accepted request body, in bytes. */
@@ -61,4 +62,25 @@ export interface DashboardAsset {
 export interface DashboardAssets {
   /** The file at `path` (relative, `index.html` for the page itself); null when there is none. */
   get(path: string): DashboardAsset | null;
+}
+
+/** What the admin routes may do to serving and training. */
+export interface PolicyControl {
+  /** Serves `version` from now on (and training continues from it); `not_found` for an unknown one. */
+  activate(version: PolicyVersion): Promise<void>;
+  /** Null when training is off (`--no-train`, or an engine that cannot load versions). */
+  readonly training: TrainingControl | null;
+  /** Which version each engine of this process serves (the gateway's, and the judge's own), and what is pending. */
+  servingStatus?(): PolicyServingStatus[];
+}
+
+export interface TrainingControl {
+  pause(): void;
+  resume(): void;
+  trainNow(): Promise<
+    | { kind: 'trained'; step: TrainingStepRecord; samplesDropped: number }
+    | { kind: 'all-stale'; samplesDropped: number }
+    | { kind: 'idle' }
+  >;
+  status(): { paused: boolean; training: boolean; trainingVersion: PolicyVersion; samplesDroppedStale: number; failedSteps: number; trainEvery: number };
 }

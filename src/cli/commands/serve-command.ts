@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import type { z } from 'zod';
 import { commandSchemas } from '../configuration/configuration-schema.js';
 import type { Resolved } from '../configuration/configuration.js';
-import type { PolicyControl } from '../../gateway/admin/policy-routes.js';
+import type { PolicyControl } from '../../gateway/gateway-context.js';
 import type { Logger } from '../../spec/logger.js';
 import type { PolicyServingStatus } from '../../spec/policy-serving-status.js';
 import { createPolicyServing } from '../../serving/policy-serving.js';

@@ -13,7 +13,7 @@ import { createApiKeyAuthenticator, parseApiKeyEntry } from '../../gateway/api-k
 import { createGatewayRequestListener } from '../../gateway/create-gateway-request-listener.js';
 import type { DashboardAssets } from '../../gateway/gateway-context.js';
 import { createGatewayMetrics } from '../../gateway/gateway-metrics.js';
-import type { PolicyControl } from '../../gateway/admin/policy-routes.js';
+import type { PolicyControl } from '../../gateway/gateway-context.js';
 import { createSessionReaper } from '../../gateway/session-reaper.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';

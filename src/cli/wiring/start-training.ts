@@ -13,7 +13,7 @@ import { createLocalTrainingEngine } from '../../engines/local/create-local-trai
 import { createTinkerClient } from '../../engines/tinker/create-tinker-client.js';
 import { createTinkerTrainingEngine } from '../../engines/tinker/create-tinker-training-engine.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
-import type { PolicyControl } from '../../gateway/admin/policy-routes.js';
+import type { PolicyControl } from '../../gateway/gateway-context.js';
 import type { EventBus } from '../../spec/event-bus.js';
 import type { InferenceEngine, PolicyVersion } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';

@@ -13,8 +13,16 @@
  * escape anywhere outside the array, a non-integer, malformed text) returns `undefined`, and the
  * caller parses the chunk as usual, so its results and its errors are exactly `JSON.parse`'s.
  */
-import { isTokenIdArray } from './chat-completions-api.js';
 import { commonPrefixLength } from './common-prefix-length.js';
+
+/** A plain loop: `Array.prototype.every` with a callback took 15 times as long over 11k ids. */
+export function isTokenIdArray(value: unknown): value is number[] {
+  if (!Array.isArray(value)) return false;
+  for (let index = 0; index < value.length; index += 1) {
+    if (!Number.isInteger(value[index])) return false;
+  }
+  return true;
+}
 
 const promptIdsKey = '"prompt_token_ids"';
 /** Shorter arrays (a small prompt, a judge call) are parsed as they come: there is little to save. */

@@ -3,35 +3,13 @@
  * createdAt, parent, active, ...}]}`, the base first), `POST /admin/policies/{version}/activate`
  * (roll serving back or forward), `POST /admin/training/pause | resume | step` (`step` runs one
  * training step now). The gateway knows nothing of the trainer: the composition root hands it a
- * `PolicyControl`.
+ * `PolicyControl` (`gateway-context.ts`).
  */
 import type { Env, Hono } from 'hono';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
-import type { PolicyServingStatus } from '../../spec/policy-serving-status.js';
-import type { PolicyVersionRecord, TrainingStepRecord } from '../../spec/records.js';
-import type { GatewayContext } from '../gateway-context.js';
-
-/** What the admin routes may do to serving and training. */
-export interface PolicyControl {
-  /** Serves `version` from now on (and training continues from it); `not_found` for an unknown one. */
-  activate(version: PolicyVersion): Promise<void>;
-  /** Null when training is off (`--no-train`, or an engine that cannot load versions). */
-  readonly training: TrainingControl | null;
-  /** Which version each engine of this process serves (the gateway's, and the judge's own), and what is pending. */
-  servingStatus?(): PolicyServingStatus[];
-}
-
-export interface TrainingControl {
-  pause(): void;
-  resume(): void;
-  trainNow(): Promise<
-    | { kind: 'trained'; step: TrainingStepRecord; samplesDropped: number }
-    | { kind: 'all-stale'; samplesDropped: number }
-    | { kind: 'idle' }
-  >;
-  status(): { paused: boolean; training: boolean; trainingVersion: PolicyVersion; samplesDroppedStale: number; failedSteps: number; trainEvery: number };
-}
+import type { PolicyVersionRecord } from '../../spec/records.js';
+import type { GatewayContext, PolicyControl, TrainingControl } from '../gateway-context.js';
 
 export function wirePolicyVersion(record: PolicyVersionRecord): Record<string, unknown> {
   return {
