@@ -15,7 +15,7 @@ import type { RolloutProvenance, TurnRecord } from '../../spec/records.js';
 import { tenantOf, type Principal } from '../api-key-authenticator.js';
 import { feedbackRequestSchema, type FeedbackRequest, type FeedbackResponse } from './feedback-api.js';
 import type { GatewayContext } from '../gateway-context.js';
-import { parseJsonBody } from '../protocols/chat-completions/parse-chat-request.js';
+import { parseJsonBody } from '../parse-wire-request.js';
 
 const feedbackBodyLimitBytes = 64 * 1024;
 

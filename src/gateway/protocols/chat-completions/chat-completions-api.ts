@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { keepUnreadFields } from '../provider-fields.js';
 import type { ChatMessage, ResponseFormat, SamplingOptions, ToolChoice, ToolDefinition } from '../../../spec/chat.js';
 import type { SamplingDefaults } from '../../gateway-context.js';
+import { domainSampling, UnsupportedContentError } from '../domain-request.js';
 
 const textPart = z.object({ type: z.literal('text'), text: z.string() }).loose();
 
@@ -122,9 +123,6 @@ function contentText(value: WireContent | null | undefined, path: string): strin
     .join('');
 }
 
-/** Thrown by conversion for content the models cannot take; the route maps it to a 400. */
-export class UnsupportedContentError extends Error {}
-
 export function toDomainMessages(request: ChatCompletionRequest): ChatMessage[] {
   return request.messages.map((wire, index): ChatMessage => {
     const message = toDomainMessage(wire, `messages[${index}]`);
@@ -176,20 +174,20 @@ export function toDomainToolChoice(request: ChatCompletionRequest): ToolChoice {
   return typeof choice === 'string' ? choice : { name: choice.function.name };
 }
 
-/** A request's own sampling where it names it, the server's defaults where not (a top_k of 0 or -1 turns top-k off). */
 export function toDomainSampling(request: ChatCompletionRequest, defaults: SamplingDefaults): SamplingOptions {
-  const stop = request.stop === null || request.stop === undefined ? [] : [request.stop].flat();
-  const topK = request.top_k === null || request.top_k === undefined ? defaults.topK : request.top_k;
-  return {
-    maxTokens: request.max_completion_tokens ?? request.max_tokens ?? defaults.maxTokens,
-    temperature: request.temperature ?? defaults.temperature,
-    topP: request.top_p ?? defaults.topP,
-    ...(topK !== undefined && topK > 0 ? { topK } : {}),
-    stop: stop.filter((sequence) => sequence.length > 0),
-    ...(request.seed !== null && request.seed !== undefined ? { seed: request.seed } : {}),
-    n: request.n ?? 1,
-    topLogprobs: request.logprobs === true ? (request.top_logprobs ?? 0) : 0,
-  };
+  return domainSampling(
+    {
+      maxTokens: request.max_completion_tokens ?? request.max_tokens,
+      temperature: request.temperature,
+      topP: request.top_p,
+      topK: request.top_k,
+      stop: request.stop === null || request.stop === undefined ? [] : [request.stop].flat(),
+      seed: request.seed,
+      n: request.n,
+      topLogprobs: request.logprobs === true ? (request.top_logprobs ?? 0) : 0,
+    },
+    defaults,
+  );
 }
 
 /** Wire form of one token's log-prob, as OpenAI returns it. */

@@ -9,7 +9,7 @@ import type { ChatMessage, SamplingOptions, ToolCall, ToolChoice, ToolDefinition
 import type { ClawrlError } from '../../../spec/clawrl-error.js';
 import type { ChoiceResult, FinishReason } from '../../../spec/inference-engine.js';
 import type { SamplingDefaults } from '../../gateway-context.js';
-import { UnsupportedContentError } from '../chat-completions/chat-completions-api.js';
+import { domainSampling, UnsupportedContentError } from '../domain-request.js';
 import { keepUnreadFields } from '../provider-fields.js';
 
 /** The fields of each block this adapter reads; the rest is kept as the message's provider fields. */
@@ -207,16 +207,10 @@ export function toDomainToolChoice(request: CountTokensRequest): ToolChoice {
 }
 
 export function toDomainSampling(request: MessagesRequest, defaults: SamplingDefaults): SamplingOptions {
-  const topK = request.top_k ?? defaults.topK;
-  return {
-    maxTokens: request.max_tokens,
-    temperature: request.temperature ?? defaults.temperature,
-    topP: request.top_p ?? defaults.topP,
-    ...(topK !== undefined && topK > 0 ? { topK } : {}),
-    stop: (request.stop_sequences ?? []).filter((sequence) => sequence.length > 0),
-    n: 1,
-    topLogprobs: 0,
-  };
+  return domainSampling(
+    { maxTokens: request.max_tokens, temperature: request.temperature, topP: request.top_p, topK: request.top_k, stop: request.stop_sequences },
+    defaults,
+  );
 }
 
 /** Anthropic has no reason for aborted or failed generations; clients see what they got as a turn end. */

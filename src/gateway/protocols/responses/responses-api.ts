@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { ChatMessage, ToolCall, ToolChoice, ToolDefinition } from '../../../spec/chat.js';
 import type { ChoiceResult } from '../../../spec/inference-engine.js';
-import { UnsupportedContentError } from '../chat-completions/chat-completions-api.js';
+import { UnsupportedContentError } from '../domain-request.js';
 import { keepUnreadFields } from '../provider-fields.js';
 
 const textPart = z.object({ type: z.enum(['input_text', 'output_text']), text: z.string() }).loose();

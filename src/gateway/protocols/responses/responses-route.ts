@@ -7,13 +7,12 @@
  */
 import { createStringInterner } from '../../../core/string-interner.js';
 import { ClawrlError } from '../../../spec/clawrl-error.js';
-import type { ChatMessage, SamplingOptions } from '../../../spec/chat.js';
 import type { TurnRecord } from '../../../spec/records.js';
 import { tenantOf, type Principal } from '../../api-key-authenticator.js';
 import { wireErrorOf } from '../../error-response.js';
 import type { GatewayContext } from '../../gateway-context.js';
-import { UnsupportedContentError } from '../chat-completions/chat-completions-api.js';
-import { parseWireRequest } from '../chat-completions/parse-chat-request.js';
+import { parseWireRequest } from '../../parse-wire-request.js';
+import { domainConversation, domainSampling } from '../domain-request.js';
 import { eventStreamHeaders, type ProtocolInput, type ProtocolReply, type ProtocolRoute } from '../protocol-route.js';
 import {
   responsesRequestSchema,
@@ -55,24 +54,14 @@ export function createResponsesRoute(context: GatewayContext, recorder: TurnReco
 
   async function handle(input: ProtocolInput): Promise<ProtocolReply> {
     const wire = parseWireRequest(responsesRequestSchema, input.body);
-    let inputMessages: ChatMessage[];
-    let tools: ReturnType<typeof toDomainResponseTools>;
-    try {
-      inputMessages = toDomainResponseMessages(wire);
-      for (const message of inputMessages) message.content = longTexts.intern(message.content);
-      tools = toDomainResponseTools(wire);
-    } catch (error) {
-      if (error instanceof UnsupportedContentError) throw new ClawrlError('invalid_request', error.message);
-      throw error;
-    }
-    tools.tools.forEach((tool, index) => {
-      const type = tool.parameters?.type;
-      if (type !== undefined && type !== 'object') {
-        throw new ClawrlError('invalid_request', `Invalid tool schema: tools[${index}].parameters must be a JSON Schema of type "object".`, {
-          param: `tools[${index}].parameters`,
-        });
-      }
-    });
+    const conversation = domainConversation(
+      () => {
+        const messages = toDomainResponseMessages(wire);
+        const tools = toDomainResponseTools(wire);
+        return { messages, tools: tools.tools, wireTools: tools.wire, toolChoice: toDomainResponseToolChoice(wire) };
+      },
+      { intern: longTexts.intern, toolSchemaPath: (index) => `tools[${index}].parameters` },
+    );
     // Structured output needs constrained decoding, which no engine offers through this route: refused, not ignored.
     const format = wire.text?.format?.type;
     if (format !== undefined && format !== 'text') {
@@ -80,32 +69,19 @@ export function createResponsesRoute(context: GatewayContext, recorder: TurnReco
         param: 'text.format',
       });
     }
-    const toolChoice = toDomainResponseToolChoice(wire);
-    if (typeof toolChoice === 'object' && !tools.tools.some((tool) => tool.name === toolChoice.name)) {
-      throw new ClawrlError('invalid_request', `tool_choice names '${toolChoice.name}', which is not among the tools.`, { param: 'tool_choice' });
-    }
     const previousResponseId = wire.previous_response_id ?? null;
     const previous = previousResponseId === null ? null : await continuedTurn(context, previousResponseId, input.principal);
     const instructions = wire.instructions === null || wire.instructions === undefined ? null : longTexts.intern(wire.instructions);
     // New instructions replace the continued turn's; without any, its system prompt stays, so the
     // conversation keeps its root (and so its reply keys and next-state link).
     const history = previous === null ? [] : [...previous.messages.filter((message, index) => instructions === null || index > 0 || message.role !== 'system'), previous.response];
-    const messages = [...(instructions === null ? [] : [{ role: 'system' as const, content: instructions }]), ...history, ...inputMessages];
-    const defaults = context.samplingDefaults;
-    const sampling: SamplingOptions = {
-      maxTokens: wire.max_output_tokens ?? defaults.maxTokens,
-      temperature: wire.temperature ?? defaults.temperature,
-      topP: wire.top_p ?? defaults.topP,
-      ...(defaults.topK !== undefined && defaults.topK > 0 ? { topK: defaults.topK } : {}),
-      stop: [],
-      n: 1,
-      topLogprobs: 0,
-    };
+    const messages = [...(instructions === null ? [] : [{ role: 'system' as const, content: instructions }]), ...history, ...conversation.messages];
+    const sampling = domainSampling({ maxTokens: wire.max_output_tokens, temperature: wire.temperature, topP: wire.top_p }, context.samplingDefaults);
     const stream = wire.stream === true;
     const turn = await recorder.begin({
       route: 'responses',
       model: wire.model,
-      request: { messages, tools: tools.tools, toolChoice, sampling },
+      request: { messages, tools: conversation.tools, toolChoice: conversation.toolChoice, sampling },
       stream,
       header: input.header,
       principal: input.principal,
@@ -124,7 +100,7 @@ export function createResponsesRoute(context: GatewayContext, recorder: TurnReco
       temperature: sampling.temperature,
       topP: sampling.topP,
       toolChoice: wire.tool_choice,
-      tools: tools.wire,
+      tools: conversation.wireTools,
       metadata: wire.metadata ?? {},
     };
     if (stream) {
