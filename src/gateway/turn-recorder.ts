@@ -68,13 +68,7 @@ interface TurnDraft {
 }
 
 /** What a route hands over to count a prompt's tokens (Anthropic's `count_tokens`): engine work that is no turn. */
-export interface TokenCountStart {
-  route: string;
-  model: string;
-  request: Omit<GenerateRequest, 'sampling'>;
-  principal: Principal;
-  clientSignal: AbortSignal;
-}
+export type TokenCountStart = Pick<TurnStart, 'route' | 'model' | 'principal' | 'clientSignal'> & { request: Omit<GenerateRequest, 'sampling'> };
 
 export interface TurnRecorder {
   /** Throws (`ClawrlError`s carry their status) when the turn cannot begin; then nothing is held. */

@@ -53,16 +53,10 @@ export function domainConversation<T extends DomainConversation>(convert: () => 
 }
 
 /** The sampling a wire names, each field absent (undefined or null) where it names none. */
-export interface RequestedSampling {
-  maxTokens?: number | null | undefined;
-  temperature?: number | null | undefined;
-  topP?: number | null | undefined;
-  topK?: number | null | undefined;
-  stop?: readonly string[] | undefined;
-  seed?: number | null | undefined;
-  n?: number | null | undefined;
-  topLogprobs?: number | undefined;
-}
+export type RequestedSampling = Partial<Record<'maxTokens' | 'temperature' | 'topP' | 'topK' | 'seed' | 'n', number | null>> & {
+  stop?: readonly string[];
+  topLogprobs?: number;
+};
 
 /** A request's own sampling where it names it, the server's defaults where not (a top_k of 0 or less turns top-k off). */
 export function domainSampling(requested: RequestedSampling, defaults: SamplingDefaults): SamplingOptions {
