@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createConversation } from '../src/eval/bench/agent-request-shapes.js';
+import { createConversation } from '../src/lab/bench/agent-request-shapes.js';
 import { repositoryRoot, startClawrlServer, type ClawrlServer } from './testing/start-clawrl-server.js';
 
 const run = promisify(execFile);

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
-import { rolloutResultSchema, type RolloutResult } from '../src/eval/rollout/rollout-result.js';
+import { rolloutResultSchema, type RolloutResult } from '../src/rollouts/rollout-result.js';
 import { createSqliteRecordStore } from '../src/stores/sqlite/create-sqlite-record-store.js';
 import { runCli } from './testing/run-cli.js';
 import { assertBuilt } from './testing/start-clawrl-server.js';

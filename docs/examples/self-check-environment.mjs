@@ -3,7 +3,7 @@
 // model writes such a check in some replies and not in others, so a group disagrees and the policy can learn
 // to write one every time; run from a checkout after `npm run build`:
 //   npx clawrl rollout --env docs/examples/self-check-environment.mjs --train-params lora --learning-rate 2e-3
-import { arithmeticEnvironment } from '../../dist/environments/arithmetic-environment.js';
+import { arithmeticEnvironment } from '../../dist/rollouts/environments/arithmetic-environment.js';
 
 const verdictOf = (text) => {
   const checked = typeof text === 'string' && /\bcheck/i.test(text);

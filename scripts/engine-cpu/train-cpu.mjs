@@ -24,7 +24,7 @@ if (args[0] === '--measure') {
   const { loadTransformer } = await load('model/transformer.js');
   const { transformerShapeFromHuggingFaceConfig } = await load('model/transformer-shape.js');
   const { initializeTensorBackend } = await load('tensor/initialize-tensor-backend.js');
-  const { engineBenchConfigs, engineBenchWorkload, huggingFaceConfigOf } = await load('eval/bench/engine-bench-configs.js');
+  const { engineBenchConfigs, engineBenchWorkload, huggingFaceConfigOf } = await load('lab/bench/engine-bench-configs.js');
   const config = engineBenchConfigs.find((entry) => entry.name === configName);
   const tf = await initializeTensorBackend({ backend: 'wasm' });
   const shape = transformerShapeFromHuggingFaceConfig(huggingFaceConfigOf(config));
@@ -58,7 +58,7 @@ if (args[0] === '--measure') {
 }
 
 const root = Object.values(builds)[0];
-const { engineBenchConfigs, engineBenchWorkload } = await import(path.join(root, 'dist/eval/bench/engine-bench-configs.js'));
+const { engineBenchConfigs, engineBenchWorkload } = await import(path.join(root, 'dist/lab/bench/engine-bench-configs.js'));
 const results = Object.fromEntries(Object.keys(builds).map((label) => [label, []]));
 for (let round = 0; round < rounds; round++) {
   for (const [label, buildRoot] of Object.entries(builds)) {

@@ -13,9 +13,9 @@ const shape = args.find((a) => a.startsWith('--shape='))?.slice(8) ?? 'agent';
 const only = args.find((a) => a.startsWith('--only='))?.slice(7);
 const scale = Number(args.find((a) => a.startsWith('--scale='))?.slice(8) ?? 1);
 const harnessRoot = Object.values(builds)[0];
-const { spawnReadyProcess } = await import(path.join(harnessRoot, 'dist/eval/bench/spawn-ready-process.js'));
-const { runLoad } = await import(path.join(harnessRoot, 'dist/eval/bench/load-generator.js'));
-const upstream = await spawnReadyProcess(path.join(harnessRoot, 'dist/eval/bench/run-bench-peer.js'), ['upstream']);
+const { spawnReadyProcess } = await import(path.join(harnessRoot, 'dist/lab/bench/spawn-ready-process.js'));
+const { runLoad } = await import(path.join(harnessRoot, 'dist/lab/bench/load-generator.js'));
+const upstream = await spawnReadyProcess(path.join(harnessRoot, 'dist/lab/bench/run-bench-peer.js'), ['upstream']);
 const threadNs = (pid) => Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[0]);
 // Every thread's schedstat (V8's garbage-collection helpers included), in nanoseconds; threads that ended between reads are not counted.
 const procNs = (pid) => readdirSync(`/proc/${pid}/task`).reduce((sum, task) => { try { return sum + Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]); } catch { return sum; } }, 0);

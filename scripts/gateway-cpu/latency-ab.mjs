@@ -16,9 +16,9 @@ const requests = Number(option('requests', 100));
 const shape = option('shape', 'agent');
 const stream = !args.includes('--json');
 const harnessRoot = Object.values(builds)[0];
-const { spawnReadyProcess } = await import(path.join(harnessRoot, 'dist/eval/bench/spawn-ready-process.js'));
-const { runLoad } = await import(path.join(harnessRoot, 'dist/eval/bench/load-generator.js'));
-const upstream = await spawnReadyProcess(path.join(harnessRoot, 'dist/eval/bench/run-bench-peer.js'), ['upstream']);
+const { spawnReadyProcess } = await import(path.join(harnessRoot, 'dist/lab/bench/spawn-ready-process.js'));
+const { runLoad } = await import(path.join(harnessRoot, 'dist/lab/bench/load-generator.js'));
+const upstream = await spawnReadyProcess(path.join(harnessRoot, 'dist/lab/bench/run-bench-peer.js'), ['upstream']);
 const targets = { direct: { url: upstream.url } };
 for (const [label, root] of Object.entries(builds)) {
   const data = mkdtempSync(path.join(tmpdir(), 'gwlat-'));

@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import OpenAI from 'openai';
-import { loadEnvironment } from '../../dist/environments/environment-registry.js';
+import { loadEnvironment } from '../../dist/rollouts/environments/environment-registry.js';
 
 const { values } = parseArgs({
   options: {

@@ -11,27 +11,27 @@
  */
 import { Command, Option } from 'commander';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import { addOptions, configurationOf, readConfigFile, typedFlags } from './command-options.js';
-import { flattenConfigFile, resolveConfiguration } from './configuration.js';
-import { addExperimentOptions, experimentKnobsOf } from './personalize-recipe.js';
-import { commandSchemas } from './configuration-schema.js';
-import { createConsoleLogger } from './create-console-logger.js';
-import { runServeCommand } from './serve-command.js';
-import { runGatewayCommand } from './gateway-command.js';
-import { runJudgeCommand } from './judge-command.js';
-import { runTrainerCommand } from './trainer-command.js';
-import { fetchStatus, formatStatus } from './status-command.js';
-import { runBenchCommand } from './bench-command.js';
-import { runPretrainTinyCommand } from './pretrain-tiny-command.js';
-import { runRejudgeCommand } from './rejudge-command.js';
-import { runSamplesExportCommand } from './samples-export-command.js';
-import { resolveServerUrl } from './resolve-server-url.js';
-import { activatePolicy, formatPolicies, listPolicies } from './policy-command.js';
-import { startManagerProcess } from './manager-command.js';
-import { startWorkerProcess } from './worker-command.js';
-import { runUntilSignal } from './run-until-signal.js';
-import { formatRolloutResult, rolloutHelp, rolloutSchema, runRolloutCommand, type RolloutCommandOptions } from './rollout-command.js';
-import { defaultMaxWaitMinutes, defaultPersonalizeSessions, explicitKeysOf, formatPersonalizeResult, personalizeHelp, personalizeSchema, runPersonalizeCommand, type PersonalizeCommandOptions } from './eval-command.js';
+import { addOptions, configurationOf, readConfigFile, typedFlags } from './configuration/command-options.js';
+import { flattenConfigFile, resolveConfiguration } from './configuration/configuration.js';
+import { addExperimentOptions, experimentKnobsOf } from './configuration/personalize-recipe.js';
+import { commandSchemas } from './configuration/configuration-schema.js';
+import { createConsoleLogger } from './wiring/create-console-logger.js';
+import { runServeCommand } from './commands/serve-command.js';
+import { runGatewayCommand } from './commands/gateway-command.js';
+import { runJudgeCommand } from './commands/judge-command.js';
+import { runTrainerCommand } from './commands/trainer-command.js';
+import { fetchStatus, formatStatus } from './commands/status-command.js';
+import { runBenchCommand } from './commands/bench-command.js';
+import { runPretrainTinyCommand } from './commands/pretrain-tiny-command.js';
+import { runRejudgeCommand } from './commands/rejudge-command.js';
+import { runSamplesExportCommand } from './commands/samples-export-command.js';
+import { resolveServerUrl } from './commands/resolve-server-url.js';
+import { activatePolicy, formatPolicies, listPolicies } from './commands/policy-command.js';
+import { startManagerProcess } from './commands/manager-command.js';
+import { startWorkerProcess } from './commands/worker-command.js';
+import { runUntilSignal } from './commands/run-until-signal.js';
+import { formatRolloutResult, rolloutHelp, rolloutSchema, runRolloutCommand, type RolloutCommandOptions } from './commands/rollout-command.js';
+import { defaultMaxWaitMinutes, defaultPersonalizeSessions, explicitKeysOf, formatPersonalizeResult, personalizeHelp, personalizeSchema, runPersonalizeCommand, type PersonalizeCommandOptions } from './commands/eval-command.js';
 
 /**
  * The running server the client commands talk to: `--url`, the file's `url` or `CLAWRL_URL` (resolved

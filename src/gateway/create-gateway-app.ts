@@ -5,14 +5,14 @@
  */
 import { Hono, type Context } from 'hono';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import { registerAdminRoutes } from './admin-routes.js';
+import { registerAdminRoutes } from './admin/admin-routes.js';
 import type { Principal } from './api-key-authenticator.js';
 import { asClawrlError, errorResponse } from './error-response.js';
-import { registerDashboardRoutes } from './dashboard-routes.js';
-import { registerFeedbackRoute } from './feedback-route.js';
-import { registerHealthRoutes } from './health-routes.js';
+import { registerDashboardRoutes } from './admin/dashboard-routes.js';
+import { registerFeedbackRoute } from './admin/feedback-route.js';
+import { registerHealthRoutes } from './admin/health-routes.js';
 import type { GatewayContext } from './gateway-context.js';
-import { registerPolicyRoutes } from './policy-routes.js';
+import { registerPolicyRoutes } from './admin/policy-routes.js';
 
 type Variables = { principal: Principal };
 

@@ -8,13 +8,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import { ClawrlError } from '../spec/clawrl-error.js';
-import { createChatCompletionsRoute } from './chat-completions-route.js';
+import { createChatCompletionsRoute } from './protocols/chat-completions/chat-completions-route.js';
 import { createGatewayApp } from './create-gateway-app.js';
 import { asClawrlError } from './error-response.js';
 import type { GatewayContext } from './gateway-context.js';
-import { createMessagesRoutes } from './messages-route.js';
-import type { ProtocolRoute } from './protocol-route.js';
-import { createResponsesRoute } from './responses-route.js';
+import { createMessagesRoutes } from './protocols/messages/messages-route.js';
+import type { ProtocolRoute } from './protocols/protocol-route.js';
+import { createResponsesRoute } from './protocols/responses/responses-route.js';
 import { createTurnRecorder } from './turn-recorder.js';
 
 export type GatewayRequestListener = (request: IncomingMessage, response: ServerResponse) => void;

@@ -2,7 +2,7 @@
  * The turn lifecycle every protocol route shares, whatever its wire: a turn begins from a domain
  * request (model check, the key's concurrency slot, the engine started, the session resolved and
  * the previous turn's next state linked), is fed the engine's events, and ends completed, aborted
- * or failed, recorded durably before the protocol's last byte. Routes (`chat-completions-route.ts`,
+ * or failed, recorded durably before the protocol's last byte. Routes (in `protocols/`: `chat-completions-route.ts`,
  * `responses-route.ts`, `messages-route.ts`) only parse their wire into a `GenerateRequest` and
  * encode the events back; nothing here knows a wire format.
  */
@@ -67,12 +67,21 @@ interface TurnDraft {
   closeSessionAfter: boolean;
 }
 
+/** What a route hands over to count a prompt's tokens (Anthropic's `count_tokens`): engine work that is no turn. */
+export type TokenCountStart = Pick<TurnStart, 'route' | 'model' | 'principal' | 'clientSignal'> & { request: Omit<GenerateRequest, 'sampling'> };
+
 export interface TurnRecorder {
   /** Throws (`ClawrlError`s carry their status) when the turn cannot begin; then nothing is held. */
   begin(start: TurnStart): Promise<ActiveTurn>;
-  /** Takes the key's slot for engine work that is not a turn (token counting); call the result to free it. */
-  acquireSlot(principal: Principal, route: string): () => void;
+  /**
+   * The prompt's token count, as the engine renders it for a turn (the gateway holds no tokenizer):
+   * the same model check and key slot as a turn, the engine stopped once it has counted, nothing recorded.
+   */
+  countTokens(start: TokenCountStart): Promise<number>;
 }
+
+/** One token at temperature 0: the least engine work that reports the rendered prompt. */
+const countingSampling = { temperature: 0, topP: 1, stop: [], n: 1, topLogprobs: 0, maxTokens: 1 };
 
 /**
  * A forced tool call or structured output the engine cannot enforce is refused, never answered in
@@ -88,8 +97,22 @@ function refuseUnenforceable(request: GenerateRequest, engine: GatewayContext['e
   }
 }
 
+/** An abort controller the client's going away fires; `detach` stops listening once the work ends. */
+function abortOnClientGone(clientSignal: AbortSignal): { abort: AbortController; detach(): void } {
+  const abort = new AbortController();
+  const onClientGone = () => abort.abort(new ClawrlError('invalid_request', 'client disconnected'));
+  clientSignal.addEventListener('abort', onClientGone, { once: true });
+  return { abort, detach: () => clientSignal.removeEventListener('abort', onClientGone) };
+}
+
 export function createTurnRecorder(context: GatewayContext): TurnRecorder {
   const inFlightByTenant = new Map<string, number>();
+
+  function checkModel(model: string): void {
+    if (model !== context.engine.modelId && !context.modelAliases.includes(model)) {
+      throw new ClawrlError('not_found', `The model '${model}' does not exist.`, { param: 'model' });
+    }
+  }
 
   function acquireSlot(tenant: string, route: string): () => void {
     const current = inFlightByTenant.get(tenant) ?? 0;
@@ -168,16 +191,12 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
   async function begin(start: TurnStart): Promise<ActiveTurn> {
     const startedAt = context.now();
     const { header, clientSignal, request } = start;
-    if (start.model !== context.engine.modelId && !context.modelAliases.includes(start.model)) {
-      throw new ClawrlError('not_found', `The model '${start.model}' does not exist.`, { param: 'model' });
-    }
+    checkModel(start.model);
     refuseUnenforceable(request, context.engine);
     const tenant = tenantOf(start.principal);
     const release = acquireSlot(tenant ?? 'anonymous', start.route);
     try {
-      const abort = new AbortController();
-      const onClientGone = () => abort.abort(new ClawrlError('invalid_request', 'client disconnected'));
-      clientSignal.addEventListener('abort', onClientGone, { once: true });
+      const { abort, detach } = abortOnClientGone(clientSignal);
       // Start generating first: the session bookkeeping below then overlaps the engine's work
       // instead of adding to the time to first token. Pinned sessions must know their session's
       // version first, so they start after it.
@@ -226,7 +245,7 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
         }
       } catch (error) {
         abort.abort(error);
-        clientSignal.removeEventListener('abort', onClientGone);
+        detach();
         throw error;
       }
       const capture = new TurnCapture(request.sampling.n);
@@ -242,7 +261,7 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
       }
       capture.apply(first.value, context.now());
       const finish = (status: TurnStatus, error: string | null) => {
-        clientSignal.removeEventListener('abort', onClientGone);
+        detach();
         release();
         context.metrics.requestDuration.observe({ route: start.route, stream: String(start.stream) }, (context.now() - startedAt) / 1000);
         if (capture.firstContentAt !== null) {
@@ -284,8 +303,28 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
     }
   }
 
-  return {
-    begin,
-    acquireSlot: (principal, route) => acquireSlot(tenantOf(principal) ?? 'anonymous', route),
-  };
+  async function countTokens(start: TokenCountStart): Promise<number> {
+    checkModel(start.model);
+    const release = acquireSlot(tenantOf(start.principal) ?? 'anonymous', start.route);
+    const { abort, detach } = abortOnClientGone(start.clientSignal);
+    let events: AsyncIterator<GenerateEvent> | undefined;
+    try {
+      events = context.engine.generate({ ...start.request, sampling: countingSampling }, abort.signal)[Symbol.asyncIterator]();
+      for (let next = await events.next(); next.done !== true; next = await events.next()) {
+        const event = next.value;
+        // Engines without exact ids report none at the start; their usage at the end still counts.
+        if (event.type === 'start' && event.promptTokenIds.length > 0) return event.promptTokenIds.length;
+        if (event.type === 'end') return event.result.usage.promptTokens;
+      }
+      throw new ClawrlError('upstream_error', 'The inference engine ended without counting the prompt.');
+    } finally {
+      // Stop the engine and close the generation (its connection, for a remote engine) once counted.
+      abort.abort(new ClawrlError('invalid_request', 'counted'));
+      await events?.return?.().catch(() => undefined);
+      detach();
+      release();
+    }
+  }
+
+  return { begin, countTokens };
 }

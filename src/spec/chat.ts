@@ -1,7 +1,7 @@
 /**
  * Domain chat types: what a conversation is once the wire format has been validated and
- * normalized (text content parts joined, camelCase; images refused, as no served model takes them). Wire types live only in the gateway's
- * `openai-api.ts` and the remote engines' `*-api.ts` files.
+ * normalized (text content parts joined, camelCase; images refused, as no served model takes them). Wire types live only in the
+ * gateway protocols' `*-api.ts` files (`gateway/protocols/`) and the remote engines' `*-api.ts` files.
  */
 
 export type ChatRole = 'system' | 'user' | 'assistant' | 'tool';

@@ -13,8 +13,8 @@
  * the evidence the environment reported when it finished (a final answer, a directory's final
  * state), so a manager process can re-check a remote worker's result without trusting its reward.
  *
- * Implementations: `src/environments/` (arithmetic, tool-calc, terminal); each runs the contract
- * suite in `src/environments/environment.contract.ts`.
+ * Implementations: `src/rollouts/environments/` (arithmetic, tool-calc, terminal); each runs the contract
+ * suite in `src/rollouts/environments/environment.contract.ts`.
  */
 import type { ChatMessage, ToolDefinition } from './chat.js';
 

@@ -1,7 +1,7 @@
 /**
  * The `ExperimentCharts` seam: results of `clawrl eval personalize` and `clawrl rollout` runs found
  * under a results folder (`--results-dir`), as the charts those commands draw. The dashboard's
- * Experiments page shows them; `src/eval` reads the files.
+ * Experiments page shows them; `src/lab/create-experiment-charts-reader.ts` reads the files.
  */
 
 /** One line of a chart: y per x, null where the run measured nothing. */

@@ -13,7 +13,7 @@ import type { RecordStore } from '../spec/record-store.js';
 import type { TrainingEngine, TrainingLoss } from '../spec/training-engine.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
 import { createTrainer } from './create-trainer.js';
-import { createPolicyServing } from './policy-serving.js';
+import { createPolicyServing } from '../serving/policy-serving.js';
 
 const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 let store: RecordStore;

@@ -39,7 +39,7 @@ import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
 import type { TrainingSample, TrainingStepMetrics, TrainingStepRecord } from '../spec/records.js';
 import type { ForwardBackwardOutput, TrainingDatum, TrainingEngine, TrainingLossName } from '../spec/training-engine.js';
-import type { PolicyServing } from './policy-serving.js';
+import type { PolicyServing } from '../serving/policy-serving.js';
 
 export interface TrainerOptions {
   store: RecordStore;

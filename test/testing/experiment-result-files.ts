@@ -1,8 +1,8 @@
 /** Result files of an `eval personalize` and a `rollout` run, as those commands write them to `--out`. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { PersonalizeResult } from '../../src/eval/personalize/personalize-result.js';
-import type { RolloutResult } from '../../src/eval/rollout/rollout-result.js';
+import type { PersonalizeResult } from '../../src/lab/personalize/personalize-result.js';
+import type { RolloutResult } from '../../src/rollouts/rollout-result.js';
 
 const probe = (afterSession: number, satisfactionRate: number, policyVersion: number) => ({
   policyVersion,

@@ -1,5 +1,5 @@
 /** Experiments: the charts of `eval personalize` and `rollout` runs under the server's `--results-dir`. */
-import type { ExperimentsResponse } from '../../gateway/dashboard-api.js';
+import type { ExperimentsResponse } from '../../gateway/admin/dashboard-api.js';
 import { LineChart } from './line-chart.js';
 import { palette } from './palette.js';
 import { usePolling } from './use-polling.js';

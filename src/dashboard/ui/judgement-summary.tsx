@@ -1,5 +1,5 @@
 /** A turn's score, votes, hint and sample, as the session and turn pages show them. */
-import type { JudgementView, SampleView } from '../../gateway/dashboard-api.js';
+import type { JudgementView, SampleView } from '../../gateway/admin/dashboard-api.js';
 
 function scoreClass(score: number | null): string {
   if (score === null) return 'score';

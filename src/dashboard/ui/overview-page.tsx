@@ -4,7 +4,7 @@
  * been open; every other chart reads its window from the store.
  */
 import { useRef } from 'preact/hooks';
-import type { OverviewResponse } from '../../gateway/dashboard-api.js';
+import type { OverviewResponse } from '../../gateway/admin/dashboard-api.js';
 import { LineChart } from './line-chart.js';
 import { palette } from './palette.js';
 import { usePolling } from './use-polling.js';

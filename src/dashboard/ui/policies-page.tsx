@@ -3,7 +3,7 @@
  * they served; activate one (roll back or forward) after a confirmation; pause, resume or step training.
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { PoliciesResponse, PolicyView, StatusView } from '../../gateway/dashboard-api.js';
+import type { PoliciesResponse, PolicyView, StatusView } from '../../gateway/admin/dashboard-api.js';
 import { AdminKeyRefused, adminRequest } from './admin-client.js';
 import { formatTime } from './format-time.js';
 import { LineChart } from './line-chart.js';

@@ -1,6 +1,6 @@
 /** One session's conversation: each main turn with what the user said, the reply and its judging. */
 import { useEffect, useState } from 'preact/hooks';
-import type { SessionTurnView, SessionTurnsResponse } from '../../gateway/dashboard-api.js';
+import type { SessionTurnView, SessionTurnsResponse } from '../../gateway/admin/dashboard-api.js';
 import { AdminKeyRefused, adminRequest } from './admin-client.js';
 import { formatTime } from './format-time.js';
 import { JudgementSummary } from './judgement-summary.js';

@@ -1,6 +1,6 @@
 /** Sessions: a searchable list, newest first, read a page at a time (keyset cursor). */
 import { useEffect, useState } from 'preact/hooks';
-import type { SessionPageResponse, SessionSummary } from '../../gateway/dashboard-api.js';
+import type { SessionPageResponse, SessionSummary } from '../../gateway/admin/dashboard-api.js';
 import { AdminKeyRefused, adminRequest } from './admin-client.js';
 import { formatTime } from './format-time.js';
 

@@ -3,7 +3,7 @@
  * log-prob, or, for an OPD or combine sample, by the teacher's gap (teacher − rollout log-prob).
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { TurnTokensResponse } from '../../gateway/dashboard-api.js';
+import type { TurnTokensResponse } from '../../gateway/admin/dashboard-api.js';
 import { AdminKeyRefused, adminRequest } from './admin-client.js';
 import { JudgementSummary } from './judgement-summary.js';
 

@@ -8,7 +8,7 @@ import type { Logger } from '../../spec/logger.js';
 import type { RecordStore } from '../../spec/record-store.js';
 import { createSqliteRecordStore } from '../../stores/sqlite/create-sqlite-record-store.js';
 import { createTrainer } from '../../trainer/create-trainer.js';
-import { createPolicyServing } from '../../trainer/policy-serving.js';
+import { createPolicyServing } from '../../serving/policy-serving.js';
 import { createTinkerClient } from './create-tinker-client.js';
 import { createTinkerTrainingEngine, tinkerCheckpointFileName } from './create-tinker-training-engine.js';
 import { createTinkerTestServer, type TinkerTestServer } from './testing/create-tinker-test-server.js';

@@ -1,0 +1,62 @@
+/**
+ * `clawrl gateway`: the HTTP gateway alone, for distributed mode (`--store postgres --bus nats`).
+ * Any number run behind a load balancer: sessions, turns and policy versions live in the store,
+ * so consecutive requests of one session may land on different gateways. Each gateway serves the
+ * store's active version at start and follows `policy-published` on its own durable consumer.
+ * It records turns and announces them (`turn-recorded`); judging and training run elsewhere.
+ */
+import { hostname } from 'node:os';
+import type { z } from 'zod';
+import { commandSchemas } from '../configuration/configuration-schema.js';
+import type { Resolved } from '../configuration/configuration.js';
+import type { Logger } from '../../spec/logger.js';
+import { createPolicyServing } from '../../serving/policy-serving.js';
+import { createEventPublishingStore } from '../wiring/create-event-publishing-store.js';
+import { createInferenceEngine } from '../wiring/create-inference-engine.js';
+import { checkUpstreamToolCalling } from '../wiring/check-upstream-tool-calling.js';
+import { checkEngineConfiguration } from '../configuration/check-engine-configuration.js';
+import { createShutdownStack } from '../wiring/create-shutdown-stack.js';
+import { consumerNameOf, openEventBus } from '../wiring/open-event-bus.js';
+import { openRecordStore } from '../wiring/open-record-store.js';
+import { runUntilSignal } from './run-until-signal.js';
+import { startGatewayService } from '../wiring/start-gateway-service.js';
+import { startPolicyFollower } from '../../serving/start-policy-follower.js';
+import { startFollowerServing } from '../wiring/start-training.js';
+
+/** The storage, bus, engine and gateway components: `commandSchemas.gateway`. */
+export type GatewayCommandConfiguration = Resolved<z.infer<typeof commandSchemas.gateway>>;
+
+export async function startGatewayProcess(configuration: GatewayCommandConfiguration, logger: Logger): Promise<{ url: string; close(): Promise<void> }> {
+  checkEngineConfiguration(configuration);
+  await checkUpstreamToolCalling(configuration, logger);
+  const parts = createShutdownStack(logger);
+  try {
+    const store = parts.add(await openRecordStore(configuration, { recordsTurns: true }), (opened) => opened.close());
+    const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-gateway'), (opened) => opened.close());
+    const engine = parts.add(await createInferenceEngine(configuration, { logger }), (created) => created.close());
+    const now = () => Date.now();
+    const policyServing = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
+    const serving = await startFollowerServing({ store, serving: policyServing, bus, logger, now });
+    const gateway = parts.add(
+      await startGatewayService(configuration, { store: createEventPublishingStore(store, bus, logger), engine, policies: serving.policies, logger }),
+      (started) => started.close(),
+    );
+    const consumer = consumerNameOf('gateway', configuration.instance, `${hostname()}-${gateway.port}`);
+    if (engine.capabilities.policyLoading) {
+      parts.add(startPolicyFollower({ store, bus, consumer, follow: serving.follow, logger }), (started) => started.close());
+    } else {
+      const hint = engine.engineId === 'vllm' || engine.engineId === 'sglang' ? ' (trained versions need --adapter-dir <dir>, a folder the server reads too)' : '';
+      logger.warn(`the ${engine.engineId} engine cannot load policy versions: this gateway serves the base model only${hint}`);
+    }
+    logger.info('gateway started', { consumer, store: configuration.store, bus: configuration.bus });
+    return { url: gateway.url, close: () => parts.close() };
+  } catch (error) {
+    await parts.close();
+    throw error;
+  }
+}
+
+export async function runGatewayCommand(configuration: GatewayCommandConfiguration, logger: Logger): Promise<void> {
+  const running = await startGatewayProcess(configuration, logger);
+  runUntilSignal(running, `clawrl ready ${running.url}`, logger);
+}

@@ -1,0 +1,106 @@
+/**
+ * `clawrl serve`: every component in one process. Builds the record store, the event bus, the
+ * engine, policy serving with the trainer, the judge worker and the gateway, starts them in that
+ * order (the first request is served on the active policy version) and stops them in reverse
+ * order on SIGINT/SIGTERM: stop accepting, drain in-flight requests, stop judging (turns in
+ * flight stay queued), let a running step finish, close the engine and the bus, flush the store.
+ * The judge runs in its own thread whenever it can (`start-judge-thread.ts`), off the HTTP loop.
+ * `clawrl gateway`, `judge` and `trainer` start the same parts one per process.
+ */
+import { hostname } from 'node:os';
+import type { z } from 'zod';
+import { commandSchemas } from '../configuration/configuration-schema.js';
+import type { Resolved } from '../configuration/configuration.js';
+import type { PolicyControl } from '../../gateway/policy-control.js';
+import type { Logger } from '../../spec/logger.js';
+import type { PolicyServingStatus } from '../../spec/policy-serving-status.js';
+import { createPolicyServing } from '../../serving/policy-serving.js';
+import { createEventPublishingStore } from '../wiring/create-event-publishing-store.js';
+import { createInferenceEngine } from '../wiring/create-inference-engine.js';
+import { checkUpstreamToolCalling } from '../wiring/check-upstream-tool-calling.js';
+import { checkEngineConfiguration, checkTrainedVersionServing } from '../configuration/check-engine-configuration.js';
+import { createShutdownStack } from '../wiring/create-shutdown-stack.js';
+import { consumerNameOf, openEventBus } from '../wiring/open-event-bus.js';
+import { openRecordStore } from '../wiring/open-record-store.js';
+import { runUntilSignal } from './run-until-signal.js';
+import { startGatewayService } from '../wiring/start-gateway-service.js';
+import { startJudgeService } from '../wiring/start-judge-service.js';
+import { judgeRunsInThread, startJudgeThread } from '../wiring/start-judge-thread.js';
+import { startPolicyFollower } from '../../serving/start-policy-follower.js';
+import { startTraining } from '../wiring/start-training.js';
+
+/** Every component's options: `commandSchemas.serve`. */
+export type ServeConfiguration = Resolved<z.infer<typeof commandSchemas.serve>>;
+
+export interface RunningServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startServer(configuration: ServeConfiguration, logger: Logger): Promise<RunningServer> {
+  checkEngineConfiguration(configuration);
+  checkTrainedVersionServing(configuration);
+  await checkUpstreamToolCalling(configuration, logger);
+  const parts = createShutdownStack(logger);
+  const now = () => Date.now();
+  try {
+    const store = parts.add(await openRecordStore(configuration, { recordsTurns: true }), (opened) => opened.close());
+    const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-serve'), (opened) => opened.close());
+    const announcingStore = createEventPublishingStore(store, bus, logger);
+    const engine = parts.add(await createInferenceEngine(configuration, { logger }), (created) => created.close());
+    const serving = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
+    const training = parts.add(
+      await startTraining(configuration, {
+        store,
+        serving,
+        bus,
+        engine,
+        logger,
+        now,
+        // One trainer per store in one-process mode: a stable id lets a restart release its own leases.
+        workerId: configuration.instance ?? 'trainer',
+      }),
+      (started) => started.close(),
+    );
+    const judgeThread = judgeRunsInThread(configuration) ? await startJudgeThread(configuration, { logger }) : null;
+    const judge = judgeThread ?? startJudgeService(configuration, { store: announcingStore, engine, logger });
+    parts.add(judge, (started) => started.close());
+    // The judge thread's own engine (a remote one) follows the versions too; the status shows both.
+    const judgeServing = (): PolicyServingStatus[] => {
+      const status = judgeThread?.servingStatus() ?? null;
+      return status === null ? [] : [status];
+    };
+    const policies: PolicyControl = {
+      activate: (version) => training.policies.activate(version),
+      get training() {
+        return training.policies.training;
+      },
+      servingStatus: () => [...(training.policies.servingStatus?.() ?? []), ...judgeServing()],
+    };
+    const gateway = parts.add(
+      await startGatewayService(configuration, { store: announcingStore, engine, policies, logger }),
+      (started) => started.close(),
+    );
+    parts.add(
+      startPolicyFollower({
+        store,
+        bus,
+        consumer: consumerNameOf('serve', configuration.instance, `${hostname()}-${gateway.port}`),
+        follow: training.follow,
+        logger,
+      }),
+      (started) => started.close(),
+    );
+    logger.info('serving', { store: configuration.store, bus: configuration.bus });
+    return { url: gateway.url, close: () => parts.close() };
+  } catch (error) {
+    await parts.close();
+    throw error;
+  }
+}
+
+export async function runServeCommand(configuration: ServeConfiguration, logger: Logger): Promise<void> {
+  const running = await startServer(configuration, logger);
+  // The exact line end-to-end tests and scripts wait for.
+  runUntilSignal(running, `clawrl ready ${running.url}`, logger);
+}

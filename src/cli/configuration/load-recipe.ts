@@ -1,0 +1,33 @@
+/**
+ * Reads a recipe file (`--recipe`, `CLAWRL_RECIPE`, key `recipe`): how a model learns, validated
+ * by `recipeSchema`. Without one, a model folder's own `recipe.json` applies, so `builtin:tiny`
+ * trains with `models/builtin-tiny/recipe.json`, the settings it was shown to learn with.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+import { recipeSchema, type Recipe } from './configuration-schema.js';
+import { modelFolderOf } from '../wiring/create-inference-engine.js';
+
+export function loadRecipe(file: string): Recipe {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ClawrlError('configuration_error', `Cannot read the recipe ${file} (--recipe, CLAWRL_RECIPE): ${(error as Error).message}`, { param: 'recipe', cause: error });
+  }
+  const result = recipeSchema.safeParse(parsed);
+  if (!result.success) {
+    const issues = result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new ClawrlError('configuration_error', `The recipe ${file} is not valid: ${issues.join('; ')}`, { param: 'recipe' });
+  }
+  return result.data;
+}
+
+/** The model folder's `recipe.json`, when `--model` names a folder that has one. */
+export function defaultRecipeFileOf(model: string): string | undefined {
+  const folder = modelFolderOf(model);
+  if (folder === null) return undefined;
+  const file = path.join(folder, 'recipe.json');
+  return existsSync(file) ? file : undefined;
+}

@@ -1,0 +1,140 @@
+/**
+ * Picks and builds the inference engine named by the configuration. The only place that knows
+ * every engine adapter.
+ */
+import { existsSync } from 'node:fs';
+import type { z } from 'zod';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createLocalInferenceEngine } from '../../engines/local/create-local-inference-engine.js';
+import { createOpenAICompatibleEngine } from '../../engines/openai-compatible/create-openai-compatible-engine.js';
+import { loadChatRenderer } from '../../model/create-chat-renderer.js';
+import { createTinkerClient } from '../../engines/tinker/create-tinker-client.js';
+import { createTinkerInferenceEngine } from '../../engines/tinker/create-tinker-inference-engine.js';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+import type { InferenceEngine } from '../../spec/inference-engine.js';
+import type { Logger } from '../../spec/logger.js';
+import { configurationSections } from '../configuration/configuration-schema.js';
+import type { Resolved } from '../configuration/configuration.js';
+import { tinkerApiKeyOf } from '../configuration/tinker-api-key.js';
+import { missingModelFolderMessage } from './missing-model-folder-message.js';
+
+/** The engine component of the configuration schema (`--engine`, `--model`, `--upstream`, ...). */
+export type EngineConfiguration = Resolved<z.infer<typeof configurationSections.engine>>;
+
+/**
+ * The names clients use, the first one the engine's: `--served-model-name` as given, as vLLM
+ * does; by default the model name, and for a model folder its folder name first.
+ */
+export function servedModelNamesOf(configuration: Pick<EngineConfiguration, 'model' | 'servedModelName'>): string[] {
+  if (configuration.servedModelName.length > 0) return [...new Set(configuration.servedModelName)];
+  const looksLikePath = configuration.model.startsWith('.') || configuration.model.startsWith('/');
+  return looksLikePath ? [...new Set([path.basename(path.resolve(configuration.model)), configuration.model])] : [configuration.model];
+}
+
+/** The engine's own name for the model: the first served name. */
+export function servedModelNameOf(configuration: Pick<EngineConfiguration, 'model' | 'servedModelName'>): string {
+  return servedModelNamesOf(configuration)[0] ?? configuration.model;
+}
+
+/** The shipped built-in model, relative to the package root (dist/cli/wiring/ → ../../../models). */
+export const builtinModelDirectory = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'models', 'builtin-tiny');
+
+/** The model's folder when `--model` names one on disk (the built-in model, or a path holding config.json), else null. */
+export function modelFolderOf(model: string): string | null {
+  const directory = model === 'builtin:tiny' ? builtinModelDirectory : path.resolve(model);
+  return existsSync(path.join(directory, 'config.json')) ? directory : null;
+}
+
+/** A model folder on disk for `--model`: `builtin:tiny` or a path. */
+export function localModelDirectoryOf(model: string): string {
+  const folder = modelFolderOf(model);
+  if (folder !== null) return folder;
+  if (model === 'builtin:tiny') {
+    throw new ClawrlError(
+      'configuration_error',
+      `The built-in model is missing from ${builtinModelDirectory}. Rebuild it with \`clawrl pretrain-tiny\`, or pass --model <Hugging Face model folder>.`,
+      { param: 'model' },
+    );
+  }
+  if (model.startsWith('builtin:')) {
+    throw new ClawrlError('configuration_error', `Unknown built-in model '${model}'; the built-in model is builtin:tiny.`, { param: 'model' });
+  }
+  throw new ClawrlError('configuration_error', missingModelFolderMessage(model), { param: 'model' });
+}
+
+/** The model name requests to a remote engine carry: `--upstream-model`, else `--model` (on SGLang, its served name). */
+export function upstreamModelOf(configuration: Pick<EngineConfiguration, 'engine' | 'model' | 'servedModelName' | 'upstreamModel'>): string {
+  return configuration.upstreamModel ?? (configuration.engine === 'sglang' ? servedModelNameOf(configuration) : configuration.model);
+}
+
+/** Where vllm and sglang read trained versions from; the model folder full-weight versions copy their config from. */
+function adapterOptionsOf(configuration: EngineConfiguration): { adapterDirectory?: string; modelDirectory?: string } {
+  if (configuration.adapterDir === undefined || configuration.engine === 'openai' || configuration.engine === 'local') return {};
+  const modelDirectory = modelFolderOf(configuration.model);
+  // The server is told this path: it must be absolute, the same on both sides of the shared volume.
+  return { adapterDirectory: path.resolve(configuration.adapterDir), ...(modelDirectory === null ? {} : { modelDirectory }) };
+}
+
+export interface CreateInferenceEngineOptions {
+  /** Where an engine says what it works around; nothing is logged without it. */
+  logger?: Logger;
+  environment?: Record<string, string | undefined>;
+}
+
+export async function createInferenceEngine(configuration: EngineConfiguration, options: CreateInferenceEngineOptions = {}): Promise<InferenceEngine> {
+  const environment = options.environment ?? process.env;
+  const servedModelId = servedModelNameOf(configuration);
+  switch (configuration.engine) {
+    case 'local':
+      return createLocalInferenceEngine({
+        modelDirectory: localModelDirectoryOf(configuration.model),
+        modelId: servedModelId,
+        // The built-in model's 1,024 positions cannot hold an agent's prompt; a real model keeps its window's error.
+        fitPrompts: (configuration.promptOverflow ?? (configuration.model === 'builtin:tiny' ? 'fit' : 'error')) === 'fit',
+        prefixCacheBytes: configuration.prefixCache * 1024 * 1024,
+        batching: { maxRunningSequences: configuration.maxRunningSequences, kvCacheBytes: configuration.kvCache * 1024 * 1024, prefillChunkTokens: configuration.prefillChunk },
+      });
+    case 'openai':
+    case 'vllm':
+    case 'sglang': {
+      if (configuration.promptOverflow === 'fit') {
+        throw new ClawrlError('configuration_error', `--prompt-overflow fit works with --engine local only; the ${configuration.engine} engine answers a prompt over its window with its own error.`, {
+          param: 'promptOverflow',
+        });
+      }
+      if (configuration.upstream === undefined) {
+        throw new ClawrlError('configuration_error', `--engine ${configuration.engine} needs --upstream <url> (CLAWRL_UPSTREAM).`, {
+          param: 'upstream',
+        });
+      }
+      const renderer = configuration.engine === 'sglang' ? await loadChatRenderer(configuration.model) : undefined;
+      return createOpenAICompatibleEngine({
+        baseUrl: configuration.upstream,
+        model: upstreamModelOf(configuration),
+        servedModelId,
+        flavor: configuration.engine,
+        timeoutMs: configuration.upstreamTimeout,
+        ...(configuration.upstreamApiKey === undefined ? {} : { apiKey: configuration.upstreamApiKey }),
+        ...(configuration.upstreamAdminApiKey === undefined ? {} : { adminApiKey: configuration.upstreamAdminApiKey }),
+        ...(renderer === undefined ? {} : { renderer }),
+        ...adapterOptionsOf(configuration),
+        ...(options.logger === undefined ? {} : { logger: options.logger }),
+      });
+    }
+    case 'tinker': {
+      if (configuration.tinkerUrl === undefined) {
+        throw new ClawrlError('configuration_error', '--engine tinker needs --tinker-url <url> (CLAWRL_TINKER_URL).', { param: 'tinkerUrl' });
+      }
+      // Prompts are rendered here, with the template of the tokenizer folder --model names.
+      const renderer = await loadChatRenderer(localModelDirectoryOf(configuration.model));
+      const client = await createTinkerClient({ url: configuration.tinkerUrl, apiKey: tinkerApiKeyOf(environment, '--engine tinker') });
+      try {
+        return await createTinkerInferenceEngine({ client, baseModel: configuration.tinkerBaseModel ?? servedModelId, servedModelId, renderer });
+      } catch (error) {
+        await client.close();
+        throw error;
+      }
+    }
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The HTTP gateway of `clawrl serve` and `clawrl gateway`: authentication, the gateway app, the
+ * idle-session reaper and the listening server. Closing stops accepting, drains in-flight
+ * requests (each records its turn before its response ends) and stops the reaper; the engine and
+ * the store belong to the caller.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadDashboardAssets } from '../../dashboard/load-dashboard-assets.js';
+import { createExperimentChartsReader } from '../../lab/create-experiment-charts-reader.js';
+import { createApiKeyAuthenticator, parseApiKeyEntry } from '../../gateway/api-key-authenticator.js';
+import { createGatewayRequestListener } from '../../gateway/create-gateway-request-listener.js';
+import type { DashboardAssets } from '../../gateway/gateway-context.js';
+import { createGatewayMetrics } from '../../gateway/gateway-metrics.js';
+import type { PolicyControl } from '../../gateway/policy-control.js';
+import { createSessionReaper } from '../../gateway/session-reaper.js';
+import type { InferenceEngine } from '../../spec/inference-engine.js';
+import type { Logger } from '../../spec/logger.js';
+import type { RecordStore } from '../../spec/record-store.js';
+import type { z } from 'zod';
+import { configurationSections } from '../configuration/configuration-schema.js';
+import type { Resolved } from '../configuration/configuration.js';
+import { servedModelNamesOf, type EngineConfiguration } from './create-inference-engine.js';
+import { createTokenDecoder } from './create-token-decoder.js';
+import { describeListenError } from './describe-listen-error.js';
+import { resolveSamplingDefaults } from '../configuration/sampling-defaults.js';
+
+/** The gateway component of the configuration schema, and the model's names. */
+export type GatewayConfiguration = Resolved<z.infer<typeof configurationSections.gateway>> & Pick<EngineConfiguration, 'model' | 'servedModelName'>;
+
+export interface GatewayServiceDependencies {
+  store: RecordStore;
+  engine: InferenceEngine;
+  policies: PolicyControl;
+  logger: Logger;
+}
+
+export interface RunningGateway {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const loopbackHosts = new Set(['127.0.0.1', 'localhost', '::1']);
+
+/** Sortable, unique, readable ids: prefix, time, randomness (8 random bytes, 16 hex digits). */
+export function createId(prefix: string): string {
+  return `${prefix}_${Date.now().toString(36)}${randomBytes(8).toString('hex')}`;
+}
+
+function dashboardAssetsOf(logger: Logger): { dashboardAssets?: DashboardAssets } {
+  const assets = loadDashboardAssets();
+  if (assets === null) logger.warn('the dashboard is not built (npm run build): GET / answers 404');
+  return assets === null ? {} : { dashboardAssets: assets };
+}
+
+export async function startGatewayService(configuration: GatewayConfiguration, dependencies: GatewayServiceDependencies): Promise<RunningGateway> {
+  const { store, engine, logger } = dependencies;
+  const authenticator = createApiKeyAuthenticator({
+    apiKeys: configuration.apiKey.map(parseApiKeyEntry),
+    ...(configuration.adminKey === undefined ? {} : { adminKey: configuration.adminKey }),
+  });
+  let host = configuration.host;
+  if (authenticator.open && !loopbackHosts.has(host)) {
+    logger.warn(`no API key configured: binding 127.0.0.1 instead of ${host}; pass --api-key to serve other machines`);
+    host = '127.0.0.1';
+  }
+  const sampling = await resolveSamplingDefaults({ ...configuration, temperatureScoring: engine.capabilities.temperatureScoring });
+  const context = {
+    engine,
+    store,
+    authenticator,
+    metrics: createGatewayMetrics({ collectProcessMetrics: true }),
+    logger,
+    limits: {
+      bodyLimitBytes: configuration.bodyLimit,
+      concurrencyPerKey: configuration.concurrencyPerKey,
+    },
+    samplingDefaults: sampling.defaults,
+    // Requests must name one of the served names; the engine's own name is the first.
+    modelAliases: servedModelNamesOf(configuration).filter((name) => name !== engine.modelId),
+    now: () => Date.now(),
+    createId,
+    policies: dependencies.policies,
+    pinSessions: configuration.pinSessions,
+    decodeTokens: createTokenDecoder(configuration.model, logger),
+    ...(configuration.resultsDir === undefined ? {} : { experiments: createExperimentChartsReader(configuration.resultsDir) }),
+    ...dashboardAssetsOf(logger),
+  };
+  const reaper = createSessionReaper({
+    store,
+    idleTimeoutMs: configuration.sessionIdleTimeout * 1000,
+    intervalMs: Math.min(60_000, configuration.sessionIdleTimeout * 250),
+    now: context.now,
+    logger,
+  });
+  const server: Server = createServer(createGatewayRequestListener(context));
+  await new Promise<void>((resolve, reject) => {
+    const refuse = (error: Error) => reject(describeListenError(error, host, configuration.port));
+    server.once('error', refuse);
+    server.listen(configuration.port, host, () => {
+      server.off('error', refuse);
+      resolve();
+    });
+  });
+  reaper.start();
+  const address = server.address() as AddressInfo;
+  const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  logger.info(`clawrl listening on ${url}/v1`, { model: engine.modelId, engine: engine.engineId });
+  logger.info('requests that name no sampling parameters are sampled with', { ...sampling.defaults, from: sampling.sources });
+  if (authenticator.open) logger.warn('no API key configured: the server accepts requests from this machine only (loopback)');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port: address.port,
+    close() {
+      closing ??= (async () => {
+        // Stop accepting; idle keep-alive connections go now, busy ones when their response ends.
+        const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const drainTimeout = new Promise<void>((resolve) => setTimeout(resolve, 30_000).unref());
+        await Promise.race([drained, drainTimeout]);
+        await reaper.close();
+      })();
+      return closing;
+    },
+  };
+}

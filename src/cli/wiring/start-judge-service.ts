@@ -1,0 +1,48 @@
+/**
+ * The judge worker of `clawrl serve` and `clawrl judge`: picks the judge named by `--judge` and
+ * starts the worker that claims queued turns, judges them and builds their samples. Closing
+ * aborts the turns in flight; they stay queued for the next worker.
+ */
+import { createJudgeWorker } from '../../judge/create-judge-worker.js';
+import type { InferenceEngine } from '../../spec/inference-engine.js';
+import type { Logger } from '../../spec/logger.js';
+import type { RecordStore } from '../../spec/record-store.js';
+import type { SampleMethod } from '../../spec/records.js';
+import { createJudge, type JudgeConfiguration } from './create-judge.js';
+import { createId } from './start-gateway-service.js';
+
+export interface JudgeServiceConfiguration extends JudgeConfiguration {
+  method: SampleMethod;
+  /** k of OPD's support set; 0 distils on the sampled token only. */
+  opdSupportK: number;
+}
+
+export interface RunningJudge {
+  close(): Promise<void>;
+}
+
+/** Whether the judge process needs an inference engine: to judge with the policy, or to score OPD teachers. */
+export function judgeNeedsEngine(configuration: Pick<JudgeServiceConfiguration, 'judge' | 'method'>): boolean {
+  return configuration.judge === 'policy' || configuration.method !== 'rl';
+}
+
+export function startJudgeService(
+  configuration: JudgeServiceConfiguration,
+  dependencies: { store: RecordStore; engine: InferenceEngine | undefined; logger: Logger },
+): RunningJudge {
+  const judge = createJudge(configuration, dependencies.engine);
+  const worker = createJudgeWorker({
+    store: dependencies.store,
+    ...(dependencies.engine === undefined ? {} : { engine: dependencies.engine }),
+    logger: dependencies.logger,
+    judge,
+    method: configuration.method,
+    supportTopK: configuration.opdSupportK,
+    now: () => Date.now(),
+    createId,
+    // Unique per process: two judges never hold leases in each other's name.
+    workerId: createId('judge'),
+  });
+  worker.start();
+  return { close: () => worker.close() };
+}

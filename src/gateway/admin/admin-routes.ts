@@ -1,0 +1,166 @@
+/** Admin routes: read-only views of the record store in the shapes of the design brief §3. */
+import type { Env, Hono } from 'hono';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+import type { FeedbackRecord, JudgementRecord, SampleRecord, SessionStatus, TurnRecord } from '../../spec/records.js';
+import type { GatewayContext } from '../gateway-context.js';
+
+/** What the judge and feedback made of a turn, for its admin view. */
+export interface TurnJudging {
+  /** Oldest first; the latest is the current one. */
+  judgements: JudgementRecord[];
+  /** Every feedback on the turn, oldest first; the latest is the one that counts for training. */
+  feedback: FeedbackRecord[];
+  samples: SampleRecord[];
+}
+
+function wireJudgement(judgement: JudgementRecord): Record<string, unknown> {
+  return {
+    id: judgement.id,
+    score: judgement.score,
+    votes: judgement.votes,
+    hint: judgement.hint,
+    hintCandidates: judgement.hintCandidates,
+    hintSelection: judgement.hintSelection,
+    judge: judgement.judge,
+    judgeModel: judgement.judgeModel,
+    promptVersion: judgement.promptVersion,
+    latencyMs: judgement.latencyMs,
+    createdAt: judgement.createdAt,
+  };
+}
+
+/**
+ * The turn's current judgement: the latest judge's, with explicit feedback overriding its score
+ * and hint (`judge: 'feedback'`). Null when neither exists.
+ */
+export function currentJudgement(judging: TurnJudging): Record<string, unknown> | null {
+  const latest = judging.judgements.at(-1);
+  const feedback = judging.feedback.at(-1) ?? null;
+  if (feedback === null) return latest === undefined ? null : wireJudgement(latest);
+  return {
+    ...(latest === undefined ? { votes: [], judgeModel: null, promptVersion: null } : wireJudgement(latest)),
+    score: feedback.score ?? latest?.score ?? null,
+    hint: feedback.hint ?? latest?.hint ?? null,
+    judge: 'feedback',
+    feedback,
+  };
+}
+
+/**
+ * A sample as the turn view shows it, with where its reward came from (`rewardSource`: the
+ * feedback's score, else the judge's) and its source: `rollout` when built on a rollout driver's
+ * feedback (then `rollout` holds the group and the rewards), else `live`.
+ */
+function wireSample(sample: SampleRecord, feedback: readonly FeedbackRecord[]): Record<string, unknown> {
+  // The tokens are the turn's own, already in the turn view.
+  const { promptTokenIds: _prompt, responseTokenIds: _response, rolloutLogprobs: _rollout, ...rest } = sample;
+  const used = feedback.find((entry) => entry.id === sample.feedbackId) ?? null;
+  const rewardSource = used?.score != null ? (used.rollout == null ? 'feedback' : 'rollout') : sample.judgementId === null ? null : 'judge';
+  return { ...rest, source: used?.rollout == null ? 'live' : 'rollout', rewardSource, rollout: used?.rollout ?? null };
+}
+
+export function wireTurn(turn: TurnRecord, judging: TurnJudging = { judgements: [], feedback: [], samples: [] }): Record<string, unknown> {
+  return {
+    id: turn.id,
+    sessionId: turn.sessionId,
+    index: turn.index,
+    type: turn.type,
+    status: turn.status,
+    trainable: turn.trainable,
+    tenant: turn.tenant,
+    model: turn.model,
+    policyVersion: turn.policyVersion,
+    messages: turn.messages,
+    tools: turn.tools,
+    sampling: turn.sampling,
+    promptTokenIds: turn.promptTokenIds,
+    responseTokenIds: turn.responseTokenIds,
+    logprobs: turn.logprobs,
+    response: turn.response,
+    finishReason: turn.finishReason,
+    timings: turn.timings,
+    error: turn.error,
+    nextState: turn.nextState,
+    nextStateAt: turn.nextStateAt,
+    judgement: currentJudgement(judging),
+    judgements: judging.judgements.map(wireJudgement),
+    // Repeated feedback keeps every record: the newest (last, also in `judgement.feedback`) counts.
+    feedback: judging.feedback,
+    samples: judging.samples.map((sample) => wireSample(sample, judging.feedback)),
+  };
+}
+
+export async function statusOf(context: GatewayContext): Promise<Record<string, unknown>> {
+  const [counts, training] = await Promise.all([context.store.counts(), context.store.trainingSummary()]);
+  return {
+    sessions: counts.sessions.open + counts.sessions.closed,
+    sessionsOpen: counts.sessions.open,
+    turns: { main: counts.turns.main, side: counts.turns.side, aborted: counts.turns.aborted, failed: counts.turns.failed },
+    trainable: counts.turns.trainable,
+    linked: counts.linked,
+    judged: counts.judging.judged,
+    samples: counts.judging.samples,
+    // Live traffic and rollouts train one policy; these split the sample counts by source.
+    samplesBySource: {
+      live: {
+        ready: counts.judging.samples.ready - counts.judging.rolloutSamples.ready,
+        trained: counts.judging.samples.trained - counts.judging.rolloutSamples.trained,
+        dropped: counts.judging.samples.dropped - counts.judging.rolloutSamples.dropped,
+      },
+      rollout: counts.judging.rolloutSamples,
+    },
+    judging: {
+      pending: counts.judging.pending,
+      retrying: counts.judging.retrying,
+      withoutNextState: counts.judging.withoutNextState,
+      hints: { accepted: counts.judging.hintsAccepted, rejected: counts.judging.hintsRejected },
+      voteAgreement: counts.judging.voteAgreement,
+      averageLatencyMs: counts.judging.averageLatencyMs,
+    },
+    trainSteps: training.steps,
+    policyVersion: training.activeVersion ?? 0,
+    // The store's active version is what should be served; this is what each engine serves now.
+    serving: context.policies?.servingStatus?.() ?? [],
+    training: {
+      enabled: (context.policies?.training ?? null) !== null,
+      ...context.policies?.training?.status(),
+      latestVersion: training.latestVersion ?? 0,
+      lastStep: training.lastStep,
+    },
+    model: context.engine.modelId,
+    engine: context.engine.engineId,
+  };
+}
+
+export function registerAdminRoutes<Environment extends Env>(app: Hono<Environment>, context: GatewayContext): void {
+  app.get('/admin/status', async (c) => c.json(await statusOf(context)));
+
+  app.get('/admin/sessions', async (c) => {
+    const status = c.req.query('status');
+    if (status !== undefined && status !== 'open' && status !== 'closed') {
+      throw new ClawrlError('invalid_request', "status must be 'open' or 'closed'", { param: 'status' });
+    }
+    const limit = Number(c.req.query('limit') ?? 100);
+    const offset = Number(c.req.query('offset') ?? 0);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000 || !Number.isInteger(offset) || offset < 0) {
+      throw new ClawrlError('invalid_request', 'limit must be 1..1000 and offset a non-negative integer');
+    }
+    const sessions = await context.store.listSessions({
+      ...(status === undefined ? {} : { status: status as SessionStatus }),
+      limit,
+      offset,
+    });
+    return c.json({ object: 'list', data: sessions });
+  });
+
+  app.get('/admin/turns/:id', async (c) => {
+    const turn = await context.store.getTurn(c.req.param('id'));
+    if (turn === null) throw new ClawrlError('not_found', `No turn with id '${c.req.param('id')}'.`);
+    const [judgements, feedback, samples] = await Promise.all([
+      context.store.listJudgements(turn.id),
+      context.store.listFeedback(turn.id),
+      context.store.listSamples({ turnId: turn.id, limit: 1000 }),
+    ]);
+    return c.json(wireTurn(turn, { judgements, feedback, samples }));
+  });
+}

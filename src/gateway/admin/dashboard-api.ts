@@ -1,0 +1,131 @@
+/**
+ * Wire shapes of the dashboard's admin routes (`/admin/dashboard/*`), shared with the browser code
+ * in `src/dashboard/ui`, which imports these types and nothing else of the gateway.
+ */
+import type { ActivitySeries, PolicyTurnScore, SessionCursor, SessionSummary } from '../../spec/dashboard-queries.js';
+import type { ExperimentChart } from '../../spec/experiment-charts.js';
+
+export type { ActivitySeries, ExperimentChart, SessionCursor, SessionSummary };
+
+/** A training step as the overview charts it. */
+export interface TrainingPoint {
+  step: number;
+  policyVersion: number;
+  endedAt: number;
+  loss: number;
+  kl: number | null;
+  anchorKl: number | null;
+  clipFraction: number;
+  learningRate: number;
+  samplesUsed: number;
+  samplesDropped: number;
+}
+
+export interface OverviewResponse {
+  now: number;
+  since: number;
+  bucketMs: number;
+  /** `GET /admin/status`'s body. */
+  status: StatusView;
+  series: ActivitySeries;
+  /** Oldest first, at most the latest 500. */
+  training: TrainingPoint[];
+}
+
+/** The parts of `/admin/status` the dashboard reads. */
+export interface StatusView {
+  sessions: number;
+  turns: { main: number; side: number; aborted: number; failed: number };
+  judged: number;
+  samples: { ready: number; trained: number; dropped: number };
+  judging: { pending: number; retrying: number; voteAgreement: number | null };
+  trainSteps: number;
+  policyVersion: number;
+  training: { enabled: boolean; paused?: boolean; training?: boolean; samplesDroppedStale?: number; trainEvery?: number };
+  model: string;
+  engine: string;
+}
+
+export interface SessionPageResponse {
+  data: SessionSummary[];
+  /** Pass as `after` for the next page; null on the last. */
+  next: string | null;
+}
+
+export interface JudgementView {
+  score: number | null;
+  votes: { kind: string; score: number | null; text: string }[];
+  hint: string | null;
+  judge: string;
+}
+
+export interface SampleView {
+  id: string;
+  status: string;
+  method: string;
+  score: number | null;
+  dropReason: string | null;
+  policyVersion: number;
+}
+
+export interface SessionTurnView {
+  id: string;
+  index: number;
+  policyVersion: number;
+  startedAt: number;
+  /** What the user (or tools) said before the turn: the messages after the previous assistant one. */
+  input: string;
+  response: string;
+  judgement: JudgementView | null;
+  /** The turn's latest sample. */
+  sample: SampleView | null;
+}
+
+export interface SessionTurnsResponse {
+  session: SessionSummary & { closedAt: number | null; closeReason: string | null };
+  turns: SessionTurnView[];
+  /** First index of the next page; null on the last. */
+  next: number | null;
+}
+
+export interface TokenView {
+  id: number;
+  /** The token's text; null when the server has no tokenizer for the model. */
+  text: string | null;
+}
+
+export interface TurnTokensResponse {
+  id: string;
+  sessionId: string;
+  index: number;
+  policyVersion: number;
+  prompt: TokenView[];
+  response: (TokenView & { logprob: number | null; teacherGap: number | null })[];
+  judgement: JudgementView | null;
+  sample: SampleView | null;
+}
+
+export interface PolicyView {
+  version: number;
+  parent: number | null;
+  createdAt: number;
+  active: boolean;
+  kind: string;
+  step: number | null;
+  samples: number;
+  metrics: { loss: number; clipFraction: number; kl: number | null; learningRate: number } | null;
+  score: PolicyTurnScore | null;
+}
+
+export interface PoliciesResponse {
+  /** Newest first. */
+  data: PolicyView[];
+  /** Pass as `before` for the next (older) page; null on the last. */
+  next: number | null;
+}
+
+export interface ExperimentsResponse {
+  /** Null when the server was started without `--results-dir`. */
+  resultsDir: string | null;
+  data: ExperimentChart[];
+}

@@ -1,0 +1,221 @@
+/**
+ * The dashboard's data routes, `GET /admin/dashboard/...`: what each page of the web UI reads. Each
+ * route reads one page or one time window through `store.dashboard` and the seam's point reads, so
+ * a refresh costs the same however many turns the store holds (`clawrl bench dashboard`).
+ */
+import type { Env, Hono } from 'hono';
+import { ClawrlError } from '../../spec/clawrl-error.js';
+import type { ChatMessage } from '../../spec/chat.js';
+import type { SampleRecord, TurnRecord } from '../../spec/records.js';
+import { currentJudgement, statusOf, type TurnJudging } from './admin-routes.js';
+import type {
+  JudgementView,
+  OverviewResponse,
+  PoliciesResponse,
+  SampleView,
+  SessionPageResponse,
+  SessionTurnsResponse,
+  StatusView,
+  TurnTokensResponse,
+} from './dashboard-api.js';
+import type { GatewayContext } from '../gateway-context.js';
+
+const minute = 60_000;
+
+function integerQuery(value: string | undefined, name: string, fallback: number, minimum: number, maximum: number): number {
+  if (value === undefined || value === '') return fallback;
+  const parsed = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(parsed) || parsed < minimum || parsed > maximum) {
+    throw new ClawrlError('invalid_request', `${name} must be an integer in ${minimum}..${maximum}, got '${value}'.`, { param: name });
+  }
+  return parsed;
+}
+
+function textOf(message: ChatMessage): string {
+  const calls = (message.toolCalls ?? []).map((call) => `${call.name}(${call.arguments})`);
+  return [message.content, ...calls].filter((text) => text !== '').join('\n');
+}
+
+/** The messages after the last assistant message: what the turn answered. */
+function inputOf(turn: TurnRecord): string {
+  const lastAssistant = turn.messages.map((message) => message.role).lastIndexOf('assistant');
+  return turn.messages.slice(lastAssistant + 1).map(textOf).join('\n\n');
+}
+
+function judgementView(judging: TurnJudging): JudgementView | null {
+  const judgement = currentJudgement(judging);
+  if (judgement === null) return null;
+  return {
+    score: (judgement.score as number | null | undefined) ?? null,
+    votes: ((judgement.votes as { kind: string; score: number | null; text: string }[] | undefined) ?? []).map((vote) => ({ kind: vote.kind, score: vote.score, text: vote.text })),
+    hint: (judgement.hint as string | null | undefined) ?? null,
+    judge: String(judgement.judge),
+  };
+}
+
+function sampleView(sample: SampleRecord | undefined): SampleView | null {
+  if (sample === undefined) return null;
+  return { id: sample.id, status: sample.status, method: sample.method, score: sample.score, dropReason: sample.dropReason, policyVersion: sample.policyVersion };
+}
+
+async function judgingOf(context: GatewayContext, turnId: string): Promise<TurnJudging> {
+  const [judgements, feedback, samples] = await Promise.all([
+    context.store.listJudgements(turnId),
+    context.store.listFeedback(turnId),
+    context.store.listSamples({ turnId, limit: 1000 }),
+  ]);
+  return { judgements, feedback, samples };
+}
+
+function decodeCursor(value: string | undefined): { createdAt: number; id: string } | undefined {
+  if (value === undefined || value === '') return undefined;
+  const separator = value.indexOf(':');
+  const createdAt = Number(value.slice(0, separator));
+  if (separator < 1 || !Number.isSafeInteger(createdAt)) throw new ClawrlError('invalid_request', `after must be '<createdAt>:<id>', got '${value}'.`, { param: 'after' });
+  return { createdAt, id: value.slice(separator + 1) };
+}
+
+/**
+ * How long the overview reuses `/admin/status`'s answer. Its counts are counters the stores keep
+ * (a read of one small table however many turns there are, `clawrl bench dashboard`); reusing the
+ * answer still makes any number of open dashboards cost one status read per 10 s rather than one
+ * per dashboard refresh. The charts' windows are read fresh on every refresh.
+ */
+const statusReuseMs = 10_000;
+
+export function registerDashboardRoutes<Environment extends Env>(app: Hono<Environment>, context: GatewayContext): void {
+  let status: { at: number; value: Promise<Record<string, unknown>> } | null = null;
+  const recentStatus = () => {
+    const now = context.now();
+    if (status === null || now - status.at >= statusReuseMs) {
+      const value = statusOf(context);
+      status = { at: now, value };
+      // A failed read is not reused.
+      value.catch(() => {
+        if (status?.value === value) status = null;
+      });
+    }
+    return status.value;
+  };
+
+  app.get('/admin/dashboard/overview', async (c) => {
+    const windowMs = integerQuery(c.req.query('window'), 'window', 60 * minute, minute, 7 * 24 * 60 * minute);
+    const bucketMs = integerQuery(c.req.query('bucket'), 'bucket', minute, 1_000, 24 * 60 * minute);
+    if (windowMs / bucketMs > 2_000) throw new ClawrlError('invalid_request', 'window / bucket must be at most 2000 buckets.', { param: 'bucket' });
+    const now = context.now();
+    const since = Math.floor((now - windowMs) / bucketMs) * bucketMs;
+    const [current, series, steps] = await Promise.all([
+      recentStatus(),
+      context.store.dashboard.activitySeries({ since, until: now + 1, bucketMs }),
+      context.store.listTrainingSteps({ limit: 500 }),
+    ]);
+    const body: OverviewResponse = {
+      now,
+      since,
+      bucketMs,
+      status: current as unknown as StatusView,
+      series,
+      training: steps.reverse().map((step) => ({
+        step: step.step,
+        policyVersion: step.policyVersion,
+        endedAt: step.endedAt,
+        loss: step.metrics.loss,
+        kl: step.metrics.kl,
+        anchorKl: step.metrics.anchorKl ?? null,
+        clipFraction: step.metrics.clipFraction,
+        learningRate: step.metrics.learningRate,
+        samplesUsed: step.metrics.samplesUsed,
+        samplesDropped: step.metrics.samplesDropped,
+      })),
+    };
+    return c.json(body);
+  });
+
+  app.get('/admin/dashboard/sessions', async (c) => {
+    const limit = integerQuery(c.req.query('limit'), 'limit', 50, 1, 500);
+    const search = c.req.query('search')?.trim();
+    const after = decodeCursor(c.req.query('after'));
+    const data = await context.store.dashboard.listSessionSummaries({ limit, ...(search === undefined ? {} : { search }), ...(after === undefined ? {} : { after }) });
+    const last = data.at(-1);
+    const body: SessionPageResponse = { data, next: data.length === limit && last !== undefined ? `${last.createdAt}:${last.id}` : null };
+    return c.json(body);
+  });
+
+  app.get('/admin/dashboard/sessions/:id/turns', async (c) => {
+    const session = await context.store.getSession(c.req.param('id'));
+    if (session === null) throw new ClawrlError('not_found', `No session with id '${c.req.param('id')}'.`);
+    const from = integerQuery(c.req.query('from'), 'from', 0, 0, Number.MAX_SAFE_INTEGER);
+    const limit = integerQuery(c.req.query('limit'), 'limit', 50, 1, 200);
+    const ids = session.turnIds.slice(from, from + limit);
+    const [turns, judgings] = await Promise.all([context.store.getTurns(ids), Promise.all(ids.map((id) => judgingOf(context, id)))]);
+    const judgingById = new Map(ids.map((id, position) => [id, judgings[position] as TurnJudging]));
+    const { turnIds, ...rest } = session;
+    const body: SessionTurnsResponse = {
+      session: { ...rest, mainTurns: turnIds.length },
+      turns: turns.map((turn) => {
+        const judging = judgingById.get(turn.id) ?? { judgements: [], feedback: [], samples: [] };
+        return {
+          id: turn.id,
+          index: turn.index,
+          policyVersion: turn.policyVersion,
+          startedAt: turn.timings.startedAt,
+          input: inputOf(turn),
+          response: textOf(turn.response),
+          judgement: judgementView(judging),
+          sample: sampleView(judging.samples.at(-1)),
+        };
+      }),
+      next: from + limit < turnIds.length ? from + limit : null,
+    };
+    return c.json(body);
+  });
+
+  app.get('/admin/dashboard/turns/:id', async (c) => {
+    const turn = await context.store.getTurn(c.req.param('id'));
+    if (turn === null) throw new ClawrlError('not_found', `No turn with id '${c.req.param('id')}'.`);
+    const judging = await judgingOf(context, turn.id);
+    const sample = judging.samples.at(-1);
+    const gaps = [...judging.samples].reverse().find((candidate) => candidate.distillationGaps !== null)?.distillationGaps ?? null;
+    const texts = context.decodeTokens === undefined ? null : await context.decodeTokens([...turn.promptTokenIds, ...turn.responseTokenIds]);
+    const token = (id: number, position: number) => ({ id, text: texts?.[position] ?? null });
+    const body: TurnTokensResponse = {
+      id: turn.id,
+      sessionId: turn.sessionId,
+      index: turn.index,
+      policyVersion: turn.policyVersion,
+      prompt: turn.promptTokenIds.map(token),
+      response: turn.responseTokenIds.map((id, position) => ({ ...token(id, turn.promptTokenIds.length + position), logprob: turn.logprobs[position] ?? null, teacherGap: gaps?.[position] ?? null })),
+      judgement: judgementView(judging),
+      sample: sampleView(sample),
+    };
+    return c.json(body);
+  });
+
+  app.get('/admin/dashboard/policies', async (c) => {
+    const limit = integerQuery(c.req.query('limit'), 'limit', 50, 1, 500);
+    const before = integerQuery(c.req.query('before'), 'before', Number.MAX_SAFE_INTEGER, 0, Number.MAX_SAFE_INTEGER);
+    const page = (await context.store.listPolicyVersions()).filter((record) => record.version < before).reverse().slice(0, limit);
+    const newest = page[0]?.version ?? 0;
+    const oldest = page.at(-1)?.version ?? 0;
+    const scores = new Map((await context.store.dashboard.policyTurnScores({ from: oldest, to: newest })).map((score) => [score.version, score]));
+    const body: PoliciesResponse = {
+      data: page.map((record) => ({
+        version: record.version,
+        parent: record.parent,
+        createdAt: record.createdAt,
+        active: record.active,
+        kind: record.kind,
+        step: record.step,
+        samples: record.samples,
+        metrics: record.metrics === null ? null : { loss: record.metrics.loss, clipFraction: record.metrics.clipFraction, kl: record.metrics.kl, learningRate: record.metrics.learningRate },
+        score: scores.get(record.version) ?? null,
+      })),
+      next: page.length === limit && oldest > 0 ? oldest : null,
+    };
+    return c.json(body);
+  });
+
+  app.get('/admin/dashboard/experiments', async (c) =>
+    c.json({ resultsDir: context.experiments?.folder ?? null, data: (await context.experiments?.list()) ?? [] }),
+  );
+}
