@@ -23,7 +23,6 @@
  * `try_again`, expired futures (410), 5xx, 503/425 on the archive route (`path: 'archive'`), bare
  * 400s, polls that hang, dropped connections and user errors.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -32,9 +31,8 @@ import path from 'node:path';
 import { createLocalTrainingEngine } from '../../local/create-local-training-engine.js';
 import type { TrainingEngine } from '../../../spec/training-engine.js';
 import { requestSchemas, tinkerPathOf } from '../tinker-api.js';
-import { archiveRequestOf, createJwtIssuer, tinkerArchiveFilesOf, type TinkerServerFlavour } from './tinker-test-server-access.js';
+import { createArchiveRoutes, createJwtIssuer, type TinkerServerFlavour } from './tinker-test-server-access.js';
 import { createTinkerTestSampler, runForwardBackward, UserError, type ForwardBackwardInput } from './tinker-test-server-work.js';
-import { writeTar } from './write-tar.js';
 
 export type TinkerFaultKind = 'http-500' | 'http-503' | 'http-425' | 'bare-400' | 'hang' | 'drop' | '408' | 'try-again' | 'expire' | 'user-error';
 
@@ -43,7 +41,7 @@ export interface TinkerTestServerOptions {
   modelDirectory: string;
   /** The one base model the server trains, by name. */
   baseModel: string;
-  /** When set, requests without this `X-API-Key` get 401. */
+  /** When set, requests without this `X-API-Key` get 401 (hosted; SkyRL checks no key). */
   apiKey?: string;
   /** The compiled trainer worker (`dist/engines/local/trainer-worker.js`). */
   workerUrl: URL;
@@ -93,17 +91,18 @@ export async function createTinkerTestServer(options: TinkerTestServerOptions): 
   const hosted = flavour === 'hosted';
   const tokenExchange = options.tokenExchange ?? hosted;
   const jwts = createJwtIssuer(options.jwtLifetimeSeconds ?? 3600);
-  /** Signed storage URLs of archives, by token. */
-  const storage = new Map<string, Uint8Array>();
   const forwardBackwardAdvantages: number[][][] = [];
+  const archives = createArchiveRoutes({ flavour, answer: options.archiveAnswer ?? 'redirect', baseUrl: () => url, checkpointOf: (modelId, checkpoint) => saved.get(tinkerPathOf(modelId, 'sampler_weights', checkpoint)) });
   const checkpoints = mkdtempSync(path.join(tmpdir(), 'clawrl-tinker-server-'));
   const futures = new Map<string, { state: FutureState; done: Promise<void>; expired: boolean }>();
   const faults: { path: string; kind: TinkerFaultKind; times: number }[] = [];
   const received: TinkerTestServer['received'] = [];
-  const models = new Map<string, { engine: Promise<TrainingEngine>; trainUnembed: boolean; lastSeqId: number; requests: number; queue: Promise<unknown>; byKey: Map<string, string> }>();
+  const models = new Map<string, { engine: Promise<TrainingEngine>; sdkVersion: string; trainUnembed: boolean; lastSeqId: number; requests: number; queue: Promise<unknown>; byKey: Map<string, string> }>();
   /** Saved weights by tinker path: the local state name, the adapter files of a weights-only load, and whether the unembedding was trained. */
   const saved = new Map<string, { stateName: string | null; files: Record<string, Uint8Array>; trainUnembed: boolean }>();
   let nextId = 1;
+  /** The SDK version each session claimed. */
+  const sessionVersions = new Map<string, string>();
   let heartbeats = 0;
   const samplingSessions = new Map<string, { files: Record<string, Uint8Array> | null; lastSeqId: number }>();
   const sampler = createTinkerTestSampler(options.modelDirectory, options.baseModel);
@@ -177,47 +176,16 @@ export async function createTinkerTestServer(options: TinkerTestServerOptions): 
     response.end(JSON.stringify(body));
   };
 
-  /** A sampler checkpoint's archive behind a signed storage URL (hosted) or SkyRL's download route. */
-  async function answerArchive(response: ServerResponse, name: string, fault: TinkerFaultKind | null): Promise<void> {
-    const wanted = archiveRequestOf(name, flavour);
-    if (wanted === null || wanted.kind === 'refused') return send(response, wanted?.status ?? 404, { detail: wanted?.detail ?? 'Not Found' });
-    if (fault === 'http-503') return send(response, 503, { detail: 'Service Unavailable' });
-    if (fault === 'http-425') return send(response, 425, { detail: 'Checkpoint is still being created' });
-    const stored = saved.get(tinkerPathOf(wanted.modelId, 'sampler_weights', wanted.checkpoint));
-    if (stored === undefined) return send(response, 404, { detail: `Checkpoint not found: ${wanted.modelId}/${wanted.checkpoint}` });
-    const archive = await writeTar(Object.fromEntries(Object.entries(tinkerArchiveFilesOf(stored.files, stored.trainUnembed)).map(([file, bytes]) => [`${wanted.checkpoint}/${file}`, bytes])), { gzip: !hosted });
-    if (wanted.kind === 'download') {
-      response.writeHead(200, { 'Content-Type': 'application/octet-stream' });
-      return void response.end(archive);
-    }
-    if (!hosted) {
-      response.writeHead(302, { Location: `${url}/api/v1/training_runs/${wanted.modelId}/checkpoints/${wanted.checkpoint}/download` });
-      return void response.end();
-    }
-    const token = randomUUID();
-    storage.set(token, archive);
-    const signed = `${url}/storage/${token}?X-Signature=test`;
-    if (options.archiveAnswer === 'json') return send(response, 200, { url: signed, expires: new Date(Date.now() + 900_000).toISOString() });
-    response.writeHead(302, { Location: signed });
-    return void response.end();
-  }
-
-  /** Whether the request's `X-API-Key` opens `name`: the key for the config and the exchange, else a JWT where the exchange is on. */
+  /** Whether the request's `X-API-Key` opens `name`: the key for the config and the exchange, else a JWT where the exchange is on; SkyRL checks none. */
   function admitted(name: string, key: string | undefined): boolean {
+    if (!hosted) return true;
     if (name === 'client/config' || name === 'auth/token' || !tokenExchange) return options.apiKey === undefined || key === options.apiKey;
     return jwts.accepts(key);
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const requestPath = request.url ?? '';
-    if (requestPath.startsWith('/storage/')) {
-      // A storage host: the signature is the credential, and a request carrying another is refused.
-      if (request.headers['x-api-key'] !== undefined || request.headers.authorization !== undefined) return send(response, 400, { detail: 'Only one auth mechanism allowed: the signed URL takes no X-API-Key or Authorization header' });
-      const archive = storage.get(/^\/storage\/([^?]+)/.exec(requestPath)?.[1] ?? '');
-      if (archive === undefined) return send(response, 403, { detail: 'Request has expired or the signature does not match' });
-      response.writeHead(200, { 'Content-Type': 'application/x-tar' });
-      return void response.end(archive);
-    }
+    if (requestPath.startsWith('/storage/')) return archives.serveSigned(request, response);
     const name = requestPath.replace(/^\/api\/v1\//, '');
     const credential = typeof request.headers['x-api-key'] === 'string' ? request.headers['x-api-key'] : undefined;
     if (!admitted(name, credential)) return send(response, 401, { detail: tokenExchange ? 'Invalid JWT' : 'Invalid API key' });
@@ -229,7 +197,10 @@ export async function createTinkerTestServer(options: TinkerTestServerOptions): 
     if (fault === 'bare-400') return send(response, 400, { detail: 'Bad Request' });
     if (request.method === 'GET' && name === 'get_server_capabilities') return send(response, 200, { supported_models: [{ model_name: options.baseModel }], supported_loss_fns: ['importance_sampling', 'ppo'] });
     if (request.method === 'GET' && name === 'healthz') return send(response, 200, { status: 'ok' });
-    if (isArchive) return answerArchive(response, name, fault);
+    if (isArchive) {
+      if (fault === 'http-503' || fault === 'http-425') return send(response, fault === 'http-503' ? 503 : 425, { detail: fault === 'http-503' ? 'Service Unavailable' : 'Checkpoint is still being created' });
+      return archives.answer(response, name);
+    }
     if (request.method !== 'POST') return send(response, 404, { detail: 'Not Found' });
     let body: Record<string, unknown>;
     try {
@@ -259,7 +230,11 @@ export async function createTinkerTestServer(options: TinkerTestServerOptions): 
       const size = Buffer.byteLength(JSON.stringify(body));
       if (count > datums || size > bytes) return send(response, 413, { detail: `a forward_backward of ${count} datums and ${size} bytes is over this server's limits (${datums} datums, ${bytes} bytes)` });
     }
-    if (name === 'create_session') return send(response, 200, { session_id: `session-${nextId++}`, info_message: null, warning_message: null, error_message: null });
+    if (name === 'create_session') {
+      const sessionId = `session-${nextId++}`;
+      sessionVersions.set(sessionId, requestSchemas.create_session.parse(body).sdk_version ?? '');
+      return send(response, 200, { session_id: sessionId, info_message: null, warning_message: null, error_message: null });
+    }
     if (name === 'session_heartbeat') {
       heartbeats += 1;
       return send(response, 200, { type: 'session_heartbeat' });
@@ -321,7 +296,7 @@ export async function createTinkerTestServer(options: TinkerTestServerOptions): 
       const requestId = startFuture(async () => {
         if (request.base_model !== options.baseModel) throw new UserError(`base model '${request.base_model}' is not served here (${options.baseModel})`);
         await engine;
-        models.set(modelId, { engine, trainUnembed: request.lora_config.train_unembed ?? true, lastSeqId: 0, requests: 0, queue: Promise.resolve(), byKey: new Map() });
+        models.set(modelId, { engine, sdkVersion: sessionVersions.get(request.session_id) ?? '', trainUnembed: request.lora_config.train_unembed ?? true, lastSeqId: 0, requests: 0, queue: Promise.resolve(), byKey: new Map() });
         return { model_id: modelId, type: 'create_model' };
       });
       return send(response, 200, { request_id: requestId, model_id: modelId });
@@ -338,6 +313,9 @@ export async function createTinkerTestServer(options: TinkerTestServerOptions): 
       });
       return send(response, 200, { request_id: requestId, model_id: modelId });
     }
+    // SDK 0.25 and later send forward_backward only as protobuf: JSON under that claim is not theirs.
+    const [major = 0, minor = 0] = model.sdkVersion.split('.').map(Number);
+    if (hosted && name === 'forward_backward' && (major > 0 || minor >= 25)) return send(response, 415, { detail: `SDK ${model.sdkVersion} sends forward_backward as application/x-protobuf, not JSON` });
     const seqId = typeof body.seq_id === 'number' ? body.seq_id : null;
     received.push({ path: name, modelId, seqId });
     const key = typeof request.headers['x-idempotency-key'] === 'string' ? request.headers['x-idempotency-key'] : null;

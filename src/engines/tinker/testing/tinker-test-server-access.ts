@@ -11,7 +11,9 @@
  *   because it matches only SkyRL's DELETE route `{checkpoint_path:path}`.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readSafetensors, writeSafetensors, type FloatTensorData } from '../../../model/safetensors.js';
+import { writeTar } from './write-tar.js';
 
 export type TinkerServerFlavour = 'hosted' | 'skyrl';
 
@@ -77,5 +79,64 @@ export function tinkerArchiveFilesOf(files: Record<string, Uint8Array>, trainUne
   return {
     'adapter_config.json': new TextEncoder().encode(JSON.stringify({ r: config.r, lora_alpha: config.lora_alpha })),
     'adapter_model.safetensors': writeSafetensors(tensors),
+  };
+}
+
+export interface ArchiveRoutesOptions {
+  flavour: TinkerServerFlavour;
+  /** How the hosted route answers: a 302 or a 200 `{url, expires}`. */
+  answer: 'redirect' | 'json';
+  baseUrl: () => string;
+  checkpointOf: (modelId: string, checkpoint: string) => { files: Record<string, Uint8Array>; trainUnembed: boolean } | undefined;
+}
+
+export interface ArchiveRoutes {
+  /** A GET under `/api/v1/training_runs/` (`name` is the path after `/api/v1/`). */
+  answer(response: ServerResponse, name: string): Promise<void>;
+  /** A GET of a signed storage URL (`/storage/<token>`). */
+  serveSigned(request: IncomingMessage, response: ServerResponse): void;
+}
+
+/** Sampler checkpoints' archives behind a signed storage URL (hosted) or SkyRL's download route. */
+export function createArchiveRoutes(options: ArchiveRoutesOptions): ArchiveRoutes {
+  const hosted = options.flavour === 'hosted';
+  const signedArchives = new Map<string, Uint8Array>();
+  const send = (response: ServerResponse, status: number, body: unknown) => {
+    response.writeHead(status, { 'Content-Type': 'application/json' });
+    response.end(JSON.stringify(body));
+  };
+  const redirect = (response: ServerResponse, location: string) => {
+    response.writeHead(302, { Location: location });
+    response.end();
+  };
+  return {
+    async answer(response, name) {
+      const wanted = archiveRequestOf(name, options.flavour);
+      if (wanted === null || wanted.kind === 'refused') return send(response, wanted?.status ?? 404, { detail: wanted?.detail ?? 'Not Found' });
+      const stored = options.checkpointOf(wanted.modelId, wanted.checkpoint);
+      if (stored === undefined) return send(response, 404, { detail: `Checkpoint not found: ${wanted.modelId}/${wanted.checkpoint}` });
+      const files = Object.entries(tinkerArchiveFilesOf(stored.files, stored.trainUnembed)).map(([file, bytes]) => [`${wanted.checkpoint}/${file}`, bytes]);
+      const archive = await writeTar(Object.fromEntries(files), { gzip: !hosted });
+      if (wanted.kind === 'download') {
+        response.writeHead(200, { 'Content-Type': 'application/octet-stream' });
+        return void response.end(archive);
+      }
+      if (!hosted) return redirect(response, `${options.baseUrl()}/api/v1/training_runs/${wanted.modelId}/checkpoints/${wanted.checkpoint}/download`);
+      const token = randomUUID();
+      signedArchives.set(token, archive);
+      const signed = `${options.baseUrl()}/storage/${token}?X-Signature=test`;
+      if (options.answer === 'json') return send(response, 200, { url: signed, expires: new Date(Date.now() + 900_000).toISOString() });
+      return redirect(response, signed);
+    },
+    serveSigned(request, response) {
+      // A storage host: the signature is the credential, and a request carrying another is refused.
+      if (request.headers['x-api-key'] !== undefined || request.headers.authorization !== undefined) {
+        return send(response, 400, { detail: 'Only one auth mechanism allowed: the signed URL takes no X-API-Key or Authorization header' });
+      }
+      const archive = signedArchives.get(/^\/storage\/([^?]+)/.exec(request.url ?? '')?.[1] ?? '');
+      if (archive === undefined) return send(response, 403, { detail: 'Request has expired or the signature does not match' });
+      response.writeHead(200, { 'Content-Type': 'application/x-tar' });
+      response.end(archive);
+    },
   };
 }
