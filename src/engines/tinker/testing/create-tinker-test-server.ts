@@ -188,7 +188,7 @@ export async function createTinkerTestServer(options: TinkerTestServerOptions): 
     if (requestPath.startsWith('/storage/')) return archives.serveSigned(request, response);
     const name = requestPath.replace(/^\/api\/v1\//, '');
     const credential = typeof request.headers['x-api-key'] === 'string' ? request.headers['x-api-key'] : undefined;
-    if (!admitted(name, credential)) return send(response, 401, { detail: tokenExchange ? 'Invalid JWT' : 'Invalid API key' });
+    if (!admitted(name, credential)) return send(response, 401, { detail: tokenExchange && name !== 'client/config' && name !== 'auth/token' ? 'Invalid JWT' : 'Invalid API key' });
     const isArchive = request.method === 'GET' && name.startsWith('training_runs/');
     const fault = takeFault(isArchive ? 'archive' : name);
     if (fault === 'drop') return void request.socket.destroy();
