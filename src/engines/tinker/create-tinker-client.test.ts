@@ -3,24 +3,18 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { defaultPolicyLossOptions, policyLoss } from '../../core/policy-loss.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
-import type { TrainingDatum, TrainingEngine } from '../../spec/training-engine.js';
+import type { TrainingEngine } from '../../spec/training-engine.js';
 import { createTinyModelFolder } from '../local/testing/create-tiny-model-folder.js';
 import { createTinkerClient, type TinkerClientOptions } from './create-tinker-client.js';
 import { createTinkerTrainingEngine } from './create-tinker-training-engine.js';
+import { tinkerTestDatum } from './testing/tinker-test-datum.js';
 import { createTinkerTestServer, type TinkerTestServer } from './testing/create-tinker-test-server.js';
 
 const workerUrl = new URL(path.join('..', '..', '..', 'dist', 'engines', 'local', 'trainer-worker.js'), import.meta.url);
 const folder = createTinyModelFolder();
 let server: TinkerTestServer;
 let engine: TrainingEngine;
-const datum: TrainingDatum = {
-  promptTokenIds: [3, 14, 15, 92, 65],
-  responseTokenIds: [35, 89, 79, 32],
-  lossMask: [1, 1, 1, 0],
-  advantages: [1, -0.5, 1, 1],
-  rolloutLogprobs: [-3, -3, -3, -3],
-  temperature: 1,
-};
+const datum = tinkerTestDatum;
 const fastRetries = { initialDelayMs: 1, maxDelayMs: 5 };
 const openEngine = async (client: Partial<TinkerClientOptions> = {}) =>
   createTinkerTrainingEngine({ client: await createTinkerClient({ url: server.url, apiKey: 'tml-test', retry: fastRetries, ...client }), baseModel: 'tiny', loraRank: 4, optimizer: { learningRate: 1e-2 } });

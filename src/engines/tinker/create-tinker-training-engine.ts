@@ -6,8 +6,20 @@
  * A published version's artifact holds `tinker-checkpoint.json` (see `TinkerCheckpointFile`): the
  * sampler path an engine sampling on Tinker loads, and the training weights path `resetWeights`
  * continues from. With `downloadAdapters` it also holds the PEFT adapter of the sampler checkpoint
- * (`read-checkpoint-archive.ts`), which engines that load PEFT adapters serve; without, or when the
- * archive holds no plain PEFT adapter, only the Tinker engine can serve the version.
+ * (`read-checkpoint-archive.ts`), which engines that load PEFT adapters serve. A download or a
+ * conversion that fails never fails the step: the version is published without PEFT files, the
+ * reason is kept in `tinker-checkpoint.json` (`peftAdapter`) and logged, and only the Tinker engine
+ * can serve that version (the others keep serving the previous one).
+ *
+ * A batch goes in chunks of at most the server's `fwdbwd_max_chunk_len` datums (1024 without one)
+ * and, by an upper bound of their JSON size, at most its `fwdbwd_max_chunk_bytes_count` bytes (2 MB
+ * without one), as the SDK cuts its own chunks by count and by estimated bytes.
+ *
+ * ℓ_old (for `decoupled_ppo` without proximal log-probs) is read with `forward`; a server without
+ * that route (the hosted service speaks only `forward_backward` since SDK 0.25) is asked for a
+ * `forward_backward` with every advantage 0 instead. Both Tinker losses are linear in the advantage
+ * (importance_sampling −exp(ℓ − μ)·A, ppo −min(r·A, clip(r)·A)), so that pass adds a zero gradient;
+ * its μ is sent as 0 so exp(ℓ − μ) ≤ 1 cannot overflow into 0·∞.
  *
  * `load_weights` must be a model's first request (SkyRL enforces it), so `loadState` and
  * `resetWeights` continue on a new training client of the same base model unless the current one
@@ -20,7 +32,7 @@ import { z } from 'zod';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { silentLogger, type Logger } from '../../spec/logger.js';
 import type { PolicyArtifact } from '../../spec/inference-engine.js';
-import type { ForwardBackwardInput, ForwardBackwardOutput, OptimizerStepOutput, TrainingEngine, TrainingEngineCapabilities } from '../../spec/training-engine.js';
+import type { ForwardBackwardInput, ForwardBackwardOutput, OptimizerStepOutput, TrainingDatum, TrainingEngine, TrainingEngineCapabilities } from '../../spec/training-engine.js';
 import type { TinkerClient } from './create-tinker-client.js';
 import {
   forwardBackwardBody,
@@ -35,7 +47,7 @@ import {
   wireLossConfigOf,
   type AdamParams,
 } from './tinker-api.js';
-import { readCheckpointArchive } from './read-checkpoint-archive.js';
+import { readCheckpointArchive, type AdapterFromArchive } from './read-checkpoint-archive.js';
 import { checkTinkerBatch, lossTokensOf, needsCurrentLogprobs, responseLogprobsOf, tinkerBatchOf, tinkerLossOf, type TinkerBatch } from './tinker-datums.js';
 
 export interface TinkerTrainingEngineOptions {
@@ -69,6 +81,8 @@ export const tinkerCheckpointFileSchema = z.object({
   samplerPath: z.string(),
   /** `tinker://…/weights/…`: what `resetWeights` loads (weights only, fresh optimizer). */
   weightsPath: z.string(),
+  /** Whether the version carries its PEFT adapter, and why not; absent where none was asked for. */
+  peftAdapter: z.union([z.object({ published: z.literal(true) }), z.object({ published: z.literal(false), reason: z.string() })]).optional(),
 });
 export type TinkerCheckpointFile = z.infer<typeof tinkerCheckpointFileSchema>;
 
@@ -82,8 +96,36 @@ export const tinkerTrainingCapabilities: TrainingEngineCapabilities = {
   anyTemperature: false,
 };
 
-/** Datums per call, as the SDK's chunking (engines.md §5.4). */
-const datumsPerCall = 128;
+/** Datums per call where the server names no limit: the SDK's `fwdbwd_max_chunk_len` default. */
+const defaultChunkDatums = 1024;
+/** JSON bytes per call where the server names no limit. */
+const defaultChunkBytes = 2_000_000;
+
+/**
+ * An upper bound of a datum's JSON size: per position an input and a target id (≤ 7 characters
+ * each with the comma) and a log-prob and an advantage (≤ 25 characters each, the longest a double
+ * prints), plus the fixed keys.
+ */
+export const datumJsonBytesBound = (datum: TrainingDatum) => 300 + (datum.promptTokenIds.length + datum.responseTokenIds.length) * 64;
+
+/** `data` cut in order into chunks of at most `maxDatums` datums and `maxBytes` bytes (a larger datum goes alone). */
+export function chunksOf<Datum>(data: readonly Datum[], bytesOf: (datum: Datum) => number, maxDatums: number, maxBytes: number): Datum[][] {
+  const chunks: Datum[][] = [];
+  let current: Datum[] = [];
+  let bytes = 0;
+  for (const datum of data) {
+    const size = bytesOf(datum);
+    if (current.length > 0 && (current.length >= maxDatums || bytes + size > maxBytes)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(datum);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}
 
 function stepsOfStateName(name: string): number | null {
   const match = /_o(\d+)_[a-z0-9]+$/.exec(name);
@@ -126,9 +168,26 @@ export async function createTinkerTrainingEngine(options: TinkerTrainingEngineOp
     await client.unloadModel(previous).catch((error: unknown) => logger.warn('unloading the previous Tinker training client failed', { modelId: previous, error: String(error) }));
   }
 
+  const maxChunkDatums = client.limits.maxChunkDatums ?? defaultChunkDatums;
+  const maxChunkBytes = client.limits.maxChunkBytes ?? defaultChunkBytes;
+  let forwardRoute = true;
+
   async function runBatch(batch: TinkerBatch, forwardOnly: boolean) {
     const data = batch.sequences.map((sequence) => wireDatumOf(sequence.tokens, sequence.logprobs, sequence.advantages));
-    return submit(forwardOnly ? 'forward' : 'forward_backward', (seqId) => forwardBackwardBody(model.id, seqId, data, batch.lossFunction, wireLossConfigOf(batch.clip), forwardOnly), forwardBackwardResultSchema);
+    const config = wireLossConfigOf(batch.clip);
+    if (forwardOnly && forwardRoute) {
+      try {
+        return await submit('forward', (seqId) => forwardBackwardBody(model.id, seqId, data, batch.lossFunction, config, true), forwardBackwardResultSchema);
+      } catch (error) {
+        if (!ClawrlError.isInstance(error) || error.code !== 'not_found') throw error;
+        logger.info('the Tinker service has no forward route; reading log-probs with a zero-advantage forward_backward', { error: error.message });
+        forwardRoute = false;
+      }
+    }
+    if (forwardOnly && batch.sequences.some((sequence) => sequence.advantages.some((advantage) => advantage !== 0))) {
+      throw new ClawrlError('internal_error', 'a read of log-probs through forward_backward needs every advantage 0');
+    }
+    return submit('forward_backward', (seqId) => forwardBackwardBody(model.id, seqId, data, batch.lossFunction, config, false), forwardBackwardResultSchema);
   }
 
   async function forwardBackward(input: ForwardBackwardInput): Promise<ForwardBackwardOutput> {
@@ -137,12 +196,11 @@ export async function createTinkerTrainingEngine(options: TinkerTrainingEngineOp
     if (!(batchLossTokens > 0)) throw new ClawrlError('invalid_request', 'the batch has no loss tokens');
     const logprobs: number[][] = [];
     let loss = 0;
-    for (let start = 0; start < input.data.length; start += datumsPerCall) {
-      const data = input.data.slice(start, start + datumsPerCall);
+    for (const data of chunksOf(input.data, datumJsonBytesBound, maxChunkDatums, maxChunkBytes)) {
       let current: number[][] | null = null;
       if (needsCurrentLogprobs(data, input.loss)) {
-        // A forward pass with zero advantages only reads ℓ on the weights the update will see.
-        const still = data.map((datum) => ({ ...datum, advantages: datum.advantages.map(() => 0) }));
+        // A pass with zero advantages (and μ = 0) only reads ℓ on the weights the update will see.
+        const still = data.map((datum) => ({ ...datum, advantages: datum.advantages.map(() => 0), rolloutLogprobs: datum.rolloutLogprobs.map(() => 0) }));
         const read = await runBatch(tinkerBatchOf(still, { name: 'importance_sampling' }, 1, null), true);
         current = data.map((datum, index) => responseLogprobsOf(datum, read.targetLogprobs[index] ?? []));
       }
@@ -154,6 +212,16 @@ export async function createTinkerTrainingEngine(options: TinkerTrainingEngineOp
       data.forEach((datum, index) => logprobs.push(responseLogprobsOf(datum, targets[index] ?? [])));
     }
     return { loss, logprobs, referenceLogprobs: null, supportLogprobs: input.data.map(() => null), anchorKl: null };
+  }
+
+  /** The PEFT adapter of saved sampler weights, or why there is none: a failed download is an outcome here, not an error. */
+  async function adapterOf(samplerPath: string, name: string): Promise<AdapterFromArchive> {
+    const parsed = parseTinkerPath(samplerPath);
+    try {
+      return await readCheckpointArchive(await client.downloadCheckpointArchive(parsed?.modelId ?? model.id, parsed?.name ?? name), baseModel);
+    } catch (error) {
+      return { files: null, reason: `the archive download failed: ${error instanceof Error ? error.message : String(error)}` };
+    }
   }
 
   async function save(kind: 'save_weights' | 'save_weights_for_sampler', name: string): Promise<string> {
@@ -182,21 +250,28 @@ export async function createTinkerTrainingEngine(options: TinkerTrainingEngineOp
       const result = await submit('optim_step', (seqId) => optimStepBody(model.id, seqId, { ...adam, learningRate: rate }), optimStepResultSchema);
       steps += 1;
       const metrics = result.metrics ?? {};
-      // Tinker documents no gradient-norm metric: NaN when the service reports none.
-      const gradientNorm = metrics['grad_norm'] ?? metrics['grad_norm:mean'] ?? metrics['optim/grad_norm'] ?? Number.NaN;
+      // The hosted service documents no gradient-norm metric; SkyRL names it `skyrl.ai/grad_norm`.
+      // NaN when the service reports none.
+      const gradientNorm = metrics['grad_norm'] ?? metrics['skyrl.ai/grad_norm'] ?? metrics['grad_norm:mean'] ?? metrics['optim/grad_norm'] ?? Number.NaN;
       return { gradientNorm, step: steps, learningRate: rate };
     },
     async publishWeights(version): Promise<PolicyArtifact> {
       const name = `clawrl-v${version}-${tag}-${steps}`;
       const samplerPath = await save('save_weights_for_sampler', name);
       const weightsPath = await save('save_weights', name);
-      const file: TinkerCheckpointFile = { format: 'clawrl-tinker-checkpoint', baseModel, loraRank, samplerPath, weightsPath };
+      const adapter = options.downloadAdapters === true ? await adapterOf(samplerPath, name) : null;
+      const file: TinkerCheckpointFile = {
+        format: 'clawrl-tinker-checkpoint',
+        baseModel,
+        loraRank,
+        samplerPath,
+        weightsPath,
+        ...(adapter === null ? {} : { peftAdapter: adapter.files === null ? { published: false as const, reason: adapter.reason } : { published: true as const } }),
+      };
       const files: Record<string, Uint8Array> = { [tinkerCheckpointFileName]: new TextEncoder().encode(JSON.stringify(file, null, 2)) };
-      if (options.downloadAdapters === true) {
-        const parsed = parseTinkerPath(samplerPath);
-        const adapter = readCheckpointArchive(await client.downloadCheckpointArchive(parsed?.modelId ?? model.id, parsed?.name ?? name));
-        if (adapter.files === null) logger.warn('the Tinker checkpoint is published without a PEFT adapter: only --engine tinker can serve it', { version, reason: adapter.reason });
-        else Object.assign(files, adapter.files);
+      if (adapter !== null && adapter.files !== null) Object.assign(files, adapter.files);
+      if (adapter !== null && adapter.files === null) {
+        logger.warn(`policy version ${version} is published without its PEFT adapter: engines that load PEFT adapters (local, vLLM, SGLang) keep serving the previous version, and only --engine tinker can serve this one`, { version, reason: adapter.reason, samplerPath });
       }
       return { version, kind: 'adapter', files };
     },

@@ -45,6 +45,23 @@ export const requestFailedSchema = z.object({ error: z.string(), category: z.enu
 /** HTTP error bodies: FastAPI's `{detail}` (SkyRL), or a message object. */
 export const httpErrorBodySchema = z.object({ detail: z.unknown().optional(), message: z.string().optional(), error: z.unknown().optional() });
 
+/**
+ * `/api/v1/client/config`: the server's flags for this SDK version (`types/client_config_response.py`).
+ * Only what this client acts on is read; a missing flag keeps the SDK's default.
+ */
+export const clientConfigResponseSchema = z
+  .object({
+    pjwt_auth_enabled: z.boolean().default(false),
+    fwdbwd_max_chunk_len: z.number().int().positive().nullish(),
+    fwdbwd_max_chunk_bytes_count: z.number().int().positive().nullish(),
+  })
+  .passthrough()
+  .transform((wire) => ({ tokenExchange: wire.pjwt_auth_enabled, maxChunkDatums: wire.fwdbwd_max_chunk_len ?? null, maxChunkBytes: wire.fwdbwd_max_chunk_bytes_count ?? null }));
+/** `/api/v1/auth/token`: the short-lived JWT the key is traded for. */
+export const authTokenResponseSchema = z.object({ jwt: z.string().min(1) });
+/** The archive route's 200 answer (the SDK's "future 200 JSON contract"); its 302 carries the same URL as `Location`. */
+export const archiveUrlResponseSchema = z.object({ url: z.string().url(), expires: z.string().nullish() });
+
 export const createSessionResponseSchema = z
   .object({ session_id: z.string(), warning_message: z.string().nullish(), error_message: z.string().nullish() })
   .transform((wire) => ({ sessionId: wire.session_id, warning: wire.warning_message ?? null, error: wire.error_message ?? null }));
@@ -90,6 +107,8 @@ export const adamParamsSchema = z.object({
 
 /** Request bodies, by path; the client adds `seq_id` where the call is ordered per model. */
 export const requestSchemas = {
+  'client/config': z.object({ sdk_version: z.string() }),
+  'auth/token': z.object({}),
   create_session: z.object({ tags: z.array(z.string()).default([]), user_metadata: z.record(z.string(), z.unknown()).nullish(), sdk_version: z.string().optional(), type: z.literal('create_session').optional() }),
   session_heartbeat: z.object({ session_id: z.string() }),
   create_model: z.object({
@@ -205,17 +224,25 @@ export function forwardBackwardBody(modelId: string, seqId: number, data: WireDa
   return forwardOnly ? { model_id: modelId, seq_id: seqId, forward_input: input } : { model_id: modelId, seq_id: seqId, forward_backward_input: input };
 }
 
+/**
+ * `train_unembed` is always false: an unembedding LoRA is exported as `unembed_tokens` tensors that
+ * no PEFT loader (vLLM, SGLang, clawrl's local engine) takes, so a version trained with it could be
+ * served only by Tinker itself, and a state saved with it could not be loaded into a training client
+ * created without it. tinker-cookbook's own serving tests train without it too
+ * (`tests/weights/gpu/conftest.py` `train_one_step`).
+ */
 export function createModelBody(sessionId: string, modelSeqId: number, baseModel: string, rank: number) {
   return {
     session_id: sessionId,
     model_seq_id: modelSeqId,
     base_model: baseModel,
-    lora_config: { rank, seed: null, train_unembed: true, train_mlp: true, train_attn: true },
+    lora_config: { rank, seed: null, train_unembed: false, train_mlp: true, train_attn: true },
     user_metadata: null,
     type: 'create_model',
   };
 }
 
+export const clientConfigBody = (sdkVersion: string) => ({ sdk_version: sdkVersion });
 export const createSessionBody = (sdkVersion: string) => ({ tags: ['clawrl'], user_metadata: {}, sdk_version: sdkVersion, type: 'create_session' });
 export const heartbeatBody = (sessionId: string) => ({ session_id: sessionId, type: 'session_heartbeat' });
 export const unloadModelBody = (modelId: string) => ({ model_id: modelId, type: 'unload_model' });

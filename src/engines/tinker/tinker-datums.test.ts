@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TrainingDatum } from '../../spec/training-engine.js';
-import { writeSafetensors } from '../../model/safetensors.js';
-import { readCheckpointArchive } from './read-checkpoint-archive.js';
 import { wireDatumOf, wireLossConfigOf } from './tinker-api.js';
-import { writeTarGz } from './testing/write-tar-gz.js';
 import { responseLogprobsOf, tinkerBatchOf } from './tinker-datums.js';
 
 const datum: TrainingDatum = {
@@ -41,20 +38,5 @@ describe('Tinker datums', () => {
     expect(decoupled.sequences[0]?.logprobs).toEqual([0, 0, -0.3, -1]);
     // exp(−0.3 + 5) > 2: the weight is the cap.
     expect(decoupled.sequences[0]?.advantages).toEqual([0, 0, 1.6, 0]);
-  });
-});
-
-describe('Tinker checkpoint archives', () => {
-  const adapter = (names: string[]) => ({
-    'adapter_config.json': new TextEncoder().encode(JSON.stringify({ peft_type: 'LORA', r: 2, lora_alpha: 4, target_modules: ['q_proj'] })),
-    'adapter_model.safetensors': writeSafetensors(new Map(names.map((name) => [name, { dtype: 'F32' as const, shape: [1, 1], data: Float32Array.of(1) }]))),
-  });
-  it('reads the PEFT adapter of an archive, and refuses Tinker-only module names and what is no archive', () => {
-    const files = adapter(['base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight', 'base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight']);
-    const read = readCheckpointArchive(writeTarGz(Object.fromEntries(Object.entries(files).map(([name, bytes]) => [`step_1/${name}`, bytes]))));
-    expect(read.files).toEqual(files);
-    const foreign = readCheckpointArchive(writeTarGz(adapter(['base_model.model.model.unembed_tokens.lora_A.weight'])));
-    expect(foreign).toMatchObject({ files: null, reason: expect.stringContaining('unembed_tokens') });
-    expect(readCheckpointArchive(Uint8Array.of(1, 2, 3))).toMatchObject({ files: null, reason: expect.stringContaining('not a .tar.gz') });
   });
 });

@@ -21,21 +21,22 @@ let server: TinkerTestServer;
 let store: RecordStore;
 let engine: InferenceEngine;
 
-async function recordSampledTurn(index: number): Promise<void> {
+async function recordSampledTurn(index: number, policyVersion = 0): Promise<void> {
   const id = `turn-${index}`;
   await store.recordTurn({
-    id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion: 0,
+    id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion,
     messages: [{ role: 'user', content: 'q' }], tools: [], sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0 },
     promptTokenIds: [3, 14, 15, 92], responseTokenIds: [65, 35], logprobs: [-4, -4.5], response: { role: 'assistant', content: 'a' },
     finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
   });
   await store.recordSample({
     id: `sample-${index}`, turnId: id, status: 'ready', dropReason: null, judgementId: null, feedbackId: null, lossMask: [1, 1], support: null, createdAt: 10 + index,
-    method: 'rl', policyVersion: 0, score: 1, hint: null, distillationGaps: null, teacherLogprobs: null,
+    method: 'rl', policyVersion, score: 1, hint: null, distillationGaps: null, teacherLogprobs: null,
   });
 }
 
-const openEngine = async () => createTinkerTrainingEngine({ client: await createTinkerClient({ url: server.url, apiKey: 'tml-test', retry: { initialDelayMs: 1, maxDelayMs: 2, maxAttempts: 2 } }), baseModel: 'tiny', loraRank: 4 });
+const openEngine = async (options: { downloadAdapters?: boolean; logger?: Logger } = {}) =>
+  createTinkerTrainingEngine({ client: await createTinkerClient({ url: server.url, apiKey: 'tml-test', retry: { initialDelayMs: 1, maxDelayMs: 2, maxAttempts: 2, archive: { notReadyDelayMs: 1, attempts: 2 } } }), baseModel: 'tiny', loraRank: 4, ...options });
 
 beforeAll(async () => {
   server = await createTinkerTestServer({ modelDirectory: folder, baseModel: 'tiny', apiKey: 'tml-test', workerUrl: dist('trainer-worker.js'), loraAlpha: 8 });
@@ -83,6 +84,38 @@ describe('the trainer on the Tinker training engine', () => {
     expect(server.received.filter((request) => request.path === 'load_weights').length).toBe(loadsBefore + 1);
     for (const index of [4, 5]) await recordSampledTurn(index);
     expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { step: 3, policyVersion: 3 } });
+    await trainer.close();
+    await trainingEngine.close();
+  });
+
+  it('serves the PEFT adapter of each version on another engine, and publishes a version whose archive download failed without it, the step kept', async () => {
+    const serving = createPolicyServing({ store, engine, logger: silent, now: () => 3_000, retryDelayMs: 60_000 });
+    await serving.start();
+    const warnings: { message: string; fields: unknown }[] = [];
+    const logger: Logger = { ...silent, warn: (message, fields) => void warnings.push({ message, fields }) };
+    const trainingEngine = await openEngine({ downloadAdapters: true, logger });
+    const trainer = createTrainer({ store, serving, logger: silent, now: () => 4_000, workerId: 'trainer', trainEvery: 2, pollIntervalMs: 60_000, trainingEngine });
+    await trainer.start();
+    const latest = (await store.trainingSummary()).latestVersion ?? 0;
+    for (const index of [10, 11]) await recordSampledTurn(index, latest);
+    const served = await trainer.trainNow();
+    expect(served).toMatchObject({ kind: 'trained' });
+    const version = served.kind === 'trained' ? served.step.policyVersion : -1;
+    expect(Object.keys((await serving.artifactOf(version)).files).sort()).toEqual(['adapter_config.json', 'adapter_model.safetensors', tinkerCheckpointFileName]);
+    expect(serving.servedVersion).toBe(version);
+
+    for (const index of [12, 13]) await recordSampledTurn(index, version);
+    server.inject({ path: 'archive', kind: 'http-500', times: 2 });
+    const unserved = await trainer.trainNow();
+    expect(unserved).toMatchObject({ kind: 'trained', step: { policyVersion: version + 1 } });
+    expect((await store.counts()).judging.samples.ready).toBe(0);
+    const artifact = await serving.artifactOf(version + 1);
+    expect(Object.keys(artifact.files)).toEqual([tinkerCheckpointFileName]);
+    expect(JSON.parse(new TextDecoder().decode(artifact.files[tinkerCheckpointFileName]))).toMatchObject({ peftAdapter: { published: false, reason: expect.stringContaining('HTTP 500') } });
+    expect(warnings.map((warning) => warning.message)).toEqual([expect.stringMatching(/published without its PEFT adapter: .*keep serving the previous version/)]);
+    // The engine keeps serving the version it could load.
+    expect(serving.servedVersion).toBe(version);
+    serving.close();
     await trainer.close();
     await trainingEngine.close();
   });
