@@ -62,9 +62,9 @@ const { builtinUsers, satisfiesPreference } = await import(`${root}dist/builtin/
 const { ruleHolds } = await import(`${root}dist/judge/text-rule.js`);
 const { replyIncoherence } = await import(`${root}dist/builtin/reply-coherence.js`);
 const { anchorKlOf, anchorOfTopLogprobs, createPolicyGradientLoss } = await import(`${root}dist/model/policy-gradient-loss.js`);
-const { rewardBaselines } = await import(`${root}dist/core/reward-baseline.js`);
-const { decayedLearningRate } = await import(`${root}dist/core/learning-rate-decay.js`);
-const { buildSupportSet, clipValue, distillationGapsOf } = await import(`${root}dist/core/build-samples.js`);
+const { rewardBaselines } = await import(`${root}dist/core/rl/reward-baseline.js`);
+const { decayedLearningRate } = await import(`${root}dist/core/rl/learning-rate-decay.js`);
+const { buildSupportSet, clipValue, distillationGapsOf } = await import(`${root}dist/core/rl/build-samples.js`);
 const { appendHint } = await import(`${root}dist/core/hint.js`);
 
 await initializeTensorBackend({ backend: 'wasm' });
@@ -137,7 +137,7 @@ for (let step = 1; step <= steps; step += 1) {
     const hinted = renderer.renderPrompt(appendHint([{ role: 'user', content: result.message }], user.hint), []);
     const teacher = await transformer.score({ promptTokenIds: hinted, continuationTokenIds: result.tokenIds, topLogprobs: 20 });
     const student = await transformer.score({ promptTokenIds: result.promptTokenIds, continuationTokenIds: result.tokenIds, topLogprobs: 20 });
-    // As `core/advantages.ts` forms them: w_opd·w_v·clip(Δ_v, ±1) on each support token with a gap.
+    // As `core/rl/advantages.ts` forms them: w_opd·w_v·clip(Δ_v, ±1) on each support token with a gap.
     const support = buildSupportSet(asTokens(student.top), asTokens(teacher.top), supportK);
     supports.push(support.map((position) => {
       const kept = position.filter((token) => token.gap !== null);

@@ -7,7 +7,7 @@
  * operator options below a flag, the config file and the environment.
  */
 import { z } from 'zod';
-import { defaultAnchorTopK } from '../core/policy-loss.js';
+import { defaultAnchorTopK } from '../core/rl/policy-loss.js';
 import { sampleMethodSchema } from '../spec/records.js';
 import type { TrainingLossName } from '../spec/training-engine.js';
 import { runNamePattern } from '../eval/manager-worker/rollout-queue-api.js';

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import type { RewardMode } from '../core/group-advantages.js';
+import type { RewardMode } from '../core/rl/aggregate-votes.js';
 import { loadEnvironment } from '../environments/environment-registry.js';
 import { startExperimentServer, type ExperimentServer } from '../eval/personalize/start-experiment-server.js';
 import { createRolloutClient } from '../eval/rollout/rollout-client.js';

@@ -2,7 +2,7 @@
  * What the judge worker does with one claimed turn: judge it (unless this judge already did),
  * choose the hint, ask the engine for the teacher's log-probs, build the sample for the method
  * and record both. A sample holds what was measured (the reward, the teacher's gaps), not an
- * advantage: the trainer forms those (`core/advantages.ts`), so the judge has no weights to know. Expected outcomes (no next state, no hint, an engine without scoring, a
+ * advantage: the trainer forms those (`core/rl/advantages.ts`), so the judge has no weights to know. Expected outcomes (no next state, no hint, an engine without scoring, a
  * hint-augmented prompt longer than the model's context) end in a
  * dropped sample with a reason; infrastructure failures throw, and the worker retries the turn.
  *
@@ -15,7 +15,7 @@
 import { appendHint } from '../core/hint.js';
 import { selectHint, type SelectedHint } from '../core/judge-votes.js';
 import { logprobTemperatureOf } from '../core/logprob-temperature.js';
-import { methodUsesHints, sampleBuilders, topKOverlap, type TeacherScores } from '../core/build-samples.js';
+import { methodUsesHints, sampleBuilders, topKOverlap, type TeacherScores } from '../core/rl/build-samples.js';
 import type { ChatMessage } from '../spec/chat.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine, ScoreResult, TokenLogprob } from '../spec/inference-engine.js';

@@ -191,7 +191,7 @@ export type SampleStatus = 'ready' | 'trained' | 'dropped';
 
 /**
  * One entry of a top-k support set: a token the student ranked high, with both models' log-probs,
- * its gap and its weight. The trainer forms the token's advantage from them (`core/advantages.ts`).
+ * its gap and its weight. The trainer forms the token's advantage from them (`core/rl/advantages.ts`).
  */
 export interface SupportToken {
   id: number;
@@ -210,7 +210,7 @@ export interface SupportToken {
 /**
  * What the judge measured of a turn, beside the turn's own tokens: the reward, the teacher's
  * per-token gap and the support sets. It stores no advantage: the trainer forms the advantages
- * from these with its own weights, clip and baseline (`core/advantages.ts`). The per-token arrays
+ * from these with its own weights, clip and baseline (`core/rl/advantages.ts`). The per-token arrays
  * hold one entry per response token; dropped samples have empty arrays.
  */
 export interface NewSample {

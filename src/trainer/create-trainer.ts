@@ -2,7 +2,7 @@
  * The training loop. A step fires when `trainEvery` samples are ready (checked every
  * `pollIntervalMs`) or on demand (`trainNow`). It claims a batch under a lease, drops and counts
  * samples more than `maxStaleness` versions old, forms the batch's advantages from what the judge
- * stored (`core/advantages.ts`: weights, clip and reward baseline are the trainer's alone), runs
+ * stored (`core/rl/advantages.ts`: weights, clip and reward baseline are the trainer's alone), runs
  * forward-backward with the configured loss (`--loss`) and one optimizer step on the training
  * engine — or `trainEpochs` passes over the batch, each with its own optimizer step,
  * the later ones against the first pass's log-probs so the clip bounds them — publishes the
@@ -17,9 +17,9 @@
  * starts from the active version's weights instead of the checkpoint.
  *
  * A configuration the engine cannot run (a loss it does not compute, a term it lacks) is refused
- * when the trainer is created (`core/training-capability-problem.ts`), not trained as something else.
+ * when the trainer is created (`core/rl/training-capability-problem.ts`), not trained as something else.
  */
-import { advantagesOf, defaultAdvantageOptions, type AdvantageOptions, type SampleAdvantages } from '../core/advantages.js';
+import { advantagesOf, defaultAdvantageOptions, type AdvantageOptions, type SampleAdvantages } from '../core/rl/advantages.js';
 import {
   decoupledFormOf,
   defaultPolicyLossOptions,
@@ -30,9 +30,9 @@ import {
   type PolicyLossResult,
   type PolicyLossSequence,
   type SupportLossTerms,
-} from '../core/policy-loss.js';
-import { trainingCapabilityProblem } from '../core/training-capability-problem.js';
-import { decayedLearningRate, type LearningRateDecay } from '../core/learning-rate-decay.js';
+} from '../core/rl/policy-loss.js';
+import { trainingCapabilityProblem } from '../core/rl/training-capability-problem.js';
+import { decayedLearningRate, type LearningRateDecay } from '../core/rl/learning-rate-decay.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
@@ -62,14 +62,14 @@ export interface TrainerOptions {
   /** The named loss (`spec/training-engine.ts`); default `decoupled_ppo`. */
   lossName?: TrainingLossName;
   loss?: Partial<PolicyLossOptions>;
-  /** How advantages are formed: w_rl, w_opd, the clip C, the reward baseline (`core/advantages.ts`); defaults 1, 1, 1, none. */
+  /** How advantages are formed: w_rl, w_opd, the clip C, the reward baseline (`core/rl/advantages.ts`); defaults 1, 1, 1, none. */
   advantages?: Partial<AdvantageOptions>;
   /**
    * k of the OPD support sets the judge builds (0: none), so the start-up check can refuse an
    * engine or loss that cannot train them; default 0.
    */
   supportTopK?: number;
-  /** Halves the engine's learning rate every `halfLifeSteps` steps (`core/learning-rate-decay.ts`); default constant. */
+  /** Halves the engine's learning rate every `halfLifeSteps` steps (`core/rl/learning-rate-decay.ts`); default constant. */
   learningRateDecay?: LearningRateDecay;
   /** Default 30 minutes: longer than any step. */
   leaseMs?: number;

@@ -15,7 +15,7 @@ import type { JudgeInput } from '../../spec/judge.js';
 import { canonicalStyleHint } from '../style-hint.js';
 import { buildHintPrompt, buildJudgePrompt, hintEndMarker, hintStartMarker } from '../../core/judge-prompts.js';
 import { builtinJudgePromptBudget } from '../builtin-judge-options.js';
-import type { VoteScore } from '../../core/judge-votes.js';
+import type { VoteScore } from '../../core/rl/aggregate-votes.js';
 import type { SeededRandom } from '../../core/seeded-random.js';
 import { classifyStyle, drawStyle, styleDimensions, styleValues, type StyleChoice, type StyleDimension } from '../style.js';
 import { userTaskValues } from '../user-preference.js';

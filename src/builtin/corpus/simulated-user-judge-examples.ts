@@ -7,7 +7,7 @@
 import { parseStyleHint } from '../style-hint.js';
 import { buildHintPrompt, buildJudgePrompt } from '../../core/judge-prompts.js';
 import { builtinJudgePromptBudget } from '../builtin-judge-options.js';
-import type { VoteScore } from '../../core/judge-votes.js';
+import type { VoteScore } from '../../core/rl/aggregate-votes.js';
 import type { SeededRandom } from '../../core/seeded-random.js';
 import { drawStyle, type StyleChoice } from '../style.js';
 import { complaintsFor, satisfiesPreference, type SimulatedUser } from '../user-preference.js';

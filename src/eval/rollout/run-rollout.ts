@@ -2,7 +2,7 @@
  * The group rollout driver: each step draws `tasksPerStep` training tasks, runs `group` rollouts
  * of each through the server (at most `parallel` at a time), scores every turn with the
  * integrated reward (the verifier's outcome, plus the PRM's votes in `outcome+process` mode),
- * forms GRPO advantages within each group (`core/group-advantages.ts`), reports each turn's
+ * forms GRPO advantages within each group (`core/rl/group-advantages.ts`), reports each turn's
  * advantage to the server as feedback, and has the server train one step on exactly those
  * samples. Every `evalEvery` steps (and before the first and after the last) it measures
  * accuracy on the environment's held-out split, with side turns the server never trains on.
@@ -19,7 +19,8 @@
  *   `POST /admin/training/step` until no ready sample is left.
  */
 import { deriveSamplingSeed } from '../../core/seeded-random.js';
-import { groupAdvantages, integratedReward, meanVote, processRewardsVary, type RewardMode } from '../../core/group-advantages.js';
+import { integratedReward, meanVote, type RewardMode } from '../../core/rl/aggregate-votes.js';
+import { groupAdvantages, processRewardsVary } from '../../core/rl/group-advantages.js';
 import type { EnvironmentDefinition } from '../../spec/environment.js';
 import type { RolloutClient } from './rollout-client.js';
 import type { RolloutStep } from './rollout-result.js';

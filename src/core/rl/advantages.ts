@@ -1,9 +1,9 @@
 /**
  * The per-token advantages of one training batch: the algorithm's whole choice of what each token
  * is pushed by, in one place. The judge stores what it measured (the reward r and the teacher's
- * gaps Δ, `core/build-samples.ts`); the trainer alone turns them into advantages, with its own
+ * gaps Δ, `core/rl/build-samples.ts`); the trainer alone turns them into advantages, with its own
  * weights, clip and baseline, so nothing the judge was started with has to be repeated here.
- * Per sample i and response token t, with b_i the reward baseline (`core/reward-baseline.ts`, 0
+ * Per sample i and response token t, with b_i the reward baseline (`core/rl/reward-baseline.ts`, 0
  * without one) and δ_t = clip(Δ_t, −C, C):
  *
  *   rl        A_t = r − b
@@ -18,7 +18,7 @@
  * judge combined then (`judgedAdvantages`); it keeps them, less w_rl·b as the trainer took it
  * before, so a database upgraded in the middle of a run trains its old samples exactly as before.
  */
-import type { JudgedAdvantages, SampleMethod, SampleSource, SupportToken } from '../spec/records.js';
+import type { JudgedAdvantages, SampleMethod, SampleSource, SupportToken } from '../../spec/records.js';
 import { clipValue } from './build-samples.js';
 import { rewardBaselines, type RewardBaselineKind } from './reward-baseline.js';
 

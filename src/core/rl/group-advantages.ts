@@ -7,6 +7,7 @@
  * with A = 0, which would only dilute the batch. A rollout's turns past the group's other rollouts'
  * lengths are compared with whoever reached that index; alone there, they are dropped too.
  */
+import { meanVote } from './aggregate-votes.js';
 
 export interface GroupAdvantageOptions {
   /** Divide by the standard deviation (classic GRPO); default false (mean only, "Dr. GRPO"). */
@@ -50,24 +51,6 @@ export function groupAdvantages(rewards: readonly (readonly number[])[], options
   }
   const zeroVariance = advantages.every((turns) => turns.every((advantage) => advantage === null));
   return { advantages, zeroVarianceIndices, indices, zeroVariance };
-}
-
-/** Which rewards a rollout trains on: the environment's outcome alone, or with the PRM's process rewards. */
-export type RewardMode = 'outcome' | 'outcome+process';
-
-/**
- * The OpenClaw-RL paper's integrated (step-wise) reward of turn t: R_t = o + (1/m)·Σ_i r_i, the
- * episode's outcome reward o plus the mean of the PRM's m votes r_i ∈ {−1, 0, +1} on (a_t,
- * s_{t+1}). Without readable votes, or in outcome mode, R_t = o.
- */
-export function integratedReward(outcome: number, processVotes: readonly number[], mode: RewardMode): number {
-  if (mode === 'outcome') return outcome;
-  return outcome + (meanVote(processVotes) ?? 0);
-}
-
-/** A turn's process reward: the mean of the PRM's readable votes on it, null without one. */
-export function meanVote(votes: readonly number[]): number | null {
-  return votes.length === 0 ? null : votes.reduce((sum, vote) => sum + vote, 0) / votes.length;
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * A leave-one-out reward baseline over one training batch (RLOO, Kool et al. 2019): each sample's
  * reward part w·r is taken relative to the mean reward of the batch's other rewarded samples,
- * b_i = mean_{j≠i}(r_j), which `core/advantages.ts` subtracts from the reward: A_t = w·(r_i − b_i) + ….
+ * b_i = mean_{j≠i}(r_j), which `core/rl/advantages.ts` subtracts from the reward: A_t = w·(r_i − b_i) + ….
  *
  * Why: binary RL puts r = ±1 on every response token. When a user's preference is rarely met most
  * samples are −1, and a step of only −1s pushes down the sampled replies' every token without
@@ -19,10 +19,10 @@
  * in the others'; a sample with no rewarded peer has none.
  *
  * Rollout samples (`source: 'rollout'`) are exempt the same way: their score is already R less its
- * GRPO group's mean (`core/group-advantages.ts`), so taking the batch's mean off it again would
+ * GRPO group's mean (`core/rl/group-advantages.ts`), so taking the batch's mean off it again would
  * baseline it twice, and against live rewards it was never compared with.
  */
-import type { SampleMethod, SampleSource } from '../spec/records.js';
+import type { SampleMethod, SampleSource } from '../../spec/records.js';
 
 export type RewardBaselineKind = 'none' | 'batch' | 'negative';
 

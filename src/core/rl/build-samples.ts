@@ -3,7 +3,7 @@
  * are never touched here: a sample trains on the turn's prompt and response ids exactly as
  * sampled, and these functions record what the judge measured of it, one value per response
  * token. They form no advantage: the trainer does, with its own weights, clip and baseline
- * (`core/advantages.ts`), so no judge setting has to be repeated on the trainer.
+ * (`core/rl/advantages.ts`), so no judge setting has to be repeated on the trainer.
  *
  * - Binary RL: the reward r (the turn's score).
  * - OPD: the gap Δ_t = teacher_t − rollout_t (unclipped), where teacher_t is the log-prob of the
@@ -15,8 +15,8 @@
  *
  * A turn that gives no training signal comes back `dropped` with a reason, never as an exception.
  */
-import type { TokenLogprob } from '../spec/inference-engine.js';
-import type { SampleMethod, SupportToken } from '../spec/records.js';
+import type { TokenLogprob } from '../../spec/inference-engine.js';
+import type { SampleMethod, SupportToken } from '../../spec/records.js';
 
 /** The teacher's view of the response under the hint-augmented prompt. */
 export type TeacherScores =
@@ -68,7 +68,7 @@ function topIds(top: readonly TokenLogprob[], k: number): TokenLogprob[] {
  * OpenClaw-RL v2's support set: at each response position the student's k most likely tokens,
  * each with w_v = softmax over the set of the student's log-probs (its probability renormalized
  * over the set) and the gap Δ_v = ℓ_teacher(v) − ℓ_student(v). The trainer puts w_opd·w_v·clip(Δ_v,
- * −C, C) on each token (`core/advantages.ts`), so OPD moves the student's whole distribution where
+ * −C, C) on each token (`core/rl/advantages.ts`), so OPD moves the student's whole distribution where
  * teacher and student disagree, not only the token it happened to sample (the paper's ablation:
  * sessions to success 10.3 at k = 4, much worse token-level).
  *

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { TokenLogprob } from '../spec/inference-engine.js';
-import type { SampleMethod } from '../spec/records.js';
+import type { TokenLogprob } from '../../spec/inference-engine.js';
+import type { SampleMethod } from '../../spec/records.js';
 import { advantagesOf, defaultAdvantageOptions, type AdvantageOptions, type AdvantageSample, type SampleAdvantages } from './advantages.js';
 import { sampleBuilders, type SampleInput } from './build-samples.js';
 import type { RewardBaselineKind } from './reward-baseline.js';
-import { createSeededRandom, type SeededRandom } from './seeded-random.js';
+import { createSeededRandom, type SeededRandom } from '../seeded-random.js';
 import { judgedSampleThen, trainedAdvantagesThen } from './testing/judged-advantages-reference.js';
 
 const methods: readonly SampleMethod[] = ['rl', 'opd', 'combine'];
