@@ -115,9 +115,9 @@ async function probe(step) {
 
 /** Per reply, its token advantages: the trainer's own baseline (`plain`: none), then the sign filter if asked. */
 function advantagesOf(batch, rewards) {
-  const baselines = rewardBaselines(batch.map((_, index) => ({ method: 'rl', score: rewards[index] })), values.advantages === 'plain' ? 'none' : 'batch');
+  const baselines = rewardBaselines(batch.map((_, index) => ({ method: 'rl', score: rewards[index] })), { kind: values.advantages === 'plain' ? 'none' : 'batch', groupNormalizeStd: false });
   const keep = { positive: (value) => Math.max(0, value), negative: (value) => Math.min(0, value) }[values.advantages] ?? ((value) => value);
-  return batch.map((result, index) => result.tokenIds.map(() => keep(rewards[index] - (baselines[index] ?? 0))));
+  return batch.map((result, index) => result.tokenIds.map(() => keep(rewards[index] - (baselines[index]?.baseline ?? 0))));
 }
 
 await probe(0);
