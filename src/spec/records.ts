@@ -150,9 +150,8 @@ export interface RolloutProvenance {
   environment: string;
   step: number;
   /**
-   * The GRPO group: the rollouts of one task in one step, whose rewards at the same turn index the
-   * trainer compares. Null for a rollout compared with no other (the manager's: each task is solved
-   * once), which takes the recipe's `rewardBaseline` as live samples do.
+   * The GRPO group: the rollouts of one task in one step, compared at each turn index. Null for a
+   * rollout compared with none (the manager's), which takes the recipe's `rewardBaseline`.
    */
   group: string | null;
   /** The turn's index in its episode (0 first); the trainer compares a group's turns at the same index. */
@@ -230,10 +229,7 @@ export interface NewSample {
   policyVersion: PolicyVersion;
   judgementId: number | null;
   feedbackId: number | null;
-  /**
-   * The reward r: a rollout's posted reward (unbounded), else the feedback's score, else the
-   * judge's (both in −1..1); null when there was none (`core/rl/build-samples.ts`).
-   */
+  /** The reward r: a rollout's (unbounded), else the feedback's, else the judge's (`turnRewardOf`); null without one. */
   score: number | null;
   /** The rollout group the trainer baselines the reward within; null for live traffic and ungrouped rollouts. */
   group: SampleGroup | null;
@@ -251,10 +247,7 @@ export interface NewSample {
   createdAt: number;
 }
 
-/**
- * A rollout sample's place in its group: the group's id and the turn's index in its episode. The
- * trainer claims a group whole and compares the rewards of its samples at the same turn index.
- */
+/** A rollout sample's group and turn index: the trainer claims a group whole and compares its rewards at each index. */
 export interface SampleGroup {
   id: string;
   turnIndex: number;
@@ -350,10 +343,7 @@ export interface TrainingStepMetrics {
   samplesUsed: number;
   /** Claimed samples dropped as too stale. */
   samplesDropped: number;
-  /**
-   * Claimed samples dropped because every advantage of theirs came out 0 (a zero reward without a
-   * baseline, a group whose rewards all agree): they would push nothing. Absent in steps recorded before it was counted.
-   */
+  /** Claimed samples dropped because every advantage of theirs came out 0; absent in steps recorded before it was counted. */
   samplesZeroAdvantage?: number;
   lossTokens: number;
   gradientNorm: number;
