@@ -57,7 +57,7 @@ export interface RewardShift {
 }
 
 /** The reward a sample's advantage carries: none for OPD samples and for a null score. */
-export function rewardOf(sample: BaselineSample): number | null {
+function rewardOf(sample: BaselineSample): number | null {
   return sample.method === 'opd' ? null : sample.score;
 }
 
