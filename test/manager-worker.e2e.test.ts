@@ -119,7 +119,7 @@ async function admin<T>(route: string): Promise<T> {
 
 interface FeedbackRecord {
   score: number | null;
-  rollout: { runId: string; environment: string; outcomeReward: number } | null;
+  rollout: { runId: string; environment: string; group: string | null; outcomeReward: number; reward: number } | null;
 }
 
 const feedbackSeen: FeedbackRecord[] = [];
@@ -195,10 +195,12 @@ describe('clawrl manager and clawrl worker over NATS', () => {
     const counts = await feedbackByTask();
     expect([...counts.values()]).toEqual(Array.from({ length: taskCount }, () => 1));
     expect(counts.get(abandonedTask)).toBe(1);
-    // The verifier's verdict, marked as a rollout's so the turn's sample says where its reward came from.
+    // The verifier's outcome reward, posted as a rollout's reward (no score, no group: each task is
+    // solved once), so the turn's sample says where its reward came from.
     for (const feedback of feedbackSeen) {
-      expect(feedback.rollout).toMatchObject({ runId: run, environment: 'arithmetic' });
-      expect(feedback.score).toBe(feedback.rollout?.outcomeReward === 1 ? 1 : -1);
+      expect(feedback.rollout).toMatchObject({ runId: run, environment: 'arithmetic', group: null });
+      expect(feedback.score).toBeNull();
+      expect(feedback.rollout?.reward).toBe(feedback.rollout?.outcomeReward);
     }
 
     const appraisals = [...firstManager.lines, ...secondManager.lines].filter((line) => line.includes('"feedbackId"')).map((line) => JSON.parse(line) as Record<string, unknown>);

@@ -1,9 +1,10 @@
 /**
  * `clawrl rollout` end to end: the command starts its own `clawrl serve` (the tiny random model),
  * runs one step of group rollouts through the server's HTTP API, scores them with the
- * environment's verifier, hands each turn its group advantage as feedback and steps training.
- * A random model solves no word problem, so on `arithmetic` and `terminal` every group has no
- * variance: the step is checked to drop and count those samples rather than train them. A user's
+ * environment's verifier, posts each turn's reward with its group and turn index as feedback and
+ * steps training; the trainer forms the group advantages. A random model solves no word problem,
+ * so on `arithmetic` and `terminal` every group has no variance: the step is checked to drop and
+ * count those samples (zero advantage) rather than train them. A user's
  * module environment whose verifier rewards replies of even length gives groups with variance,
  * and that step trains.
  */
@@ -81,23 +82,32 @@ describe('clawrl rollout', () => {
     expect(new Set(recorded.evalTemperatures)).toEqual(new Set([0]));
     expect(recorded.feedback).toHaveLength(8);
     for (const feedback of recorded.feedback) {
-      expect(feedback.rollout).toMatchObject({ environment: 'arithmetic', step: 1, outcomeReward: expect.any(Number), processReward: null });
+      // A reward with its provenance, no score: the outcome is the reward in outcome mode.
+      expect(feedback.score).toBeNull();
+      expect(feedback.rollout).toMatchObject({ environment: 'arithmetic', step: 1, turnIndex: 0, outcomeReward: expect.any(Number), processReward: null });
+      expect(feedback.rollout?.reward).toBe(feedback.rollout?.outcomeReward);
       expect(feedback.rollout?.group).toMatch(/-s1-t[01]$/);
     }
-    // Each group's members share its group id, and a group of equal rewards hands out score 0 (dropped).
-    const zeroGroups = new Set(recorded.feedback.filter((feedback) => feedback.rollout?.advantage === null).map((feedback) => feedback.rollout?.group));
-    expect(zeroGroups.size).toBe(step?.zeroVarianceGroups);
-    expect(recorded.feedback.filter((feedback) => feedback.rollout?.advantage === null).every((feedback) => feedback.score === 0)).toBe(true);
+    // Each group's samples carry its id; a group of equal rewards gets advantages of 0, which the trainer drops.
+    const rewardsByGroup = new Map<string, Set<number>>();
+    for (const feedback of recorded.feedback) {
+      const group = feedback.rollout?.group ?? '';
+      rewardsByGroup.set(group, (rewardsByGroup.get(group) ?? new Set()).add(feedback.rollout?.reward ?? Number.NaN));
+    }
+    const zeroGroups = [...rewardsByGroup.values()].filter((rewards) => rewards.size === 1).length;
+    expect(zeroGroups).toBe(step?.zeroVarianceGroups);
+    const rolloutSamples = recorded.samples.filter((sample) => sample.group !== null && sample.dropReason !== 'superseded');
+    expect(rolloutSamples).toHaveLength(8);
+    expect(rolloutSamples.filter((sample) => sample.dropReason === 'zero-advantage')).toHaveLength(4 * zeroGroups);
     expect(recorded.counts.judging.rolloutSamples.dropped + recorded.counts.judging.rolloutSamples.trained).toBe(8);
-    expect(recorded.counts.judging.rolloutSamples.dropped).toBe(4 * (step?.zeroVarianceGroups ?? 0));
   }, stepTimeoutMs);
 
   it('runs a step on terminal: tool rollouts in the sandbox, verified on the directory', async () => {
-    // A recipe of the user's replaces the model's, with the group mean as the only baseline.
+    // A recipe of the user's replaces the model's; --normalize-std sets its groupNormalizeStd.
     writeFileSync(path.join(work, 'no-anchor-recipe.json'), JSON.stringify({ description: 'no anchor', anchorCoefficient: 0, rewardBaseline: 'batch' }));
-    const { result, data } = await rolloutStep('terminal', 'terminal', ['--recipe', 'no-anchor-recipe.json']);
-    expect(result.env).toBe('terminal');
-    expect(JSON.parse(readFileSync(path.join(data, 'rollout-recipe.json'), 'utf8'))).toEqual({ description: 'no anchor', anchorCoefficient: 0, rewardBaseline: 'none' });
+    const { result, data } = await rolloutStep('terminal', 'terminal', ['--recipe', 'no-anchor-recipe.json', '--normalize-std']);
+    expect(result).toMatchObject({ env: 'terminal', normalizeStd: true });
+    expect(JSON.parse(readFileSync(path.join(data, 'rollout-recipe.json'), 'utf8'))).toEqual({ description: 'no anchor', anchorCoefficient: 0, rewardBaseline: 'batch', groupNormalizeStd: true });
     expect(readFileSync(path.join(data, 'server.log'), 'utf8')).toContain('rollout-recipe.json');
     const recorded = await recordedStep(data);
     expect(recorded.sessions).toHaveLength(8);
@@ -158,6 +168,9 @@ export default {
     expect(rolloutFeedback).toHaveLength(12);
     for (const feedback of rolloutFeedback) {
       expect(feedback.rollout?.processReward).toBe(feedback.rollout?.outcomeReward === 1 ? 1 : -1);
+      // The integrated reward, outside −1..1 for a success: posted as it is, never clamped.
+      expect(feedback.rollout?.reward).toBe((feedback.rollout?.outcomeReward ?? 0) + (feedback.rollout?.processReward ?? 0));
     }
+    expect(rolloutFeedback.some((feedback) => (feedback.rollout?.reward ?? 0) > 1)).toBe(true);
   }, stepTimeoutMs);
 });

@@ -62,9 +62,9 @@ const { builtinUsers, satisfiesPreference } = await import(`${root}dist/builtin/
 const { ruleHolds } = await import(`${root}dist/judge/text-rule.js`);
 const { replyIncoherence } = await import(`${root}dist/builtin/reply-coherence.js`);
 const { anchorKlOf, anchorOfTopLogprobs, createPolicyGradientLoss } = await import(`${root}dist/model/policy-gradient-loss.js`);
-const { rewardBaselines } = await import(`${root}dist/core/reward-baseline.js`);
-const { decayedLearningRate } = await import(`${root}dist/core/learning-rate-decay.js`);
-const { buildSupportSet, clipValue, distillationGapsOf } = await import(`${root}dist/core/build-samples.js`);
+const { rewardBaselines } = await import(`${root}dist/core/rl/reward-baseline.js`);
+const { decayedLearningRate } = await import(`${root}dist/core/rl/learning-rate-decay.js`);
+const { buildSupportSet, clipValue, distillationGapsOf } = await import(`${root}dist/core/rl/build-samples.js`);
 const { appendHint } = await import(`${root}dist/core/hint.js`);
 
 await initializeTensorBackend({ backend: 'wasm' });
@@ -115,9 +115,9 @@ async function probe(step) {
 
 /** Per reply, its token advantages: the trainer's own baseline (`plain`: none), then the sign filter if asked. */
 function advantagesOf(batch, rewards) {
-  const baselines = rewardBaselines(batch.map((_, index) => ({ method: 'rl', score: rewards[index] })), values.advantages === 'plain' ? 'none' : 'batch');
+  const baselines = rewardBaselines(batch.map((_, index) => ({ method: 'rl', score: rewards[index] })), { kind: values.advantages === 'plain' ? 'none' : 'batch', groupNormalizeStd: false });
   const keep = { positive: (value) => Math.max(0, value), negative: (value) => Math.min(0, value) }[values.advantages] ?? ((value) => value);
-  return batch.map((result, index) => result.tokenIds.map(() => keep(rewards[index] - (baselines[index] ?? 0))));
+  return batch.map((result, index) => result.tokenIds.map(() => keep(rewards[index] - (baselines[index]?.baseline ?? 0))));
 }
 
 await probe(0);
@@ -137,7 +137,7 @@ for (let step = 1; step <= steps; step += 1) {
     const hinted = renderer.renderPrompt(appendHint([{ role: 'user', content: result.message }], user.hint), []);
     const teacher = await transformer.score({ promptTokenIds: hinted, continuationTokenIds: result.tokenIds, topLogprobs: 20 });
     const student = await transformer.score({ promptTokenIds: result.promptTokenIds, continuationTokenIds: result.tokenIds, topLogprobs: 20 });
-    // As `core/advantages.ts` forms them: w_opd·w_v·clip(Δ_v, ±1) on each support token with a gap.
+    // As `core/rl/advantages.ts` forms them: w_opd·w_v·clip(Δ_v, ±1) on each support token with a gap.
     const support = buildSupportSet(asTokens(student.top), asTokens(teacher.top), supportK);
     supports.push(support.map((position) => {
       const kept = position.filter((token) => token.gap !== null);

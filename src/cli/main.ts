@@ -307,7 +307,7 @@ addOptions(
   .option('--eval-size <n>', 'held-out tasks per accuracy measure', '50')
   .option('--seed <n>', 'seed of the tasks and of sampling', '1')
   .option('--reward <mode>', "outcome | outcome+process: the verifier's outcome alone, or plus the PRM's mean vote per turn", 'outcome')
-  .option('--normalize-std', 'divide group advantages by the group standard deviation (default: mean only)')
+  .option('--normalize-std', "the server it starts divides group advantages by the group's standard deviation (recipe groupNormalizeStd; with --url that server's recipe decides)")
   .option('--eval-temperature <t>', "temperature of the held-out episodes only, 0 for greedy (default: the rollouts', --temperature)")
   .option('--out <dir>', 'write rollout-<env>-seed<seed>.json and accuracy.svg (charting every result in the folder)')
   .action(async (options: RolloutCommandOptions, command: Command) => {

@@ -1,8 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agreedHintIndexes, aggregateVotes, parseHintResponse, parseVote, selectHint, type ParsedVote } from './judge-votes.js';
-
-const vote = (score: 1 | -1 | 0 | null): ParsedVote =>
-  score === null ? { score: null, reason: 'unparseable' } : { score };
+import { agreedHintIndexes, parseHintResponse, parseVote, selectHint } from './judge-votes.js';
 
 describe('parseVote', () => {
   it('takes the last box', () => {
@@ -16,25 +13,6 @@ describe('parseVote', () => {
     expect(parseVote('I think it is good.')).toEqual({ score: null, reason: 'unparseable' });
     expect(parseVote('\\boxed{1} then \\boxed{5}')).toEqual({ score: null, reason: 'unparseable' });
     expect(parseVote('\\boxed{yes}')).toEqual({ score: null, reason: 'unparseable' });
-  });
-});
-
-describe('aggregateVotes', () => {
-  it('takes the majority, ties give 0, unparseable votes are dropped', () => {
-    expect(aggregateVotes([vote(1), vote(1), vote(-1)])).toMatchObject({ score: 1, dropped: 0 });
-    expect(aggregateVotes([vote(-1), vote(null), vote(-1)])).toMatchObject({ score: -1, dropped: 1 });
-    expect(aggregateVotes([vote(1), vote(-1), vote(0)])).toMatchObject({ score: 0 });
-    expect(aggregateVotes([vote(1), vote(-1)])).toMatchObject({ score: 0 });
-    expect(aggregateVotes([vote(0), vote(0), vote(1)])).toMatchObject({
-      score: 0,
-      counts: { positive: 1, negative: 0, neutral: 2 },
-    });
-    expect(aggregateVotes([vote(1), vote(null), vote(null)])).toMatchObject({ score: 1, dropped: 2 });
-  });
-
-  it('returns no score as data when nothing is parseable', () => {
-    expect(aggregateVotes([vote(null), vote(null)])).toEqual({ score: null, reason: 'no-valid-votes', dropped: 2 });
-    expect(aggregateVotes([])).toEqual({ score: null, reason: 'no-valid-votes', dropped: 0 });
   });
 });
 

@@ -1,13 +1,11 @@
 /**
- * Reading the judge's answers: one vote per sample, the majority over m votes, the hint of a
- * hint-extraction answer, and the choice among several candidate hints. Unreadable answers are
- * expected (a judge at temperature 0.6 rambles) and come back as data, never as exceptions.
+ * Reading the judge's answers: one vote per sample, the hint of a hint-extraction answer, and the
+ * choice among several candidate hints. Unreadable answers are expected (a judge at temperature
+ * 0.6 rambles) and come back as data, never as exceptions. Votes become a reward in one place,
+ * `core/rl/aggregate-votes.ts`.
  */
 import { hintEndMarker, hintStartMarker } from './judge-prompts.js';
-
-export type VoteScore = 1 | -1 | 0;
-
-export type ParsedVote = { score: VoteScore } | { score: null; reason: 'unparseable' };
+import type { ParsedVote } from './rl/aggregate-votes.js';
 
 const boxedNumberPattern = /\\boxed\{\s*([+-]?\d+)\s*\}/g;
 
@@ -23,35 +21,6 @@ export function parseVote(text: string): ParsedVote {
   // `\boxed{-0}` parses to −0, which is normalised to 0.
   if (value === 1 || value === -1 || value === 0) return { score: value === 0 ? 0 : value };
   return { score: null, reason: 'unparseable' };
-}
-
-export type AggregatedVotes =
-  | { score: VoteScore; counts: { positive: number; negative: number; neutral: number }; dropped: number }
-  | { score: null; reason: 'no-valid-votes'; dropped: number };
-
-/**
- * Majority over the parseable votes; a tie for the top count gives 0 (as in OpenClaw-RL). When
- * no vote is parseable the result is `score: null` rather than OpenClaw-RL's silent 0, so the
- * caller can tell "the judge said unclear" from "the judge said nothing".
- */
-export function aggregateVotes(votes: readonly ParsedVote[]): AggregatedVotes {
-  const counts = { positive: 0, negative: 0, neutral: 0 };
-  let dropped = 0;
-  for (const vote of votes) {
-    if (vote.score === 1) counts.positive += 1;
-    else if (vote.score === -1) counts.negative += 1;
-    else if (vote.score === 0) counts.neutral += 1;
-    else dropped += 1;
-  }
-  if (counts.positive + counts.negative + counts.neutral === 0) return { score: null, reason: 'no-valid-votes', dropped };
-  const ranked: [VoteScore, number][] = [
-    [1, counts.positive],
-    [-1, counts.negative],
-    [0, counts.neutral],
-  ];
-  ranked.sort((a, b) => b[1] - a[1]);
-  const [top, second] = ranked as [[VoteScore, number], [VoteScore, number]];
-  return { score: top[1] === second[1] ? 0 : top[0], counts, dropped };
 }
 
 export const minimumHintChars = 10;

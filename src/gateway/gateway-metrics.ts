@@ -77,6 +77,7 @@ export function createGatewayMetrics(options: { collectProcessMetrics: boolean }
         rollout_logprob_abs_diff: metrics.rolloutLogprobAbsoluteDifference,
         samples_used: metrics.samplesUsed,
         samples_dropped_stale: metrics.samplesDropped,
+        samples_dropped_zero_advantage: metrics.samplesZeroAdvantage ?? null,
         gradient_norm: metrics.gradientNorm,
         step_seconds: metrics.stepMs / 1000,
       };

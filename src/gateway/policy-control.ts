@@ -22,6 +22,7 @@ export interface TrainingControl {
   trainNow(): Promise<
     | { kind: 'trained'; step: TrainingStepRecord; samplesDropped: number }
     | { kind: 'all-stale'; samplesDropped: number }
+    | { kind: 'no-signal'; samplesDropped: number }
     | { kind: 'idle' }
   >;
   status(): { paused: boolean; training: boolean; trainingVersion: PolicyVersion; samplesDroppedStale: number; failedSteps: number; trainEvery: number };

@@ -17,7 +17,8 @@ import {
   type JudgeContextWindow,
 } from '../core/judge-prompt-budget.js';
 import { buildHintPrompt, buildJudgePrompt, judgePromptVersion, type JudgePromptBudget } from '../core/judge-prompts.js';
-import { aggregateVotes, parseHintResponse, parseVote, selectHint } from '../core/judge-votes.js';
+import { parseHintResponse, parseVote, selectHint } from '../core/judge-votes.js';
+import { aggregateVotes } from '../core/rl/aggregate-votes.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { Judge, JudgeInput, JudgeResult } from '../spec/judge.js';
 import type { JudgeVote } from '../spec/records.js';

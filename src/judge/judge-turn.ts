@@ -2,11 +2,12 @@
  * What the judge worker does with one claimed turn: judge it (unless this judge already did),
  * choose the hint, ask the engine for the teacher's log-probs, build the sample for the method
  * and record both. A sample holds what was measured (the reward, the teacher's gaps), not an
- * advantage: the trainer forms those (`core/advantages.ts`), so the judge has no weights to know. Expected outcomes (no next state, no hint, an engine without scoring, a
+ * advantage: the trainer forms those (`core/rl/advantages.ts`), so the judge has no weights to know. Expected outcomes (no next state, no hint, an engine without scoring, a
  * hint-augmented prompt longer than the model's context) end in a
  * dropped sample with a reason; infrastructure failures throw, and the worker retries the turn.
  *
- * Score: the latest feedback's score overrides the judge's. Hint: the feedback's hint wins; else
+ * Reward: the latest feedback's overrides the judge's (`turnRewardOf`: a rollout's posted reward,
+ * unbounded, else a score in −1..1), and a rollout's feedback places the sample in its group. Hint: the feedback's hint wins; else
  * the judge's candidates are ranked by top-k overlap between the student and the hint-conditioned
  * teacher when the engine reports top-k, else the longest wins. Feedback text joins the judge's
  * next state (it is what the user said about the reply), and a turn without a next state is judged
@@ -15,7 +16,7 @@
 import { appendHint } from '../core/hint.js';
 import { selectHint, type SelectedHint } from '../core/judge-votes.js';
 import { logprobTemperatureOf } from '../core/logprob-temperature.js';
-import { methodUsesHints, sampleBuilders, topKOverlap, type TeacherScores } from '../core/build-samples.js';
+import { methodUsesHints, sampleBuilders, sampleGroupOf, topKOverlap, turnRewardOf, type TeacherScores } from '../core/rl/build-samples.js';
 import type { ChatMessage } from '../spec/chat.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine, ScoreResult, TokenLogprob } from '../spec/inference-engine.js';
@@ -153,7 +154,7 @@ export async function judgeTurn(claim: JudgeClaim, dependencies: JudgeTurnDepend
     });
   }
 
-  const score = feedback?.score ?? judgement?.score ?? null;
+  const score = turnRewardOf(feedback, judgement?.score ?? null);
   const hint = wantHint ? (feedback?.hint ?? judgement?.hint ?? null) : null;
   let teacher: TeacherScores | null = null;
   let studentTop: readonly (readonly TokenLogprob[])[] | undefined;
@@ -193,6 +194,7 @@ export async function judgeTurn(claim: JudgeClaim, dependencies: JudgeTurnDepend
     judgementId: judgement?.id ?? null,
     feedbackId: feedback?.id ?? null,
     score,
+    group: sampleGroupOf(feedback),
     hint,
     lossMask: ready ? built.lossMask : [],
     distillationGaps: ready ? built.distillationGaps : null,

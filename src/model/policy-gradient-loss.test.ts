@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { defaultPolicyLossOptions, policyLoss } from '../core/policy-loss.js';
+import { defaultPolicyLossOptions, policyLoss } from '../core/rl/policy-loss.js';
 import { initializeTensorBackend } from '../tensor/index.js';
 import { anchorNegativeEntropyOf, createPolicyGradientLoss } from './policy-gradient-loss.js';
 import { loadTransformerFromFolder } from './transformer.js';

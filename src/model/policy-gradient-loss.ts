@@ -2,11 +2,11 @@
  * The tensor form of the trainer's objective, for `forwardBackward`: the clipped surrogate with
  * truncated importance sampling, the optional k3 KL and the optional anchor, aggregated token-level
  * over the batch.
- * `src/core/policy-loss.ts` is the number form and documents the formula; the two must agree
+ * `src/core/rl/policy-loss.ts` is the number form and documents the formula; the two must agree
  * (`policy-gradient-loss.test.ts`).
  *
  * A sequence's OPD support set adds, at each position, the same clipped surrogate over the set's
- * tokens, without the importance weight (`core/policy-loss.ts`, sp_t).
+ * tokens, without the importance weight (`core/rl/policy-loss.ts`, sp_t).
  *
  * ℓ_old is the trainer's own log-prob before the batch's first update. On that first pass it
  * equals ℓ's value, so it is ℓ with its gradient stopped: ρ = exp(ℓ − stop(ℓ)) is 1 but carries
@@ -14,7 +14,7 @@
  * (`--train-epochs`) pass the first pass's log-probs as `proximalLogprobs`, and the clip acts.
  */
 import * as tf from '@tensorflow/tfjs';
-import type { PolicyLossOptions } from '../core/policy-loss.js';
+import type { PolicyLossOptions } from '../core/rl/policy-loss.js';
 import { supportWidth, type TokenLoss } from './transformer-training.js';
 
 export interface PolicyGradientSequence {

@@ -20,11 +20,25 @@ export interface TurnJudgement {
   judged: boolean;
 }
 
+/** The `rollout` object of `POST /v1/feedback`: a turn's reward and where it came from, never an advantage. */
+export interface RolloutProvenanceWire {
+  run_id: string;
+  environment: string;
+  step: number;
+  /** The rollouts the trainer compares this one with; null for none. */
+  group: string | null;
+  turn_index: number;
+  outcome_reward: number;
+  process_reward: number | null;
+  /** Unbounded: the outcome plus the process part. */
+  reward: number;
+}
+
 export interface RolloutFeedback {
   turnId: string;
   score?: number;
   text?: string;
-  rollout?: { run_id: string; environment: string; step: number; group: string; outcome_reward: number; process_reward: number | null; reward: number; advantage: number | null };
+  rollout?: RolloutProvenanceWire;
 }
 
 export interface TrainingProgress {
@@ -43,7 +57,7 @@ export interface RolloutClient {
   progress(): Promise<TrainingProgress>;
   pauseTraining(): Promise<void>;
   resumeTraining(): Promise<void>;
-  /** `POST /admin/training/step`: the outcome's kind (`trained`, `idle`, `all-stale`). */
+  /** `POST /admin/training/step`: the outcome's kind (`trained`, `idle`, `all-stale`, `no-signal`). */
   trainNow(): Promise<string>;
 }
 

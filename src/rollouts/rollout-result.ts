@@ -13,7 +13,7 @@ export const rolloutStepSchema = z.object({
   /** Mean PRM vote over the step's turns; null in outcome mode. */
   processReward: z.number().nullable(),
   groups: z.number().int(),
-  /** Groups whose rollouts all got the same reward: counted and dropped, not trained. */
+  /** Groups whose rollouts all got the same reward: the trainer gives them no advantage, drops and counts them. */
   zeroVarianceGroups: z.number().int(),
   /**
    * Groups in which the PRM's process rewards differed between rollouts at some turn, the only groups
@@ -21,9 +21,9 @@ export const rolloutStepSchema = z.object({
    */
   processVariedGroups: z.number().int().nullable().optional(),
   turns: z.number().int(),
-  /** Turns that carried a non-null advantage. */
+  /** Turns whose reward differed within their group at their turn index: the ones the trainer's group baseline gives an advantage. */
   trainedTurns: z.number().int(),
-  /** The last `POST /admin/training/step` outcome: trained, idle, all-stale. */
+  /** The last `POST /admin/training/step` outcome: trained, idle, all-stale, no-signal. */
   train: z.string(),
   policyVersion: z.number().int(),
 });
@@ -35,7 +35,8 @@ export const rolloutResultSchema = z.object({
   tasksPerStep: z.number().int().min(1),
   seed: z.number().int(),
   rewardMode: z.enum(['outcome', 'outcome+process']),
-  normalizeStd: z.boolean(),
+  /** `--normalize-std`: the recipe's `groupNormalizeStd` of the server this run started; null with `--url` (that server's recipe decides). */
+  normalizeStd: z.boolean().nullable(),
   model: z.string(),
   evalSize: z.number().int(),
   evalEvery: z.number().int(),

@@ -1,25 +1,31 @@
 /**
  * The group rollout driver: each step draws `tasksPerStep` training tasks, runs `group` rollouts
  * of each through the server (at most `parallel` at a time), scores every turn with the
- * integrated reward (the verifier's outcome, plus the PRM's votes in `outcome+process` mode),
- * forms GRPO advantages within each group (`core/group-advantages.ts`), reports each turn's
- * advantage to the server as feedback, and has the server train one step on exactly those
- * samples. Every `evalEvery` steps (and before the first and after the last) it measures
- * accuracy on the environment's held-out split, with side turns the server never trains on.
+ * integrated reward (the verifier's outcome, plus the PRM's mean vote in `outcome+process` mode,
+ * `core/rl/aggregate-votes.ts`), posts each turn's reward with its group and turn index to the
+ * server as feedback, and has the server train one step on exactly those samples: the trainer
+ * forms the GRPO advantages (`core/rl/reward-baseline.ts`, with the server recipe's
+ * `groupNormalizeStd`). Every `evalEvery` steps (and before the first and after the last) it
+ * measures accuracy on the environment's held-out split, with side turns the server never trains on.
  *
  * How the server learns of it (docs/environments.md, "How rollouts reach the trainer"):
- * - training is paused while a step's rollouts run, so nothing is trained on a half-scored group;
+ * - training is paused while a step's rollouts run, so no group is claimed before its every
+ *   reward is in (the trainer claims the ready samples of a group whole);
  * - in `outcome+process` mode each episode's last turn gets the verifier's detail as feedback
  *   text, which the PRM reads as that turn's next state (tool-call turns already have the tool
  *   results as theirs); the driver waits until the PRM has judged every turn;
- * - each turn then gets feedback `{score: clip(A, −1, 1), rollout: {...}}`, which overrides the
- *   judge's score for the sample and records where the reward came from; a turn of a
- *   zero-variance group gets score 0, so its sample is dropped (`zero-score`), and is counted;
+ * - each turn then gets feedback `{rollout: {group, turn_index, outcome_reward, process_reward,
+ *   reward, ...}}`, which overrides the judge's reward for the sample and records where it came
+ *   from; a group whose rewards all agree gets advantages of 0, which the trainer drops and counts;
  * - when the judging backlog is empty the driver resumes training and calls
  *   `POST /admin/training/step` until no ready sample is left.
+ *
+ * The driver counts what the trainer will find (groups without variance, turns with a signal) with
+ * the same rule (`core/rl/group-advantages.ts`), for its report; it sends no advantage.
  */
 import { deriveSamplingSeed } from '../core/seeded-random.js';
-import { groupAdvantages, integratedReward, meanVote, processRewardsVary, type RewardMode } from '../core/group-advantages.js';
+import { integratedReward, meanVote, type RewardMode } from '../core/rl/aggregate-votes.js';
+import { groupAdvantages, processRewardsVary } from '../core/rl/group-advantages.js';
 import type { EnvironmentDefinition } from '../spec/environment.js';
 import type { RolloutClient } from './rollout-client.js';
 import type { RolloutStep } from './rollout-result.js';
@@ -38,7 +44,6 @@ export interface RolloutRunOptions {
   evalSize: number;
   seed: number;
   rewardMode: RewardMode;
-  normalizeStd: boolean;
   runId: string;
   sampling?: EpisodeSampling;
   /**
@@ -166,29 +171,26 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
     const feedback: Promise<void>[] = [];
     for (let start = 0; start < episodes.length; start += options.group) {
       const members = episodes.slice(start, start + options.group);
-      const result = groupAdvantages(rewards.slice(start, start + options.group), { normalizeStd: options.normalizeStd });
+      const result = groupAdvantages(rewards.slice(start, start + options.group));
       if (result.zeroVariance) zeroVarianceGroups += 1;
       if (processRewardsVary(votes.slice(start, start + options.group))) processVariedGroups += 1;
       members.forEach((episode, member) => {
         episode.turns.forEach((turn, index) => {
           if (turn.turnId === null) return;
-          const advantage = result.advantages[member]?.[index] ?? null;
-          if (advantage !== null) trainedTurns += 1;
+          if ((result.advantages[member]?.[index] ?? null) !== null) trainedTurns += 1;
           const turnVotes = votes[start + member]?.[index] ?? [];
           feedback.push(
             client.sendFeedback({
               turnId: turn.turnId,
-              // The feedback range is −1..1; a zero score drops the sample (no signal), as the group asked.
-              score: advantage === null ? 0 : Math.max(-1, Math.min(1, advantage)),
               rollout: {
                 run_id: options.runId,
                 environment: definition.name,
                 step,
                 group: `${options.runId}-s${step}-t${start / options.group}`,
+                turn_index: index,
                 outcome_reward: episode.verdict.reward,
                 process_reward: meanVote(turnVotes),
                 reward: rewards[start + member]?.[index] ?? 0,
-                advantage,
               },
             }),
           );
@@ -238,11 +240,15 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
     await until(async () => (await client.progress()).judgingBacklog === 0, 'the judging backlog');
     await client.resumeTraining();
     let outcome = 'idle';
+    let trained = false;
     for (let attempt = 0; attempt < 8; attempt += 1) {
       if ((await client.progress()).readySamples === 0) break;
-      outcome = await client.trainNow();
-      if (outcome !== 'trained') break;
+      const next = await client.trainNow();
+      // A step whose samples all had a zero advantage (or were stale) consumed them: go on to the rest.
+      if (next === 'idle') break;
+      trained ||= next === 'trained';
+      outcome = next;
     }
-    return outcome;
+    return trained ? 'trained' : outcome;
   }
 }

@@ -138,38 +138,43 @@ export interface JudgementRecord extends NewJudgement {
   id: number;
 }
 
-/** Explicit feedback on a turn (`POST /v1/feedback`). It overrides the judge's score. */
 /**
- * Where a rollout's feedback came from (`clawrl rollout`, docs/environments.md): the group the
- * turn's episode belonged to and the rewards its score was formed from. A sample built on such
- * feedback is a rollout sample; every other sample is live traffic.
+ * Where a rollout's reward came from (`clawrl rollout`, the manager; docs/environments.md): the
+ * run, the group of rollouts it is compared within, the turn's index in its episode, and the
+ * reward with its outcome and process parts. Clients post rewards, never advantages: the trainer
+ * forms those (`core/rl/reward-baseline.ts`). A sample built on such feedback is a rollout sample;
+ * every other sample is live traffic.
  */
 export interface RolloutProvenance {
   runId: string;
   environment: string;
   step: number;
-  /** The GRPO group: the rollouts of one task in one step. */
-  group: string;
+  /**
+   * The GRPO group: the rollouts of one task in one step, compared at each turn index. Null for a
+   * rollout compared with none (the manager's), which takes the recipe's `rewardBaseline`.
+   */
+  group: string | null;
+  /** The turn's index in its episode (0 first); the trainer compares a group's turns at the same index. */
+  turnIndex: number;
   /** The verifier's outcome reward of the episode. */
   outcomeReward: number;
   /** The PRM's mean vote on the turn; null in outcome-only mode. */
   processReward: number | null;
-  /** The integrated reward R_t = o + process. */
+  /** The reward the turn's sample trains on, unbounded: R_t = outcome + process (`core/rl/aggregate-votes.ts`). */
   reward: number;
-  /** R_t less its group's mean (over the standard deviation when asked); null when the group had no variance. */
-  advantage: number | null;
 }
 
+/** Explicit feedback on a turn (`POST /v1/feedback`). It overrides the judge's score. */
 export interface NewFeedback {
   turnId: string;
-  /** In −1..1; null when the feedback only carries text or a hint. */
+  /** A person's or agent's reward in −1..1; null when the feedback only carries text or a hint, or is a rollout's (its reward is `rollout.reward`). */
   score: number | null;
   text: string | null;
   hint: string | null;
   /** Tenant that sent it; null when auth is off. */
   tenant: string | null;
   createdAt: number;
-  /** Set when a rollout driver sent it; absent or null for a person's feedback. */
+  /** Set when a rollout driver or a manager sent it; absent or null for a person's feedback. */
   rollout?: RolloutProvenance | null;
 }
 
@@ -191,7 +196,7 @@ export type SampleStatus = 'ready' | 'trained' | 'dropped';
 
 /**
  * One entry of a top-k support set: a token the student ranked high, with both models' log-probs,
- * its gap and its weight. The trainer forms the token's advantage from them (`core/advantages.ts`).
+ * its gap and its weight. The trainer forms the token's advantage from them (`core/rl/advantages.ts`).
  */
 export interface SupportToken {
   id: number;
@@ -210,7 +215,7 @@ export interface SupportToken {
 /**
  * What the judge measured of a turn, beside the turn's own tokens: the reward, the teacher's
  * per-token gap and the support sets. It stores no advantage: the trainer forms the advantages
- * from these with its own weights, clip and baseline (`core/advantages.ts`). The per-token arrays
+ * from these with its own weights, clip and baseline (`core/rl/advantages.ts`). The per-token arrays
  * hold one entry per response token; dropped samples have empty arrays.
  */
 export interface NewSample {
@@ -218,14 +223,16 @@ export interface NewSample {
   turnId: string;
   method: SampleMethod;
   status: 'ready' | 'dropped';
-  /** Why a dropped sample was dropped (`no-hint`, `zero-score`, `engine-cannot-score`, ...). */
+  /** Why a dropped sample was dropped (`no-hint`, `engine-cannot-score`, `stale`, `zero-advantage`, ...). */
   dropReason: string | null;
   /** The policy version that sampled the response. */
   policyVersion: PolicyVersion;
   judgementId: number | null;
   feedbackId: number | null;
-  /** The reward r in −1..1 (the feedback's score, else the judge's); null when there was none. */
+  /** The reward r: a rollout's (unbounded), else the feedback's, else the judge's (`turnRewardOf`); null without one. */
   score: number | null;
+  /** The rollout group the trainer baselines the reward within; null for live traffic and ungrouped rollouts. */
+  group: SampleGroup | null;
   hint: string | null;
   lossMask: number[];
   /**
@@ -238,6 +245,12 @@ export interface NewSample {
   /** Per response position, the student's top-k support set; null when not built. */
   support: SupportToken[][] | null;
   createdAt: number;
+}
+
+/** A rollout sample's group and turn index: the trainer claims a group whole and compares its rewards at each index. */
+export interface SampleGroup {
+  id: string;
+  turnIndex: number;
 }
 
 /**
@@ -307,15 +320,7 @@ export interface TrainingSample extends SampleRecord {
    * so the trainer must take its own log-probs under the same T (0, greedy, means 1).
    */
   samplingTemperature: number;
-  /** `rollout` when the sample was built on a rollout driver's feedback (its `rollout` provenance), else `live`. */
-  source: SampleSource;
 }
-
-/**
- * Where a sample came from: a person's or an agent's live traffic, or a rollout driver (`clawrl
- * rollout`, the manager), whose feedback score is already its GRPO group advantage.
- */
-export type SampleSource = 'live' | 'rollout';
 
 /** Statistics of one training step, as `/metrics`, `clawrl status` and the policy list show them. */
 export interface TrainingStepMetrics {
@@ -338,6 +343,8 @@ export interface TrainingStepMetrics {
   samplesUsed: number;
   /** Claimed samples dropped as too stale. */
   samplesDropped: number;
+  /** Claimed samples dropped because every advantage of theirs came out 0; absent in steps recorded before it was counted. */
+  samplesZeroAdvantage?: number;
   lossTokens: number;
   gradientNorm: number;
   learningRate: number;

@@ -29,7 +29,7 @@ export interface TrainingDatum {
    */
   proximalLogprobs?: number[];
   /**
-   * OPD over a support set (`core/build-samples.ts`): one entry per response token, the tokens
+   * OPD over a support set (`core/rl/build-samples.ts`): one entry per response token, the tokens
    * whose log-probs the loss also moves at that position and the advantage on each (same
    * clipped surrogate as the sampled token's, with no importance weight: the set is not sampled).
    */
@@ -51,7 +51,7 @@ export interface SupportTarget {
  * With ℓ the trainer's log-prob, μ the rollout log-prob, ℓ_old the proximal log-prob and A the
  * token's advantage:
  *
- * - `decoupled_ppo` (clawrl's own, `src/core/policy-loss.ts`; decoupled PPO as in AReaL): the
+ * - `decoupled_ppo` (clawrl's own, `src/core/rl/policy-loss.ts`; decoupled PPO as in AReaL): the
  *   clipped surrogate on ρ = exp(ℓ − ℓ_old) times the truncated importance weight
  *   min(exp(ℓ_old − μ), C), with optional KL to the base, the anchor and OPD support sets.
  * - `importance_sampling` (Tinker's): −exp(ℓ − μ)·A.
@@ -64,7 +64,7 @@ export interface DecoupledPpoLoss {
   clipHigh: number;
   importanceSamplingCap: number;
   klCoefficient: number;
-  /** α of the anchor to the base model's top `anchorTopK` tokens (`core/policy-loss.ts`); default 0, off. */
+  /** α of the anchor to the base model's top `anchorTopK` tokens (`core/rl/policy-loss.ts`); default 0, off. */
   anchorCoefficient?: number;
   /** Default 8. */
   anchorTopK?: number;

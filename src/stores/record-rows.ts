@@ -68,6 +68,9 @@ export interface SampleRow {
   judgement_id: number | null;
   feedback_id: number | null;
   score: number | null;
+  /** The rollout group and the turn's index in its episode; both null outside a group. */
+  rollout_group: string | null;
+  rollout_turn_index: number | null;
   hint: string | null;
   loss_mask: Uint8Array;
   /** The judge's combined advantages of a sample judged before the upgrade; null since (`JudgedAdvantages`). */
@@ -105,8 +108,20 @@ export function toFeedbackRecord(row: FeedbackRow): FeedbackRecord {
     hint: row.hint,
     tenant: row.tenant,
     createdAt: row.created_at,
-    rollout: row.rollout === null ? null : (JSON.parse(row.rollout) as RolloutProvenance),
+    rollout: row.rollout === null ? null : rolloutProvenanceOf(JSON.parse(row.rollout) as StoredRolloutProvenance),
   };
+}
+
+/**
+ * The provenance as feedback stored it. Rows written before rewards and advantages were parted
+ * also hold the `advantage` the driver formed and no turn index; their turns were single-turn
+ * rollouts or already trained, so they read as turn 0, without the advantage.
+ */
+type StoredRolloutProvenance = Omit<RolloutProvenance, 'turnIndex'> & { turnIndex?: number; advantage?: unknown };
+
+function rolloutProvenanceOf(stored: StoredRolloutProvenance): RolloutProvenance {
+  const { advantage: _advantage, turnIndex, ...rest } = stored;
+  return { ...rest, turnIndex: turnIndex ?? 0 };
 }
 
 /** The provenance column's text, or null. */
@@ -197,6 +212,7 @@ export function toSampleRecord(
     judgementId: row.judgement_id,
     feedbackId: row.feedback_id,
     score: row.score,
+    group: row.rollout_group === null ? null : { id: row.rollout_group, turnIndex: row.rollout_turn_index ?? 0 },
     hint: row.hint,
     promptTokenIds: turn.promptTokenIds,
     responseTokenIds: turn.responseTokenIds,

@@ -64,8 +64,8 @@ export function runRecordStoreCountsContract(currentStore: () => RecordStore, re
       expect(counted.judging).toMatchObject({ judged: 2, pending: 4, retrying: 1, hintsAccepted: 0, hintsRejected: 1 });
 
       // Samples: live and rollout, ready, superseded, trained and dropped.
-      const rollout = { runId: 'run', environment: 'arithmetic', step: 1, group: 'g', outcomeReward: 1, processReward: 0, reward: 1, advantage: 0.5 };
-      const rolled = await store.recordFeedback({ turnId: 'c', score: 0.5, text: null, hint: null, tenant: null, createdAt: 900, rollout });
+      const rollout = { runId: 'run', environment: 'arithmetic', step: 1, group: 'g', turnIndex: 0, outcomeReward: 1, processReward: 0, reward: 1 };
+      const rolled = await store.recordFeedback({ turnId: 'c', score: null, text: null, hint: null, tenant: null, createdAt: 900, rollout });
       await store.recordSample(sample('live', 'a'));
       await store.recordSample(sample('rolled', 'c', { feedbackId: rolled?.id ?? null }));
       await store.recordSample(sample('rolled-again', 'c', { feedbackId: rolled?.id ?? null }));

@@ -62,13 +62,13 @@ export function runRecordStoreDashboardContract(getStore: () => RecordStore): vo
       await store.recordJudgement(judgement('m2', -1, 80_000, false));
       await store.recordJudgement(judgement('m3', null, 130_000, false));
       await store.recordSample(sample('x1', 'm1', { createdAt: 70_000 }));
-      await store.recordSample(sample('x2', 'm2', { createdAt: 80_000, status: 'dropped', dropReason: 'zero-score', score: null, lossMask: [], distillationGaps: null }));
+      await store.recordSample(sample('x2', 'm2', { createdAt: 80_000, status: 'dropped', dropReason: 'no-score', score: null, lossMask: [], distillationGaps: null }));
       await store.recordSample(sample('x3', 'm3', { createdAt: 130_000 }));
       await store.updateSampleStatus({ ids: ['x3'], status: 'dropped', reason: 'stale', at: 131_000 });
       // A sample built on a rollout driver's feedback is a rollout sample.
       await store.recordTurn(turn('r1', 's', { timings: { startedAt: 62_000, firstTokenAt: 62_001, endedAt: 62_002 } }));
-      const rollout = { runId: 'run', environment: 'arithmetic', step: 1, group: 'g', outcomeReward: 1, processReward: null, reward: 1, advantage: 0.5 };
-      const feedback = await store.recordFeedback({ turnId: 'r1', score: 1, text: null, hint: null, tenant: null, createdAt: 63_000, rollout });
+      const rollout = { runId: 'run', environment: 'arithmetic', step: 1, group: 'g', turnIndex: 0, outcomeReward: 1, processReward: null, reward: 1 };
+      const feedback = await store.recordFeedback({ turnId: 'r1', score: null, text: null, hint: null, tenant: null, createdAt: 63_000, rollout });
       await store.recordSample(sample('x4', 'r1', { createdAt: 63_000, feedbackId: feedback?.id ?? null }));
       await store.recordPolicyVersion({ version: 0, parent: null, kind: 'base', files: {}, step: null, samples: 0, metrics: null, createdAt: 10 }, { activate: true });
       await store.recordPolicyVersion({ version: 1, parent: 0, kind: 'base', files: {}, step: null, samples: 0, metrics: null, createdAt: 20 }, { activate: false });

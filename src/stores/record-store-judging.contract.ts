@@ -69,7 +69,7 @@ export function sample(id: string, turnId: string, overrides: Partial<NewSample>
     feedbackId: null,
     score: 1,
     hint: 'Keep it short and friendly.',
-    lossMask: [1, 1],
+    group: null, lossMask: [1, 1],
     distillationGaps: [0.25, -1.5],
     teacherLogprobs: [-0.25, -0.75],
     support: [[{ id: 4, studentLogprob: -0.5, teacherLogprob: -0.25, gap: 0.25, weight: 0.75 }], [{ id: 9, studentLogprob: -1, teacherLogprob: null, gap: null, weight: 1 }]],
@@ -319,24 +319,24 @@ export function runRecordStoreJudgingContract(currentStore: () => RecordStore): 
 
     it("keeps a rollout's provenance on its feedback and counts the samples built on it as rollout samples", async () => {
       for (const id of ['live', 'rolled', 'flat']) await store.recordTurn(turn(id));
-      const rollout = { runId: 'run', environment: 'arithmetic', step: 2, group: 'run-s2-t0', outcomeReward: 1, processReward: 0.5, reward: 1.5, advantage: 0.25 };
+      const rollout = { runId: 'run', environment: 'arithmetic', step: 2, group: 'run-s2-t0', turnIndex: 1, outcomeReward: 1, processReward: 0.5, reward: 1.5 };
       const live = await store.recordFeedback({ turnId: 'live', score: 1, text: null, hint: null, tenant: null, createdAt: 600 });
-      const rolled = await store.recordFeedback({ turnId: 'rolled', score: 0.25, text: null, hint: null, tenant: null, createdAt: 610, rollout });
-      const flat = await store.recordFeedback({ turnId: 'flat', score: 0, text: null, hint: null, tenant: null, createdAt: 620, rollout: { ...rollout, advantage: null } });
+      const rolled = await store.recordFeedback({ turnId: 'rolled', score: null, text: null, hint: null, tenant: null, createdAt: 610, rollout });
+      const flat = await store.recordFeedback({ turnId: 'flat', score: null, text: null, hint: null, tenant: null, createdAt: 620, rollout: { ...rollout, group: null } });
       expect(live?.rollout).toBeNull();
       expect(rolled?.rollout).toEqual(rollout);
       expect(await store.getFeedback('rolled')).toEqual(rolled);
       expect(await store.listFeedback('flat')).toEqual([flat]);
       await store.recordSample(sample('l', 'live', { feedbackId: live?.id ?? null }));
-      await store.recordSample(sample('r', 'rolled', { feedbackId: rolled?.id ?? null }));
-      await store.recordSample(sample('f', 'flat', { feedbackId: flat?.id ?? null, status: 'dropped', dropReason: 'zero-score', lossMask: [], distillationGaps: null, teacherLogprobs: null, support: null }));
+      await store.recordSample(sample('r', 'rolled', { feedbackId: rolled?.id ?? null, score: 1.5, group: { id: 'run-s2-t0', turnIndex: 1 } }));
+      await store.recordSample(sample('f', 'flat', { feedbackId: flat?.id ?? null, status: 'dropped', dropReason: 'no-score', lossMask: [], distillationGaps: null, teacherLogprobs: null, support: null }));
       expect((await store.counts()).judging).toMatchObject({
         samples: { ready: 2, trained: 0, dropped: 1 },
         rolloutSamples: { ready: 1, trained: 0, dropped: 1 },
       });
-      // The trainer learns each claimed sample's source: rollout samples take no batch baseline.
+      // The trainer reads each claimed sample's group from the sample itself, and its reward unbounded.
       const claimed = await store.claimSamplesForTraining({ limit: 5, leaseMs: 1_000, now: 700, workerId: 'trainer' });
-      expect(claimed.map((sample) => [sample.id, sample.source])).toEqual([['l', 'live'], ['r', 'rollout']]);
+      expect(claimed.map((sample) => [sample.id, sample.score, sample.group])).toEqual([['l', 1, null], ['r', 1.5, { id: 'run-s2-t0', turnIndex: 1 }]]);
     });
   });
 }

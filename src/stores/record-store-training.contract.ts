@@ -96,7 +96,7 @@ export function runRecordStoreTrainingContract(getStore: () => RecordStore): voi
           feedbackId: null,
           score: 1,
           hint: null,
-          lossMask: [1, 1],
+          group: null, lossMask: [1, 1],
           distillationGaps: null,
           teacherLogprobs: null,
           support: null,
@@ -108,12 +108,38 @@ export function runRecordStoreTrainingContract(getStore: () => RecordStore): voi
     it('leases ready samples oldest first with the turn tokens and sampling temperature, once until the lease ends', async () => {
       const claimed = await store.claimSamplesForTraining({ limit: 2, leaseMs: 1_000, now: 10_000, workerId: 'trainer-1' });
       expect(claimed.map((sample) => sample.id)).toEqual(['sample-a', 'sample-b']);
-      expect(claimed[0]).toMatchObject({ promptTokenIds: [1, 2, 3], responseTokenIds: [4, 5], rolloutLogprobs: [-0.5, -0.25], samplingTemperature: 0.7, source: 'live', status: 'ready' });
+      expect(claimed[0]).toMatchObject({ promptTokenIds: [1, 2, 3], responseTokenIds: [4, 5], rolloutLogprobs: [-0.5, -0.25], samplingTemperature: 0.7, group: null, status: 'ready' });
       const other = await store.claimSamplesForTraining({ limit: 5, leaseMs: 1_000, now: 10_500, workerId: 'trainer-2' });
       expect(other.map((sample) => sample.id)).toEqual(['sample-c']);
       // A crashed trainer's lease expires and its samples are claimable again.
       const afterExpiry = await store.claimSamplesForTraining({ limit: 5, leaseMs: 1_000, now: 11_000, workerId: 'trainer-2' });
       expect(afterExpiry.map((sample) => sample.id)).toEqual(['sample-a', 'sample-b']);
+    });
+
+    it('claims rollout groups whole, past the limit if need be, and never a group another trainer holds a part of', async () => {
+      // After a, b, c (no group): groups g (d, f, h) and k (e, g2), interleaved as their feedback arrived.
+      const members: [string, string | null, number][] = [['d', 'g', 0], ['e', 'k', 0], ['f', 'g', 0], ['g2', 'k', 0], ['h', 'g', 1]];
+      for (const [index, [id, group, turnIndex]] of members.entries()) {
+        await store.recordTurn(turn(id, 't1', { policyVersion: 3 }));
+        await store.recordSample({
+          id: `sample-${id}`, turnId: id, method: 'rl', status: 'ready', dropReason: null, policyVersion: 3, judgementId: null, feedbackId: null,
+          score: 1.5, hint: null, group: group === null ? null : { id: group, turnIndex }, lossMask: [1, 1], distillationGaps: null, teacherLogprobs: null,
+          support: null, createdAt: 4_000 + index,
+        });
+      }
+      // The limit of 4 reaches d, the first of g: the rest of g comes with it, none of k.
+      const first = await store.claimSamplesForTraining({ limit: 4, leaseMs: 1_000, now: 10_000, workerId: 'trainer-1' });
+      expect(first.map((sample) => [sample.id, sample.group])).toEqual([
+        ['sample-a', null], ['sample-b', null], ['sample-c', null],
+        ['sample-d', { id: 'g', turnIndex: 0 }], ['sample-f', { id: 'g', turnIndex: 0 }], ['sample-h', { id: 'g', turnIndex: 1 }],
+      ]);
+      // Another trainer gets all of k, even with a limit of one, and nothing of g.
+      const second = await store.claimSamplesForTraining({ limit: 1, leaseMs: 1_000, now: 10_100, workerId: 'trainer-2' });
+      expect(second.map((sample) => sample.id)).toEqual(['sample-e', 'sample-g2']);
+      expect(await store.claimSamplesForTraining({ limit: 10, leaseMs: 1_000, now: 10_200, workerId: 'trainer-3' })).toEqual([]);
+      // Leases of one claim end together: the group comes back whole.
+      const again = await store.claimSamplesForTraining({ limit: 4, leaseMs: 1_000, now: 11_000, workerId: 'trainer-3' });
+      expect(again.map((sample) => sample.id)).toEqual(['sample-a', 'sample-b', 'sample-c', 'sample-d', 'sample-f', 'sample-h']);
     });
 
     it('releases only the named worker\'s leases', async () => {

@@ -40,7 +40,7 @@ async function servedVersion(served: InferenceEngine = engine): Promise<number> 
 }
 
 type SampleFields = Pick<Parameters<RecordStore['recordSample']>[0], 'method' | 'policyVersion' | 'score' | 'hint' | 'distillationGaps' | 'teacherLogprobs'> &
-  Partial<Pick<Parameters<RecordStore['recordSample']>[0], 'support' | 'feedbackId'>>;
+  Partial<Pick<Parameters<RecordStore['recordSample']>[0], 'support' | 'feedbackId' | 'group'>>;
 
 /** A completed two-token main turn of session `s` and its ready sample. */
 async function recordSampledTurn(target: RecordStore, index: number, sample: SampleFields, temperature = 0.8): Promise<void> {
@@ -53,7 +53,7 @@ async function recordSampledTurn(target: RecordStore, index: number, sample: Sam
   });
   await target.recordSample({
     id: `sample-${index}`, turnId: id, status: 'ready', dropReason: null, judgementId: null, feedbackId: null,
-    lossMask: [1, 1], support: null, createdAt: 10 + index, ...sample,
+    group: null, lossMask: [1, 1], support: null, createdAt: 10 + index, ...sample,
   });
 }
 
@@ -125,7 +125,7 @@ describe('the trainer on the local engines', () => {
       });
       await localStore.recordSample({
         id: `sample-${index}`, turnId: id, method: 'rl', status: 'ready', dropReason: null, policyVersion, judgementId: null, feedbackId: null,
-        score: 1, hint: null, lossMask: [1, 1, 1], distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 10 + index,
+        score: 1, hint: null, group: null, lossMask: [1, 1, 1], distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 10 + index,
       });
     }
     const trainer = createTrainer({ store: localStore, trainingEngine: localTrainingEngine, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 16, maxStaleness: 2, pollIntervalMs: 60_000 });
@@ -180,38 +180,49 @@ describe('the trainer', () => {
     }
   });
 
-  it('with a batch baseline, trains rollout samples on their group advantage as it is, and baselines live samples among themselves', async () => {
+  it('trains a rollout group against its own mean (÷ std as the recipe says, unclamped), live samples against their batch, and drops and counts the samples with no signal', async () => {
     const { store: mixedStore, trained, spied, serving } = await advantageSpy();
     try {
-      const provenance = { runId: 'run', environment: 'arithmetic', step: 1, group: 'run-s1-t0', outcomeReward: 1, processReward: null, reward: 1, advantage: 0.75 };
-      // Live −1, rollout 0.75, live +1, rollout −0.25 (a group advantage, already R less its group's mean).
-      for (const [index, [score, fromRollout]] of ([[-1, false], [0.75, true], [1, false], [-0.25, true]] as const).entries()) {
-        await recordSampledTurn(mixedStore, index, { method: 'rl', policyVersion: 0, score, hint: null, distillationGaps: null, teacherLogprobs: null });
-        if (!fromRollout) continue;
-        const feedback = await mixedStore.recordFeedback({ turnId: `turn-${index}`, score, text: null, hint: null, tenant: null, createdAt: 5, rollout: { ...provenance, advantage: score } });
-        if (feedback === null) throw new Error('feedback on a recorded turn was refused');
-        // The sample the judge builds on the rollout's feedback supersedes the plain one.
-        await mixedStore.recordSample({
-          id: `sample-${index}-feedback`, turnId: `turn-${index}`, method: 'rl', status: 'ready', dropReason: null, policyVersion: 0, judgementId: null,
-          feedbackId: feedback.id, score, hint: null, lossMask: [1, 1], distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 20 + index,
-        });
+      // Live −1 and +1; group a (one success in four, rewards as the driver posts them); group b all equal.
+      const entries: [number, string | null][] = [[-1, null], [1, 'a'], [1, null], [0, 'a'], [0, 'a'], [0, 'a'], [0.5, 'b'], [0.5, 'b']];
+      for (const [index, [score, group]] of entries.entries()) {
+        await recordSampledTurn(mixedStore, index, { method: 'rl', policyVersion: 0, score, hint: null, distillationGaps: null, teacherLogprobs: null, group: group === null ? null : { id: group, turnIndex: 0 } });
       }
       const trainer = createTrainer({
         store: mixedStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 16, pollIntervalMs: 60_000,
-        advantages: { rewardBaseline: 'batch' },
+        advantages: { rewardBaseline: 'batch', groupNormalizeStd: true },
       });
       await trainer.start();
-      expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { samplesUsed: 4 } });
+      expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { samplesUsed: 6, metrics: { samplesZeroAdvantage: 2 } } });
       await trainer.close();
-      // Live: each against the other live reward (−1 − 1, 1 − (−1)); rollouts: their advantage untouched.
-      expect(trained).toEqual([
-        [-2, -2],
-        [0.75, 0.75],
-        [2, 2],
-        [-0.25, -0.25],
+      // Live: each against the other live reward (−1 − 1, 1 − (−1)). Group a: mean 1/4, std √3/4, so the
+      // success gets (3/4) / (√3/4) = √3 > 1, kept; the failures −1/√3. Group b agrees: dropped.
+      const lone = 0.75 / (Math.sqrt(3) / 4 + 1e-6);
+      const rest = -0.25 / (Math.sqrt(3) / 4 + 1e-6);
+      expect(trained.map((advantages) => advantages.map((value) => Number(value.toFixed(6))))).toEqual(
+        [[-2, -2], [lone, lone], [2, 2], [rest, rest], [rest, rest], [rest, rest]].map((advantages) => advantages.map((value) => Number(value.toFixed(6)))),
+      );
+      expect((await mixedStore.listSamples()).filter((sample) => sample.status === 'dropped').map((sample) => [sample.id, sample.dropReason])).toEqual([
+        ['sample-6', 'zero-advantage'],
+        ['sample-7', 'zero-advantage'],
       ]);
     } finally {
       await mixedStore.close();
+    }
+  });
+
+  it('says no-signal when every claimed sample has a zero advantage, and consumes them', async () => {
+    const { store: flatStore, trained, spied, serving } = await advantageSpy();
+    try {
+      for (const index of [0, 1]) await recordSampledTurn(flatStore, index, { method: 'rl', policyVersion: 0, score: 0, hint: null, distillationGaps: null, teacherLogprobs: null });
+      const trainer = createTrainer({ store: flatStore, trainingEngine: spied, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 16, pollIntervalMs: 60_000 });
+      await trainer.start();
+      expect(await trainer.trainNow()).toEqual({ kind: 'no-signal', samplesDropped: 2 });
+      expect(await trainer.trainNow()).toEqual({ kind: 'idle' });
+      await trainer.close();
+      expect(trained).toEqual([]);
+    } finally {
+      await flatStore.close();
     }
   });
 

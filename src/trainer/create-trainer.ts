@@ -1,8 +1,10 @@
 /**
  * The training loop. A step fires when `trainEvery` samples are ready (checked every
- * `pollIntervalMs`) or on demand (`trainNow`). It claims a batch under a lease, drops and counts
- * samples more than `maxStaleness` versions old, forms the batch's advantages from what the judge
- * stored (`core/advantages.ts`: weights, clip and reward baseline are the trainer's alone), runs
+ * `pollIntervalMs`) or on demand (`trainNow`). It claims a batch under a lease (rollout groups
+ * whole), drops and counts samples more than `maxStaleness` versions old, forms the batch's
+ * advantages from the rewards and gaps stored (`core/rl/advantages.ts`: weights, clip, the group
+ * and batch baselines are the trainer's alone), drops and counts the samples whose advantages all
+ * came out 0 (they would push nothing and only dilute the step's mean), runs
  * forward-backward with the configured loss (`--loss`) and one optimizer step on the training
  * engine — or `trainEpochs` passes over the batch, each with its own optimizer step,
  * the later ones against the first pass's log-probs so the clip bounds them — publishes the
@@ -17,9 +19,9 @@
  * starts from the active version's weights instead of the checkpoint.
  *
  * A configuration the engine cannot run (a loss it does not compute, a term it lacks) is refused
- * when the trainer is created (`core/training-capability-problem.ts`), not trained as something else.
+ * when the trainer is created (`core/rl/training-capability-problem.ts`), not trained as something else.
  */
-import { advantagesOf, defaultAdvantageOptions, type AdvantageOptions, type SampleAdvantages } from '../core/advantages.js';
+import { advantagesOf, defaultAdvantageOptions, hasSignal, type AdvantageOptions, type SampleAdvantages } from '../core/rl/advantages.js';
 import {
   decoupledFormOf,
   defaultPolicyLossOptions,
@@ -30,9 +32,9 @@ import {
   type PolicyLossResult,
   type PolicyLossSequence,
   type SupportLossTerms,
-} from '../core/policy-loss.js';
-import { trainingCapabilityProblem } from '../core/training-capability-problem.js';
-import { decayedLearningRate, type LearningRateDecay } from '../core/learning-rate-decay.js';
+} from '../core/rl/policy-loss.js';
+import { trainingCapabilityProblem } from '../core/rl/training-capability-problem.js';
+import { decayedLearningRate, type LearningRateDecay } from '../core/rl/learning-rate-decay.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
@@ -62,14 +64,14 @@ export interface TrainerOptions {
   /** The named loss (`spec/training-engine.ts`); default `decoupled_ppo`. */
   lossName?: TrainingLossName;
   loss?: Partial<PolicyLossOptions>;
-  /** How advantages are formed: w_rl, w_opd, the clip C, the reward baseline (`core/advantages.ts`); defaults 1, 1, 1, none. */
+  /** How advantages are formed: w_rl, w_opd, the clip C, the reward baseline, the group's ÷ std (`core/rl/advantages.ts`); defaults 1, 1, 1, none, off. */
   advantages?: Partial<AdvantageOptions>;
   /**
    * k of the OPD support sets the judge builds (0: none), so the start-up check can refuse an
    * engine or loss that cannot train them; default 0.
    */
   supportTopK?: number;
-  /** Halves the engine's learning rate every `halfLifeSteps` steps (`core/learning-rate-decay.ts`); default constant. */
+  /** Halves the engine's learning rate every `halfLifeSteps` steps (`core/rl/learning-rate-decay.ts`); default constant. */
   learningRateDecay?: LearningRateDecay;
   /** Default 30 minutes: longer than any step. */
   leaseMs?: number;
@@ -81,6 +83,8 @@ export type TrainStepOutcome =
   | { kind: 'trained'; step: TrainingStepRecord; samplesDropped: number }
   /** Every claimed sample was too stale. */
   | { kind: 'all-stale'; samplesDropped: number }
+  /** Every fresh claimed sample's advantages came out 0: dropped (`zero-advantage`), nothing trained. */
+  | { kind: 'no-signal'; samplesDropped: number }
   | { kind: 'idle' };
 
 export interface TrainerStatus {
@@ -240,11 +244,19 @@ export function createTrainer(options: TrainerOptions): Trainer {
       logger.warn('dropped samples drawn at a temperature the training engine cannot train (only 1)', { count: untrainable.length, engine: trainingEngine.engineId });
     }
     if (fresh.length === 0) return { kind: 'all-stale', samplesDropped: claimed.length };
+    // Formed over every fresh sample, so each group's and the batch's baselines see all their members.
+    const formed = advantagesOf(fresh, advantageOptions);
+    const used = fresh.flatMap((sample, index) => (hasSignal(formed[index] as SampleAdvantages) ? [{ sample, advantages: formed[index] as SampleAdvantages }] : []));
+    const zeroAdvantage = fresh.filter((_, index) => !hasSignal(formed[index] as SampleAdvantages));
+    if (zeroAdvantage.length > 0) {
+      await store.updateSampleStatus({ ids: zeroAdvantage.map((sample) => sample.id), status: 'dropped', reason: 'zero-advantage', at: options.now() });
+      logger.info('dropped samples whose advantages are all zero', { count: zeroAdvantage.length });
+    }
+    if (used.length === 0) return { kind: 'no-signal', samplesDropped: claimed.length };
     training = true;
-    logger.info('training step started', { samples: fresh.length, parent: trainingVersion });
+    logger.info('training step started', { samples: used.length, parent: trainingVersion });
     try {
-      const advantages = advantagesOf(fresh, advantageOptions);
-      const data = fresh.map((sample, index) => datumOf(sample, advantages[index] as SampleAdvantages));
+      const data = used.map(({ sample, advantages }) => datumOf(sample, advantages));
       const output = await trainingEngine.forwardBackward({ data, loss });
       const stepNumber = (summary.lastStep?.step ?? 0) + 1;
       const learningRate = decayedLearningRate(trainingEngine.info.learningRate, stepNumber, learningRateDecay);
@@ -271,8 +283,9 @@ export function createTrainer(options: TrainerOptions): Trainer {
         ...(computed.anchorKl === null ? {} : { anchorKl: computed.anchorKl }),
         importanceRatio: mismatch.importanceRatio,
         rolloutLogprobAbsoluteDifference: mismatch.rolloutLogprobAbsoluteDifference,
-        samplesUsed: fresh.length,
+        samplesUsed: used.length,
         samplesDropped: stale.length,
+        samplesZeroAdvantage: zeroAdvantage.length,
         lossTokens: computed.lossTokens,
         gradientNorm: optimizer.gradientNorm,
         learningRate: optimizer.learningRate,
@@ -281,12 +294,12 @@ export function createTrainer(options: TrainerOptions): Trainer {
       };
       const record = await store.commitTrainingStep({
         workerId: options.workerId,
-        step: { step: stepNumber, policyVersion: version, trainedSampleIds: fresh.map((sample) => sample.id), metrics, checkpoint, startedAt, endedAt },
-        version: { version, parent: trainingVersion, kind: artifact.kind, files: artifact.files, step: stepNumber, samples: fresh.length, metrics, createdAt: endedAt },
+        step: { step: stepNumber, policyVersion: version, trainedSampleIds: used.map(({ sample }) => sample.id), metrics, checkpoint, startedAt, endedAt },
+        version: { version, parent: trainingVersion, kind: artifact.kind, files: artifact.files, step: stepNumber, samples: used.length, metrics, createdAt: endedAt },
       });
       trainingVersion = version;
       lastCheckpoint = checkpoint;
-      logger.info('training step committed', { step: stepNumber, version, loss: metrics.loss, samples: fresh.length, stepMs: metrics.stepMs });
+      logger.info('training step committed', { step: stepNumber, version, loss: metrics.loss, samples: used.length, stepMs: metrics.stepMs });
       try {
         await serving.serve(artifact);
       } catch (error) {
@@ -296,7 +309,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
     } catch (error) {
       failedSteps += 1;
       logger.error('training step failed; its samples stay ready', { error: String(error) });
-      await store.releaseTrainingSamples({ workerId: options.workerId, ids: fresh.map((sample) => sample.id) }).catch(() => undefined);
+      await store.releaseTrainingSamples({ workerId: options.workerId, ids: used.map(({ sample }) => sample.id) }).catch(() => undefined);
       await restoreTrainingWeights().catch((restoreError: unknown) => logger.error('restoring the training weights failed', { error: String(restoreError) }));
       throw error;
     } finally {

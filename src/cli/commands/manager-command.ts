@@ -50,7 +50,7 @@ function appraiserOf(configuration: ManagerCommandConfiguration, definition: Env
 
 export function formatAppraisalLine(record: AppraisalRecord): string {
   const verdict = record.correct === null ? '' : record.correct ? ', solved' : ', not solved';
-  return `appraised ${record.taskId} (session ${record.sessionId}, worker ${record.worker}): score ${record.score} by ${record.appraiser}${verdict}; ${record.appraised} of ${record.tasks} tasks in this process`;
+  return `appraised ${record.taskId} (session ${record.sessionId}, worker ${record.worker}): reward ${record.reward} by ${record.appraiser}${verdict}; ${record.appraised} of ${record.tasks} tasks in this process`;
 }
 
 export interface RunningManagerProcess {

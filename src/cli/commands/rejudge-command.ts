@@ -3,7 +3,7 @@
  * prompt version, keeping every earlier judgement (see `rejudgeTurns`). Runs against the store
  * directly, beside or without a running server.
  */
-import { methodUsesHints } from '../../core/build-samples.js';
+import { methodUsesHints } from '../../core/rl/build-samples.js';
 import { rejudgeTurns, type RejudgeTurnsResult } from '../../judge/rejudge-turns.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';

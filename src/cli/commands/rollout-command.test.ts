@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RolloutResult } from '../../rollouts/rollout-result.js';
 import { resolveConfiguration } from '../configuration/configuration.js';
-import { formatRolloutResult, rolloutSchema, rolloutServeArguments, type RolloutCommandInput } from './rollout-command.js';
+import { formatRolloutResult, rolloutSchema, rolloutServeArguments, runRolloutCommand, type RolloutCommandInput } from './rollout-command.js';
 
 function resultWith(rewardMode: RolloutResult['rewardMode'], processVariedGroups: number | null): RolloutResult {
   return {
@@ -49,5 +49,21 @@ describe('rolloutServeArguments', () => {
     expect(judgeOf({}, 'outcome+process')).toEqual({ judge: 'policy', judgeRules: undefined });
     expect(judgeOf({ judgeRules: 'working.json' }, 'outcome+process')).toEqual({ judge: 'rules', judgeRules: 'working.json' });
     expect(judgeOf({ judge: 'openai' }, 'outcome+process').judge).toBe('openai');
+  });
+});
+
+describe('runRolloutCommand', () => {
+  it('refuses --normalize-std with --url: the server of --url normalises groups as its own recipe says', async () => {
+    const flags = { url: 'http://127.0.0.1:9' };
+    const { configuration } = resolveConfiguration(rolloutSchema, { flags, file: {}, environment: {} });
+    const input: RolloutCommandInput = {
+      options: { env: 'arithmetic', group: '8', tasksPerStep: '4', parallel: '8', steps: '1', evalEvery: '1', evalSize: '4', seed: '1', reward: 'outcome', normalizeStd: true },
+      configuration,
+      explicitKeys: new Set(Object.keys(flags)),
+      configFile: undefined,
+      environment: {},
+      cwd: '/',
+    };
+    await expect(runRolloutCommand(input)).rejects.toMatchObject({ code: 'configuration_error', param: 'normalize-std' });
   });
 });

@@ -2,22 +2,26 @@
  * `clawrl rollout`: group rollouts of an environment through a clawrl server (docs/environments.md).
  * Without `--url` it starts its own `clawrl serve` child with a fresh data folder, as `eval
  * personalize` does, so every run starts from the base model. Defaults for that server, and why:
- * - `--method rl`: the driver hands each turn its GRPO advantage as the feedback score, which an
- *   RL sample trains on as its reward;
+ * - `--method rl`: the driver posts each turn's reward with its group and turn index, and the
+ *   trainer forms the GRPO advantage of an RL sample from it;
  * - `--train-every` one step's turns (group × tasks × maxTurns): the driver steps training itself
  *   (`POST /admin/training/step`) once a step's samples are in, and one call takes them all;
  * - `--judge rules` with `--reward outcome` (the outcome is all that counts, the PRM would only
  *   cost time), `--judge policy` with `--reward outcome+process` (the PRM scores every turn), and
  *   `--judge rules` whenever `--judge-rules <spec>` is given, whose rules are then the process reward;
- * - the model's recipe (or `--recipe`) with `rewardBaseline: none`: the group mean is the baseline
- *   already.
+ * - the model's recipe (or `--recipe`), with `groupNormalizeStd: true` when `--normalize-std` is
+ *   given. A group's samples are always taken against their group's mean, whatever the recipe's
+ *   `rewardBaseline` (which applies to live traffic), so nothing else of the recipe is overridden.
+ *
+ * With `--url` the server's own recipe decides how groups are normalised, so `--normalize-std` is
+ * refused there rather than silently ignored.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import type { RewardMode } from '../../core/group-advantages.js';
+import type { RewardMode } from '../../core/rl/aggregate-votes.js';
 import { loadEnvironment } from '../../rollouts/environments/environment-registry.js';
 import { startExperimentServer, type ExperimentServer } from '../../lab/personalize/start-experiment-server.js';
 import { createRolloutClient } from '../../rollouts/rollout-client.js';
@@ -49,7 +53,7 @@ export const rolloutHelp: Record<string, string> = {
   data: 'data folder of the server it starts, kept afterwards (default: a temporary folder, removed after a successful run)',
   judge: 'judge of the server it starts (default: rules with --reward outcome or --judge-rules, else policy)',
   trainParams: "lora | full, for the server it starts (default: the model's recipe)",
-  recipe: "recipe of the server it starts, with rewardBaseline none (default: the model folder's recipe.json)",
+  recipe: "recipe of the server it starts (default: the model folder's recipe.json)",
   adminKey: 'admin key: the driver reads judgements and steps training through the admin routes',
 };
 
@@ -151,19 +155,26 @@ export async function runRolloutCommand(input: RolloutCommandInput): Promise<Rol
   const seed = integerOption('seed', options.seed, 0);
   const rewardMode = rewardModeOf(options.reward);
   const evalTemperature = evalTemperatureOf(options.evalTemperature);
+  const normalizeStd = options.normalizeStd === true;
+  if (normalizeStd && input.explicitKeys.has('url')) {
+    throw new ClawrlError('configuration_error', '--normalize-std sets the recipe of the server clawrl rollout starts; with --url, set groupNormalizeStd in that server\'s recipe instead.', { param: 'normalize-std' });
+  }
   const progress = (line: string) => process.stderr.write(`clawrl rollout: ${line}\n`);
   const startedAt = new Date();
   let server: ExperimentServer | undefined;
   let serverArguments: string[] | null = null;
   let temporaryData: string | undefined;
   let url = configuration.url ?? '';
+  /** The started server's recipe setting; null with --url, whose recipe this command does not know. */
+  let groupNormalizeStd: boolean | null = null;
   try {
     if (!input.explicitKeys.has('url')) {
       const data = input.explicitKeys.has('data') ? configuration.data : (temporaryData = mkdtempSync(path.join(tmpdir(), 'clawrl-rollout-')));
       mkdirSync(data, { recursive: true });
       const recipe = path.join(data, 'rollout-recipe.json');
       const base = configuration.recipe === undefined ? modelRecipeOf(configuration.model) : loadRecipe(configuration.recipe);
-      writeFileSync(recipe, `${JSON.stringify({ description: 'written by clawrl rollout', ...base, rewardBaseline: 'none' }, null, 2)}\n`);
+      groupNormalizeStd = normalizeStd || base.groupNormalizeStd === true;
+      writeFileSync(recipe, `${JSON.stringify({ description: 'written by clawrl rollout', ...base, ...(normalizeStd ? { groupNormalizeStd: true } : {}) }, null, 2)}\n`);
       serverArguments = rolloutServeArguments(input, rewardMode, group * tasksPerStep * definition.maxTurns, recipe);
       progress(`starting clawrl serve (data and server.log in ${data})`);
       server = await startExperimentServer({
@@ -187,7 +198,6 @@ export async function runRolloutCommand(input: RolloutCommandInput): Promise<Rol
       evalSize,
       seed,
       rewardMode,
-      normalizeStd: options.normalizeStd === true,
       ...(evalTemperature === null ? {} : { evalSampling: { temperature: evalTemperature } }),
       runId: `rollout-${Date.now().toString(36)}-${definition.name}-${seed}`,
       onProgress: progress,
@@ -198,7 +208,7 @@ export async function runRolloutCommand(input: RolloutCommandInput): Promise<Rol
       tasksPerStep,
       seed,
       rewardMode,
-      normalizeStd: options.normalizeStd === true,
+      normalizeStd: groupNormalizeStd,
       evalSize,
       evalEvery,
       evalTemperature,

@@ -52,9 +52,9 @@ describe('runSamplesExportCommand', () => {
       teacherLogprobs: null,
       support: null,
     };
-    await store.recordSample({ ...sample, id: 'a', status: 'ready', dropReason: null, lossMask: [1, 1], distillationGaps: null, createdAt: 10 });
+    await store.recordSample({ ...sample, id: 'a', status: 'ready', dropReason: null, group: null, lossMask: [1, 1], distillationGaps: null, createdAt: 10 });
     await store.recordSample({
-      ...sample, id: 'b', method: 'combine', status: 'ready', dropReason: null, score: -1, lossMask: [1, 1], distillationGaps: [0.25, -2], teacherLogprobs: [-0.25, -3.5],
+      ...sample, id: 'b', method: 'combine', status: 'ready', dropReason: null, score: -1, group: null, lossMask: [1, 1], distillationGaps: [0.25, -2], teacherLogprobs: [-0.25, -3.5],
       support: [[{ id: 7, studentLogprob: -0.5, teacherLogprob: -0.25, gap: 0.25, weight: 1 }], [{ id: 8, studentLogprob: -1.5, teacherLogprob: null, gap: null, weight: 1 }]], createdAt: 20,
     });
     await store.close();

@@ -3,7 +3,7 @@
  * first, one JSON object per line with the turn's exact prompt and response token ids, the
  * rollout log-probs, the loss mask and what the judge measured: the reward (`score`) and, for OPD
  * and combine, the teacher's log-probs, the unclipped gaps (`distillationGaps`) and any support
- * set's gaps and weights (the trainer forms the advantages from them, `core/advantages.ts`; rows
+ * set's gaps and weights (the trainer forms the advantages from them, `core/rl/advantages.ts`; rows
  * judged before that carry the judge's own in `judgedAdvantages`). With
  * `--with-turns` each line also carries the text behind those tokens (the request messages, the
  * reply and the next state the judge read), so a run's samples can be read without the database.

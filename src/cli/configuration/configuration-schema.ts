@@ -7,7 +7,7 @@
  * operator options below a flag, the config file and the environment.
  */
 import { z } from 'zod';
-import { defaultAnchorTopK } from '../../core/policy-loss.js';
+import { defaultAnchorTopK } from '../../core/rl/policy-loss.js';
 import { sampleMethodSchema } from '../../spec/records.js';
 import type { TrainingLossName } from '../../spec/training-engine.js';
 import { runNamePattern } from '../../rollouts/manager-worker/rollout-queue-api.js';
@@ -177,7 +177,8 @@ export const recipeSettings = z.object({
   learningRateHalfLife: z.number().positive().optional().describe('halve the learning rate every this many optimizer steps (unset: constant)'),
   anchorCoefficient: z.number().min(0).default(0).describe("weight of the anchor: KL from the base model's likeliest tokens at each response position to the policy, which keeps a small model's language while a few samples train it (0: off)"),
   anchorTopK: z.number().int().min(1).max(64).default(defaultAnchorTopK).describe("how many of the base model's likeliest tokens the anchor compares at each position"),
-  rewardBaseline: z.enum(['none', 'batch', 'negative']).default('none').describe("none | batch: each reward against the mean of the step's other rewards (leave-one-out) | negative: that mean only when below zero"),
+  rewardBaseline: z.enum(['none', 'batch', 'negative']).default('none').describe("samples without a rollout group (live traffic): none | batch: each reward against the mean of the step's other such rewards (leave-one-out) | negative: that mean only when below zero. A rollout group's samples are always taken against their group's mean"),
+  groupNormalizeStd: z.boolean().default(false).describe("rollout groups: divide each reward's difference from its group's mean by the group's standard deviation (classic GRPO; off: the mean only, Dr. GRPO)"),
   opdSupportK: z.number().int().min(0).max(20).default(0).describe("opd/combine: distil over the student's k likeliest tokens at each position, 0: the sampled token only"),
   judgeWeights: z.enum(['base', 'served']).default('base').describe('what --judge policy judges with: base (the frozen base weights, a separate PRM) | served'),
   judgeHintGrounding: z.boolean().default(false).describe("the PRM judge keeps a hint sentence about a style only when the user's message mentions that style"),

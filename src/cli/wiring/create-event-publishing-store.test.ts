@@ -68,14 +68,14 @@ describe('createEventPublishingStore', () => {
       feedbackId: null,
       score: 1,
       hint: null,
-      lossMask: [1, 1],
+      group: null, lossMask: [1, 1],
       distillationGaps: null,
       teacherLogprobs: null,
       support: null,
       createdAt: 2,
     };
     await announcing.recordSample({ ...sample, id: 'sample-1', status: 'ready' });
-    await announcing.recordSample({ ...sample, id: 'sample-2', status: 'dropped', dropReason: 'zero-score', score: null });
+    await announcing.recordSample({ ...sample, id: 'sample-2', status: 'dropped', dropReason: 'no-score', score: null });
 
     expect(await received(bus, 'turn-recorded', 1)).toEqual([{ turnId: 't2', sessionId: 's1' }]);
     expect(await received(bus, 'turn-scored', 1)).toEqual([{ turnId: 't2', score: 1 }]);

@@ -193,7 +193,7 @@ export async function startTraining(configuration: TrainingConfiguration, depend
       maxStaleness: configuration.maxStaleness,
       lossName: configuration.loss,
       loss: { klCoefficient: configuration.klCoefficient, anchorCoefficient: configuration.anchorCoefficient, anchorTopK: configuration.anchorTopK },
-      advantages: { rlWeight: configuration.rlWeight, opdWeight: configuration.opdWeight, opdClip: configuration.opdClip, rewardBaseline: configuration.rewardBaseline },
+      advantages: { rlWeight: configuration.rlWeight, opdWeight: configuration.opdWeight, opdClip: configuration.opdClip, rewardBaseline: configuration.rewardBaseline, groupNormalizeStd: configuration.groupNormalizeStd },
       supportTopK: configuration.method === 'rl' ? 0 : configuration.opdSupportK,
       learningRateDecay: { halfLifeSteps: configuration.learningRateHalfLife },
     });

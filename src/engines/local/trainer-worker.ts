@@ -7,7 +7,7 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { decoupledFormOf, defaultAnchorTopK } from '../../core/policy-loss.js';
+import { decoupledFormOf, defaultAnchorTopK } from '../../core/rl/policy-loss.js';
 import { anchorKlOf, anchorOfTopLogprobs, createPolicyGradientLoss } from '../../model/policy-gradient-loss.js';
 import { readSafetensors } from '../../model/safetensors.js';
 import { loadTransformer, loadTransformerFromFolder, type Transformer, type TransformerOptimizer } from '../../model/transformer.js';

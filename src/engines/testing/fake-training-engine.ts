@@ -13,7 +13,7 @@
  * capabilities leave out, `invalid_request` for misaligned data, `not_found` for unknown states).
  * It records every call for tests to read.
  */
-import { clip, decoupledFormOf, defaultAnchorTopK, type PolicyLossOptions } from '../../core/policy-loss.js';
+import { clip, decoupledFormOf, defaultAnchorTopK, type PolicyLossOptions } from '../../core/rl/policy-loss.js';
 import { createSeededRandom } from '../../core/seeded-random.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyArtifact, PolicyVersion } from '../../spec/inference-engine.js';

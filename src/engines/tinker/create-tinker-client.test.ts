@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { defaultPolicyLossOptions, policyLoss } from '../../core/policy-loss.js';
+import { defaultPolicyLossOptions, policyLoss } from '../../core/rl/policy-loss.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { TrainingEngine } from '../../spec/training-engine.js';
 import { createTinyModelFolder } from '../local/testing/create-tiny-model-folder.js';

@@ -30,7 +30,7 @@ async function recordSampledTurn(index: number, policyVersion = 0): Promise<void
     finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
   });
   await store.recordSample({
-    id: `sample-${index}`, turnId: id, status: 'ready', dropReason: null, judgementId: null, feedbackId: null, lossMask: [1, 1], support: null, createdAt: 10 + index,
+    id: `sample-${index}`, turnId: id, status: 'ready', dropReason: null, judgementId: null, feedbackId: null, group: null, lossMask: [1, 1], support: null, createdAt: 10 + index,
     method: 'rl', policyVersion, score: 1, hint: null, distillationGaps: null, teacherLogprobs: null,
   });
 }

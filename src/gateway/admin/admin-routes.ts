@@ -1,5 +1,6 @@
 /** Admin routes: read-only views of the record store in the shapes of the design brief §3. */
 import type { Env, Hono } from 'hono';
+import { turnRewardOf } from '../../core/rl/build-samples.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { FeedbackRecord, JudgementRecord, SampleRecord, SessionStatus, TurnRecord } from '../../spec/records.js';
 import type { GatewayContext } from '../gateway-context.js';
@@ -39,7 +40,7 @@ export function currentJudgement(judging: TurnJudging): Record<string, unknown> 
   if (feedback === null) return latest === undefined ? null : wireJudgement(latest);
   return {
     ...(latest === undefined ? { votes: [], judgeModel: null, promptVersion: null } : wireJudgement(latest)),
-    score: feedback.score ?? latest?.score ?? null,
+    score: turnRewardOf(feedback, latest?.score ?? null),
     hint: feedback.hint ?? latest?.hint ?? null,
     judge: 'feedback',
     feedback,
@@ -47,15 +48,15 @@ export function currentJudgement(judging: TurnJudging): Record<string, unknown> 
 }
 
 /**
- * A sample as the turn view shows it, with where its reward came from (`rewardSource`: the
- * feedback's score, else the judge's) and its source: `rollout` when built on a rollout driver's
- * feedback (then `rollout` holds the group and the rewards), else `live`.
+ * A sample as the turn view shows it, with where its reward came from (`rewardSource`: a
+ * rollout's posted reward, else the feedback's score, else the judge's) and its source: `rollout`
+ * when built on a rollout's feedback (then `rollout` holds the group and the rewards), else `live`.
  */
 function wireSample(sample: SampleRecord, feedback: readonly FeedbackRecord[]): Record<string, unknown> {
   // The tokens are the turn's own, already in the turn view.
   const { promptTokenIds: _prompt, responseTokenIds: _response, rolloutLogprobs: _rollout, ...rest } = sample;
   const used = feedback.find((entry) => entry.id === sample.feedbackId) ?? null;
-  const rewardSource = used?.score != null ? (used.rollout == null ? 'feedback' : 'rollout') : sample.judgementId === null ? null : 'judge';
+  const rewardSource = used?.rollout != null ? 'rollout' : used?.score != null ? 'feedback' : sample.judgementId === null ? null : 'judge';
   return { ...rest, source: used?.rollout == null ? 'live' : 'rollout', rewardSource, rollout: used?.rollout ?? null };
 }
 

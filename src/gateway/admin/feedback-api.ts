@@ -8,17 +8,22 @@ export const feedbackRequestSchema = z.object({
   thumbs: z.enum(['up', 'down']).optional(),
   text: z.string().max(8_000).optional(),
   hint: z.string().optional(),
-  /** Sent by a rollout driver (`clawrl rollout`): the turn's group and the rewards its score was formed from. */
+  /**
+   * Sent by a rollout driver (`clawrl rollout`) or a manager instead of a score: where the turn came
+   * from and its reward, never an advantage (the trainer forms those). `reward` is unbounded
+   * (outcome + process); `group` names the rollouts the trainer compares it with at `turn_index`,
+   * null for a rollout compared with none.
+   */
   rollout: z
-    .object({
+    .strictObject({
       run_id: z.string().min(1).max(200),
       environment: z.string().min(1).max(200),
       step: z.number().int().min(0),
-      group: z.string().min(1).max(300),
-      outcome_reward: z.number(),
-      process_reward: z.number().nullable(),
-      reward: z.number(),
-      advantage: z.number().nullable(),
+      group: z.string().min(1).max(300).nullable(),
+      turn_index: z.number().int().min(0),
+      outcome_reward: z.number().finite(),
+      process_reward: z.number().finite().nullable(),
+      reward: z.number().finite(),
     })
     .optional(),
 });
@@ -33,7 +38,7 @@ export interface FeedbackResponse {
   score: number | null;
   text: string | null;
   hint: string | null;
-  /** Present when a rollout driver sent the feedback. */
+  /** Present when a rollout driver or a manager sent the feedback. */
   rollout?: FeedbackRequest['rollout'];
   /** Whether the turn is queued to have its sample rebuilt (trainable main turns only). */
   queued: boolean;

@@ -25,6 +25,20 @@ function postFeedback(gateway: TestGateway, body: unknown, headers: Record<strin
   });
 }
 
+/** A judge worker on the gateway's store with the default rules judge, building RL samples. */
+function rulesJudgeWorkerOf(gateway: TestGateway) {
+  let ids = 0;
+  return createJudgeWorker({
+    store: gateway.store,
+    judge: createRulesJudge(defaultRulesJudgeSpec),
+    method: 'rl',
+    logger: silentLogger,
+    now: gateway.context.now,
+    createId: (prefix) => `${prefix}_${(ids += 1)}`,
+    workerId: 'test-worker',
+  });
+}
+
 async function errorOf(response: Response): Promise<{ status: number; code: string; param: string | null }> {
   const body = (await response.json()) as { error: { code: string; param: string | null } };
   return { status: response.status, code: body.error.code, param: body.error.param };
@@ -111,16 +125,7 @@ describe('POST /v1/feedback', () => {
       [{ role: 'user', content: 'hi' }, { role: 'assistant', content: first.reply }, { role: 'user', content: 'thanks!' }],
       { 'x-session-id': 'beta' },
     );
-    let ids = 0;
-    const worker = createJudgeWorker({
-      store: gateway.store,
-      judge: createRulesJudge(defaultRulesJudgeSpec),
-      method: 'rl',
-      logger: silentLogger,
-      now: gateway.context.now,
-      createId: (prefix) => `${prefix}_${(ids += 1)}`,
-      workerId: 'test-worker',
-    });
+    const worker = rulesJudgeWorkerOf(gateway);
     await worker.drain();
     const judged = (await (await gateway.app.request(`/admin/turns/${first.turnId}`)).json()) as Record<string, unknown>;
     expect(judged.judgement).toMatchObject({ score: 1, judge: 'rules', promptVersion: expect.stringMatching(/^rules-/) });
@@ -148,16 +153,7 @@ describe('POST /v1/feedback', () => {
     const scored = (await (await postFeedback(gateway, { session_id: 'gamma', score: 0.5 })).json()) as Record<string, unknown>;
     expect(scored).toMatchObject({ turn_id: first.turnId, replaced_feedback_ids: [hinted.id, up.id] });
 
-    let ids = 0;
-    const worker = createJudgeWorker({
-      store: gateway.store,
-      judge: createRulesJudge(defaultRulesJudgeSpec),
-      method: 'rl',
-      logger: silentLogger,
-      now: gateway.context.now,
-      createId: (prefix) => `${prefix}_${(ids += 1)}`,
-      workerId: 'test-worker',
-    });
+    const worker = rulesJudgeWorkerOf(gateway);
     await worker.drain();
     const view = (await (await gateway.app.request(`/admin/turns/${first.turnId}`)).json()) as Record<string, unknown>;
     expect(view.feedback).toEqual([
@@ -167,5 +163,43 @@ describe('POST /v1/feedback', () => {
     ]);
     expect(view.judgement).toMatchObject({ judge: 'feedback', score: 0.5, feedback: { id: scored.id } });
     expect(view.samples).toEqual([expect.objectContaining({ status: 'ready', score: 0.5, feedbackId: scored.id })]);
+  });
+
+  it("takes a rollout's reward, unbounded, with its provenance, and builds the sample in its group at its turn index", async () => {
+    const gateway = createTestGateway();
+    const { turnId } = await chat(gateway, [{ role: 'user', content: 'What is 2 + 3?' }], { 'x-session-id': 'run-s1-t0-g3' });
+    const rollout = { run_id: 'run', environment: 'arithmetic', step: 1, group: 'run-s1-t0', turn_index: 0, outcome_reward: 1, process_reward: 2 / 3, reward: 5 / 3 };
+    const posted = await postFeedback(gateway, { turn_id: turnId, rollout });
+    expect(posted.status).toBe(200);
+    expect(await posted.json()).toMatchObject({ score: null, rollout, queued: true });
+    expect(await gateway.store.getFeedback(turnId)).toMatchObject({
+      score: null,
+      rollout: { runId: 'run', environment: 'arithmetic', step: 1, group: 'run-s1-t0', turnIndex: 0, outcomeReward: 1, processReward: 2 / 3, reward: 5 / 3 },
+    });
+    const worker = rulesJudgeWorkerOf(gateway);
+    await worker.drain();
+    const view = (await (await gateway.app.request(`/admin/turns/${turnId}`)).json()) as Record<string, unknown>;
+    expect(view.judgement).toMatchObject({ judge: 'feedback', score: 5 / 3 });
+    expect(view.samples).toEqual([
+      expect.objectContaining({ status: 'ready', score: 5 / 3, group: { id: 'run-s1-t0', turnIndex: 0 }, source: 'rollout', rewardSource: 'rollout' }),
+    ]);
+  });
+
+  it('refuses an advantage, a score beside a rollout and a rollout without its turn index', async () => {
+    const gateway = createTestGateway();
+    const { turnId } = await chat(gateway, [{ role: 'user', content: 'hi' }]);
+    const rollout = { run_id: 'run', environment: 'arithmetic', step: 1, group: null, turn_index: 0, outcome_reward: 0, process_reward: null, reward: 0 };
+    const { turn_index: _turnIndex, ...withoutIndex } = rollout;
+    const cases: [unknown, string][] = [
+      [{ turn_id: turnId, rollout: { ...rollout, advantage: 0.5 } }, 'rollout'],
+      [{ turn_id: turnId, score: 0.5, rollout }, 'score'],
+      [{ turn_id: turnId, thumbs: 'up', rollout }, 'thumbs'],
+      [{ turn_id: turnId, rollout: withoutIndex }, 'rollout.turn_index'],
+    ];
+    for (const [body, param] of cases) {
+      expect(await errorOf(await postFeedback(gateway, body)), JSON.stringify(body)).toEqual({ status: 400, code: 'invalid_request', param });
+    }
+    expect(await gateway.store.getFeedback(turnId)).toBeNull();
+    expect((await postFeedback(gateway, { turn_id: turnId, rollout })).status).toBe(200);
   });
 });

@@ -1,7 +1,9 @@
 /**
  * `POST /v1/feedback`: explicit feedback on a turn, `{turn_id | session_id, score (−1..1) |
- * thumbs ("up" | "down"), text?, hint?}`. `session_id` targets the session's latest main turn.
- * Feedback overrides the judge's score for that turn, and its hint (or its text, judged as what the
+ * thumbs ("up" | "down") | rollout, text?, hint?}`. `session_id` targets the session's latest main
+ * turn. A rollout driver or a manager sends `rollout` instead of a score: the turn's reward
+ * (unbounded) with its provenance (run, group, turn index, outcome and process parts), never an
+ * advantage. Feedback overrides the judge's reward for that turn, and its hint (or its text, judged as what the
  * user said next) feeds OPD; recording it queues the turn so its sample is rebuilt. Feedback on a
  * turn that already has some is kept beside it: the newest counts for training, and the response
  * names the earlier ones it replaces (`replaced_feedback_ids`). A tenant can
@@ -35,8 +37,11 @@ function parseFeedback(text: string): FeedbackRequest & { hint?: string } {
   if (body.score !== undefined && body.thumbs !== undefined) {
     throw new ClawrlError('invalid_request', 'Give score or thumbs, not both.', { param: 'score' });
   }
-  if (body.score === undefined && body.thumbs === undefined && body.text === undefined && body.hint === undefined) {
-    throw new ClawrlError('invalid_request', 'Feedback needs a score, thumbs, text or a hint.', { param: 'score' });
+  if (body.rollout !== undefined && (body.score !== undefined || body.thumbs !== undefined)) {
+    throw new ClawrlError('invalid_request', "A rollout's reward is rollout.reward; give no score or thumbs beside it.", { param: body.score === undefined ? 'thumbs' : 'score' });
+  }
+  if (body.score === undefined && body.thumbs === undefined && body.rollout === undefined && body.text === undefined && body.hint === undefined) {
+    throw new ClawrlError('invalid_request', 'Feedback needs a score, thumbs, a rollout, text or a hint.', { param: 'score' });
   }
   if (body.hint !== undefined) {
     const length = body.hint.trim().length;
@@ -56,10 +61,10 @@ function rolloutProvenanceOf(rollout: FeedbackRequest['rollout']): RolloutProven
     environment: rollout.environment,
     step: rollout.step,
     group: rollout.group,
+    turnIndex: rollout.turn_index,
     outcomeReward: rollout.outcome_reward,
     processReward: rollout.process_reward,
     reward: rollout.reward,
-    advantage: rollout.advantage,
   };
 }
 

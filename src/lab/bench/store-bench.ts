@@ -183,7 +183,7 @@ async function addSamples(store: RecordStore, scripts: SessionScript[]): Promise
       feedbackId: null,
       score: 1,
       hint: null,
-      lossMask: Array<number>(length).fill(1),
+      group: null, lossMask: Array<number>(length).fill(1),
       distillationGaps: null,
       teacherLogprobs: null,
       support: null,

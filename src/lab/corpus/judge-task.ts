@@ -15,7 +15,7 @@ import type { JudgeInput } from '../../spec/judge.js';
 import { canonicalStyleHint } from '../../builtin/style-hint.js';
 import { buildHintPrompt, buildJudgePrompt, hintEndMarker, hintStartMarker } from '../../core/judge-prompts.js';
 import { builtinJudgePromptBudget } from '../../builtin/builtin-judge-options.js';
-import type { VoteScore } from '../../core/judge-votes.js';
+import type { VoteScore } from '../../core/rl/aggregate-votes.js';
 import type { SeededRandom } from '../../core/seeded-random.js';
 import { classifyStyle, drawStyle, styleDimensions, styleValues, type StyleChoice, type StyleDimension } from '../../builtin/style.js';
 import { userTaskValues } from '../../builtin/user-preference.js';

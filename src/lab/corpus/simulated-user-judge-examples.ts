@@ -7,7 +7,7 @@
 import { parseStyleHint } from '../../builtin/style-hint.js';
 import { buildHintPrompt, buildJudgePrompt } from '../../core/judge-prompts.js';
 import { builtinJudgePromptBudget } from '../../builtin/builtin-judge-options.js';
-import type { VoteScore } from '../../core/judge-votes.js';
+import type { VoteScore } from '../../core/rl/aggregate-votes.js';
 import type { SeededRandom } from '../../core/seeded-random.js';
 import { drawStyle, type StyleChoice } from '../../builtin/style.js';
 import { complaintsFor, satisfiesPreference, type SimulatedUser } from '../../builtin/user-preference.js';

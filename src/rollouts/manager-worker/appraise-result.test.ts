@@ -3,7 +3,7 @@ import { arithmeticEnvironment } from '../environments/arithmetic-environment.js
 import type { EnvironmentTask } from '../../spec/environment.js';
 import type { Judge, JudgeInput } from '../../spec/judge.js';
 import type { JudgeScore } from '../../spec/records.js';
-import { createJudgeAppraiser, createVerifierAppraiser, scoreOfReward } from './appraise-result.js';
+import { createJudgeAppraiser, createVerifierAppraiser } from './appraise-result.js';
 import type { ResultMessage } from './rollout-queue-api.js';
 
 const task = arithmeticEnvironment.taskSource.tasks({ split: 'test', count: 1, seed: 3 })[0] as EnvironmentTask;
@@ -35,16 +35,12 @@ function judgeScoring(score: JudgeScore | null, seen: JudgeInput[]): Judge {
 }
 
 describe('appraising a result', () => {
-  it('maps outcome rewards in 0..1 onto feedback scores in −1..1', () => {
-    expect([scoreOfReward(1), scoreOfReward(0), scoreOfReward(0.5), scoreOfReward(3), scoreOfReward(-2)]).toEqual([1, -1, 0, 1, -1]);
-  });
-
-  it("scores with the environment's verifier and says what it found", async () => {
+  it("rewards with the environment's verifier, its outcome reward as it is, and says what it found", async () => {
     const appraise = createVerifierAppraiser(arithmeticEnvironment);
     const signal = new AbortController().signal;
-    expect(await appraise(task, resultWith({ answer }), signal)).toMatchObject({ score: 1, correct: true, outcomeReward: 1, appraiser: 'verifier' });
+    expect(await appraise(task, resultWith({ answer }), signal)).toMatchObject({ reward: 1, correct: true, outcomeReward: 1, appraiser: 'verifier' });
     const wrong = await appraise(task, resultWith({ answer: answer + 1 }), signal);
-    expect(wrong).toMatchObject({ score: -1, correct: false, outcomeReward: 0 });
+    expect(wrong).toMatchObject({ reward: 0, correct: false, outcomeReward: 0 });
     expect(wrong?.text).toContain(`expected ${answer}, found ${answer + 1}`);
   });
 
@@ -52,7 +48,7 @@ describe('appraising a result', () => {
     const seen: JudgeInput[] = [];
     const signal = new AbortController().signal;
     const appraisal = await createJudgeAppraiser(arithmeticEnvironment, judgeScoring(1, seen))(task, resultWith({ answer }), signal);
-    expect(appraisal).toEqual({ score: 1, text: null, appraiser: 'rules', correct: null, outcomeReward: null });
+    expect(appraisal).toEqual({ reward: 1, text: null, appraiser: 'rules', correct: null, outcomeReward: null });
     expect(seen[0]?.context[0]?.content).toContain(String(task.data['question']));
     expect(seen[0]?.response).toEqual({ role: 'assistant', content: `So the answer is ${answer}.` });
     expect(seen[0]?.nextState[0]?.content).toContain(JSON.stringify({ answer }));

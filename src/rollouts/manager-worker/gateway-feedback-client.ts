@@ -18,9 +18,8 @@ export interface GatewayFeedbackClientOptions {
 
 export interface FeedbackPost {
   turnId: string;
-  score: number;
   text: string | null;
-  /** Where the score came from, stored with the feedback so the turn's sample says it is a rollout's. */
+  /** The reward and where it came from, stored with the feedback so the turn's sample says it is a rollout's. */
   rollout: NonNullable<RolloutFeedback['rollout']>;
 }
 
@@ -67,7 +66,7 @@ export function createGatewayFeedbackClient(options: GatewayFeedbackClientOption
       const body = await call('/v1/feedback', {
         method: 'POST',
         key: options.apiKey ?? options.adminKey,
-        body: { turn_id: feedback.turnId, score: feedback.score, ...(feedback.text === null ? {} : { text: feedback.text }), rollout: feedback.rollout },
+        body: { turn_id: feedback.turnId, ...(feedback.text === null ? {} : { text: feedback.text }), rollout: feedback.rollout },
       });
       return Number(body['id']);
     },

@@ -100,11 +100,17 @@ describe('the manager/worker loop (memory queue)', () => {
     expect(records).toHaveLength(4);
     expect(new Set(records.map((record) => record.taskId))).toEqual(new Set(tasks.map((task) => task.id)));
     const byTask = new Map(records.map((record) => [record.taskId, record]));
-    expect(byTask.get(forged.id)).toMatchObject({ sessionId: 'forged', score: -1, correct: false });
-    expect(byTask.get(tasks[2]?.id as string)).toMatchObject({ score: 1, correct: true });
-    expect(byTask.get(tasks[3]?.id as string)).toMatchObject({ score: -1, correct: false });
+    expect(byTask.get(forged.id)).toMatchObject({ sessionId: 'forged', reward: 0, correct: false });
+    expect(byTask.get(tasks[2]?.id as string)).toMatchObject({ reward: 1, correct: true });
+    expect(byTask.get(tasks[3]?.id as string)).toMatchObject({ reward: 0, correct: false });
     expect([...gateway.feedback.values()].every((posts) => posts.length === 1)).toBe(true);
     expect(gateway.feedback.get('turn-forged')?.[0]?.text).toMatch(/expected \d+, found 999/);
+    // The verifier's outcome reward, posted as a reward with its provenance: no score, no advantage,
+    // and no group (each task is solved once), so the trainer takes it against the recipe's baseline.
+    expect(gateway.feedback.get('turn-forged')?.[0]).toMatchObject({
+      rollout: { run_id: run, environment: 'arithmetic', step: 0, group: null, turn_index: 0, outcome_reward: 0, process_reward: null, reward: 0 },
+    });
+    expect(Object.keys(gateway.feedback.get('turn-forged')?.[0] ?? {})).not.toContain('score');
   });
 
   it('gives the task of a worker that died holding it to another worker', async () => {

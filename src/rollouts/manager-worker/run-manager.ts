@@ -39,7 +39,8 @@ export interface AppraisalRecord {
   sessionId: string;
   turnId: string;
   worker: string;
-  score: number;
+  /** The reward posted: the verifier's outcome reward, or the judge's score. */
+  reward: number;
   correct: boolean | null;
   appraiser: string;
   feedbackId: number;
@@ -118,18 +119,18 @@ export async function startManager(options: ManagerOptions): Promise<RunningMana
       if (appraisal === null) throw new ClawrlError('upstream_error', 'the judge gave no readable verdict', { retryable: true });
       const feedbackId = await options.gateway.postFeedback({
         turnId,
-        score: appraisal.score,
         text: appraisal.text,
-        // Each bus rollout is a group of one (step 0): its score is its reward, and it has no group advantage.
+        // Each task is solved once, so a bus rollout has no group to be compared within (group
+        // null): the trainer measures its reward against the recipe's rewardBaseline, as live traffic.
         rollout: {
           run_id: run,
           environment: environment.name,
           step: 0,
-          group: `${run}-${task.id}`,
-          outcome_reward: appraisal.outcomeReward ?? appraisal.score,
+          group: null,
+          turn_index: result.turnIds.length - 1,
+          outcome_reward: appraisal.outcomeReward ?? appraisal.reward,
           process_reward: null,
-          reward: appraisal.score,
-          advantage: null,
+          reward: appraisal.reward,
         },
       });
       appraised.add(task.id);
@@ -140,14 +141,14 @@ export async function startManager(options: ManagerOptions): Promise<RunningMana
         sessionId: result.sessionId,
         turnId,
         worker: result.worker,
-        score: appraisal.score,
+        reward: appraisal.reward,
         correct: appraisal.correct,
         appraiser: appraisal.appraiser,
         feedbackId,
         appraised: appraised.size,
         tasks: tasksById.size,
       };
-      logger.info('manager appraised a result', { ...fields, score: appraisal.score, appraised: appraised.size, tasks: tasksById.size });
+      logger.info('manager appraised a result', { ...fields, reward: appraisal.reward, appraised: appraised.size, tasks: tasksById.size });
       options.onAppraisal?.(record);
     } catch (error) {
       if (stopping.signal.aborted) {

@@ -122,7 +122,7 @@ describe('createPostgresRecordStore', () => {
       const response = previous.responseTokenIds.length;
       await first.recordSample({
         id: `sample-${index}`, turnId: previous.id, method: 'rl', status: 'ready', dropReason: null, policyVersion: 0,
-        judgementId: null, feedbackId: null, score: 1, hint: null, lossMask: Array<number>(response).fill(1),
+        judgementId: null, feedbackId: null, score: 1, hint: null, group: null, lossMask: Array<number>(response).fill(1),
         distillationGaps: null, teacherLogprobs: null, support: null, createdAt: index,
       });
     }
@@ -144,7 +144,7 @@ describe('createPostgresRecordStore', () => {
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(1)));
     expect(stores).toHaveLength(4);
     const versions = await queryTestSchema<{ version: number }>(schema, 'SELECT version FROM schema_migrations ORDER BY version');
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
   it('keeps the samples judged before migration 4 on their judged advantages, and lets the methods be checked above the database', async () => {

@@ -217,8 +217,8 @@ export class PostgresJudgingRecords {
       );
       await client.query(
         `INSERT INTO samples (id, turn_ordinal, method, status, drop_reason, policy_version, judgement_id, feedback_id,
-           score, hint, loss_mask, distillation_gaps, teacher_logprobs, support, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`,
+           score, rollout_group, rollout_turn_index, hint, loss_mask, distillation_gaps, teacher_logprobs, support, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)`,
         [
           sample.id,
           turn.ordinal,
@@ -229,6 +229,8 @@ export class PostgresJudgingRecords {
           sample.judgementId,
           sample.feedbackId,
           sample.score,
+          sample.group?.id ?? null,
+          sample.group?.turnIndex ?? null,
           sample.hint,
           encoded.lossMask,
           encoded.distillationGaps,

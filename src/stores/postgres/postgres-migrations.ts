@@ -218,6 +218,13 @@ export const postgresMigrations: readonly string[] = [
   `,
   // 7: the counts of /admin/status as counters kept by triggers (see its file).
   postgresCounterMigration,
+  // 8: a rollout sample names its group and turn index, which the trainer baselines its reward
+  // within and claims whole (the index finds a group's other samples). Samples built before have
+  // none: their score is the advantage the driver formed then, trained as a reward without a group.
+  `
+  ALTER TABLE samples ADD COLUMN rollout_group text, ADD COLUMN rollout_turn_index integer;
+  CREATE INDEX samples_by_rollout_group ON samples (rollout_group, ordinal) WHERE rollout_group IS NOT NULL;
+  `,
 ];
 
 // Advisory locks share one key space per database; the first key names clawrl ('claw'), the

@@ -2,8 +2,9 @@
  * The training half of the Postgres record store (migration 3): sample leases for the trainer,
  * policy versions with their artifact files, activations and training steps.
  *
- * Samples are claimed like judge-queue turns, with `FOR UPDATE SKIP LOCKED` and the lease set in
- * the same statement, so several trainers never take the same sample. A step commits in one
+ * Samples are claimed under a per-schema advisory lock with the lease set in the same statement,
+ * so several trainers never take the same sample, and a claim takes rollout groups whole (migration
+ * 8), past its limit if need be, so no step sees part of a group. A step commits in one
  * transaction; the primary keys on step and version make a second commit of either fail whole.
  */
 import { logprobTemperatureOf } from '../../core/logprob-temperature.js';
@@ -25,6 +26,10 @@ import { sampleSelectList, toSampleRecord, type PostgresSampleRow } from './post
 
 
 
+// The first key of the claim lock ('clas'); the second is the schema's hash, so stores in other
+// schemas claim independently.
+const claimLockNamespace = 0x636c6173;
+
 const activeVersion = '(SELECT version FROM policy_activations ORDER BY id DESC LIMIT 1)';
 const selectVersions = `SELECT version, parent, kind, step, samples, metrics, bytes, created_at,
   coalesce(version = ${activeVersion}, false) AS active FROM policy_versions`;
@@ -43,25 +48,36 @@ export class PostgresTrainingRecords {
     if (!Number.isInteger(options.limit) || options.limit < 0) {
       throw new ClawrlError('invalid_request', `limit must be a non-negative integer, got ${options.limit}`, { param: 'limit' });
     }
-    const rows = await this.#database.rows<PostgresSampleRow & { sampling: string; from_rollout: boolean }>(
-      `WITH due AS (
-         SELECT ordinal FROM samples
-         WHERE status = 'ready' AND (lease_expires_at IS NULL OR lease_expires_at <= $1)
-         ORDER BY ordinal LIMIT $2
-         FOR UPDATE SKIP LOCKED
-       )
-       UPDATE samples AS sample SET lease_owner = $3, lease_expires_at = $1::bigint + $4::bigint
-       FROM due, turns AS turn
-       WHERE sample.ordinal = due.ordinal AND turn.ordinal = sample.turn_ordinal
-       RETURNING ${sampleSelectList}, turn.sampling,
-         EXISTS (SELECT 1 FROM feedback WHERE feedback.id = sample.feedback_id AND feedback.rollout IS NOT NULL) AS from_rollout`,
-      [options.now, options.limit, options.workerId, options.leaseMs],
-    );
+    // Claims run one at a time per schema: a group's samples past the first `limit` are leased by
+    // the same statement, and only a claim that cannot start before the last one committed is sure
+    // to find a group either whole or already leased, never half taken by a concurrent trainer.
+    const rows = await this.#database.transaction(async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext(current_schema()))', [claimLockNamespace]);
+      const result = await client.query<PostgresSampleRow & { sampling: string }>(
+        `WITH first AS (
+           SELECT ordinal, rollout_group FROM samples
+           WHERE status = 'ready' AND (lease_expires_at IS NULL OR lease_expires_at <= $1)
+           ORDER BY ordinal LIMIT $2
+         ), due AS (
+           SELECT ordinal FROM first
+           UNION
+           SELECT ordinal FROM samples
+           WHERE status = 'ready' AND (lease_expires_at IS NULL OR lease_expires_at <= $1)
+             AND rollout_group IN (SELECT rollout_group FROM first WHERE rollout_group IS NOT NULL)
+         )
+         UPDATE samples AS sample SET lease_owner = $3, lease_expires_at = $1::bigint + $4::bigint
+         FROM due, turns AS turn
+         WHERE sample.ordinal = due.ordinal AND turn.ordinal = sample.turn_ordinal
+         RETURNING ${sampleSelectList}, turn.sampling`,
+        [options.now, options.limit, options.workerId, options.leaseMs],
+      );
+      return result.rows;
+    });
     rows.sort((left, right) => left.ordinal - right.ordinal);
     return Promise.all(
       rows.map(async (row) => {
         const samplingTemperature = logprobTemperatureOf(JSON.parse(row.sampling) as SamplingOptions);
-        return { ...(await toSampleRecord(this.#database, row)), samplingTemperature, source: row.from_rollout ? ('rollout' as const) : ('live' as const) };
+        return { ...(await toSampleRecord(this.#database, row)), samplingTemperature };
       }),
     );
   }

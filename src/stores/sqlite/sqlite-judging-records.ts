@@ -255,6 +255,8 @@ export class SqliteJudgingRecords {
       judgement_id: sample.judgementId,
       feedback_id: sample.feedbackId,
       score: sample.score,
+      rollout_group: sample.group?.id ?? null,
+      rollout_turn_index: sample.group?.turnIndex ?? null,
       hint: sample.hint,
       loss_mask: encodeFloat64Blob(sample.lossMask, 'lossMask'),
       distillation_gaps: sample.distillationGaps === null ? null : encodeFloat64Blob(sample.distillationGaps, 'distillationGaps'),

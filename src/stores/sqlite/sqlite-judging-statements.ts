@@ -29,7 +29,7 @@ const judgementColumns = `judgement.id, turn.id AS turn_id, judge, judge_model, 
   hint_candidates, hint_selection, latency_ms, judgement.created_at`;
 
 const sampleColumns = `sample.ordinal, sample.id, sample.turn_ordinal, turn.id AS turn_id, turn.session_id, method,
-  sample.status, drop_reason, sample.policy_version, judgement_id, feedback_id, score, hint, loss_mask,
+  sample.status, drop_reason, sample.policy_version, judgement_id, feedback_id, score, rollout_group, rollout_turn_index, hint, loss_mask,
   judged_advantages, distillation_gaps, teacher_logprobs, support, created_at, updated_at`;
 
 export function sqliteJudgingStatements(database: Database.Database) {
@@ -112,9 +112,9 @@ export function sqliteJudgingStatements(database: Database.Database) {
     ),
     insertSample: database.prepare<SampleInsert>(`
       INSERT INTO samples (id, turn_ordinal, method, status, drop_reason, policy_version, judgement_id, feedback_id,
-        score, hint, loss_mask, judged_advantages, distillation_gaps, teacher_logprobs, support, created_at, updated_at)
+        score, rollout_group, rollout_turn_index, hint, loss_mask, judged_advantages, distillation_gaps, teacher_logprobs, support, created_at, updated_at)
       VALUES (@id, @turn_ordinal, @method, @status, @drop_reason, @policy_version, @judgement_id, @feedback_id,
-        @score, @hint, @loss_mask, NULL, @distillation_gaps, @teacher_logprobs, @support, @created_at, @updated_at)
+        @score, @rollout_group, @rollout_turn_index, @hint, @loss_mask, NULL, @distillation_gaps, @teacher_logprobs, @support, @created_at, @updated_at)
     `),
     selectSample: database.prepare<[string], SampleRow>(
       `SELECT ${sampleColumns} FROM samples AS sample JOIN turns AS turn ON turn.ordinal = sample.turn_ordinal WHERE sample.id = ?`,

@@ -63,7 +63,7 @@ describe('SQLite migration 5: samples store what the judge measured, the method 
     // A sample judged since carries no judged advantages.
     const fresh = await upgraded.recordSample({
       id: 'new', turnId: 'c', method: 'opd', status: 'ready', dropReason: null, policyVersion: 0, judgementId: null, feedbackId: null,
-      score: null, hint: 'h', lossMask: [1, 1], distillationGaps: [0.25, -2], teacherLogprobs: [-0.25, -3], support: null, createdAt: 20,
+      score: null, hint: 'h', group: null, lossMask: [1, 1], distillationGaps: [0.25, -2], teacherLogprobs: [-0.25, -3], support: null, createdAt: 20,
     });
     expect(fresh).toMatchObject({ judgedAdvantages: null, distillationGaps: [0.25, -2] });
     await upgraded.close();

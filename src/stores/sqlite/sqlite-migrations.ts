@@ -261,6 +261,14 @@ export const sqliteMigrations: readonly string[] = [
   `,
   // 8: the counts of /admin/status as counters kept by triggers (see its file).
   sqliteCounterMigration,
+  // 9: a rollout sample names its group and turn index, which the trainer baselines its reward
+  // within and claims whole (the index finds a group's other samples). Samples built before have
+  // none: their score is the advantage the driver formed then, trained as a reward without a group.
+  `
+  ALTER TABLE samples ADD COLUMN rollout_group TEXT;
+  ALTER TABLE samples ADD COLUMN rollout_turn_index INTEGER;
+  CREATE INDEX samples_by_rollout_group ON samples (rollout_group, ordinal) WHERE rollout_group IS NOT NULL;
+  `,
 ];
 
 /**

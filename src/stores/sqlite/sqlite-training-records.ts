@@ -1,6 +1,7 @@
 /**
  * The training half of the SQLite record store (migration 3): sample leases for the trainer,
- * policy versions with their artifact files, activations and training steps. The store delegates
+ * policy versions with their artifact files, activations and training steps. A claim takes rollout
+ * groups whole (migration 9), past its limit if need be, so no step sees part of a group. The store delegates
  * to it and lends it a reader for sample records, so sample reconstruction lives in one place.
  *
  * Every method runs synchronously inside the store's `#run` wrapper; writes that touch more than
@@ -29,13 +30,20 @@ const versionColumns = `version, parent, kind, step, samples, metrics, bytes, cr
 
 function statements(database: Database.Database) {
   return {
-    selectClaimable: database.prepare<{ now: number; limit: number }, { id: string; turn_id: string; sampling: string; from_rollout: number }>(`
-      SELECT sample.id, turn.id AS turn_id, turn.sampling,
-        EXISTS (SELECT 1 FROM feedback WHERE feedback.id = sample.feedback_id AND feedback.rollout IS NOT NULL) AS from_rollout
+    // The oldest `limit` claimable samples, and every other claimable sample of their rollout groups.
+    selectClaimable: database.prepare<{ now: number; limit: number }, { id: string; turn_id: string; sampling: string }>(`
+      WITH due AS (
+        SELECT ordinal, rollout_group FROM samples
+        WHERE status = 'ready' AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
+        ORDER BY ordinal LIMIT @limit
+      )
+      SELECT sample.id, turn.id AS turn_id, turn.sampling
       FROM samples AS sample
       JOIN turns AS turn ON turn.ordinal = sample.turn_ordinal
       WHERE sample.status = 'ready' AND (sample.lease_expires_at IS NULL OR sample.lease_expires_at <= @now)
-      ORDER BY sample.ordinal LIMIT @limit
+        AND (sample.ordinal IN (SELECT ordinal FROM due)
+          OR sample.rollout_group IN (SELECT rollout_group FROM due WHERE rollout_group IS NOT NULL))
+      ORDER BY sample.ordinal
     `),
     lease: database.prepare<[string, number, string]>('UPDATE samples SET lease_owner = ?, lease_expires_at = ? WHERE id = ?'),
     releaseOne: database.prepare<[string, string]>(
@@ -211,7 +219,6 @@ export class SqliteTrainingRecords {
       claimed.push({
         ...sample,
         samplingTemperature: logprobTemperatureOf(JSON.parse(row.sampling) as SamplingOptions),
-        source: row.from_rollout === 1 ? 'rollout' : 'live',
       });
     }
     return claimed;

@@ -64,8 +64,10 @@ export async function queryTestSchema<Row extends pg.QueryResultRow>(schema: str
   }
 }
 
-/** Undoes Postgres migration 7 (the counters and their triggers), for tests of upgrades from before it. */
+/** Undoes Postgres migrations 8 (samples' rollout group) and 7 (the counters and their triggers), for tests of upgrades from before them. */
 export const rollBackRecordCountsSql = `
+  DROP INDEX samples_by_rollout_group;
+  ALTER TABLE samples DROP COLUMN rollout_group, DROP COLUMN rollout_turn_index;
   DROP FUNCTION record_counts_sessions, record_counts_turn_inserted, record_counts_next_state_linked,
     record_counts_feedback_inserted, record_counts_judgements, record_counts_judge_queue, record_counts_samples CASCADE;
   DROP FUNCTION record_counts_add, record_counts_without_next_state;

@@ -1,10 +1,16 @@
 /**
- * Undoes SQLite migration 8 on a store file (no record_counts table, no triggers keeping it): for
- * tests of the upgrade, which must start the counters from the rows written before it.
+ * Undoes SQLite migrations 9 (samples without their rollout group) and 8 (no record_counts table,
+ * no triggers keeping it) on a store file: for tests of the upgrade, which must start the counters
+ * from the rows written before it.
  */
 import type Database from 'better-sqlite3';
 
 export function rollBackRecordCounts(database: Database.Database): void {
+  database.exec(`
+    DROP INDEX samples_by_rollout_group;
+    ALTER TABLE samples DROP COLUMN rollout_group;
+    ALTER TABLE samples DROP COLUMN rollout_turn_index;
+  `);
   const triggers = database
     .prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'record\\_counts\\_%' ESCAPE '\\'")
     .all();

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { TokenLogprob } from '../spec/inference-engine.js';
-import type { SampleMethod } from '../spec/records.js';
-import { advantagesOf, defaultAdvantageOptions, type AdvantageOptions, type AdvantageSample, type SampleAdvantages } from './advantages.js';
+import type { TokenLogprob } from '../../spec/inference-engine.js';
+import type { SampleMethod } from '../../spec/records.js';
+import { advantagesOf, defaultAdvantageOptions, hasSignal, type AdvantageOptions, type AdvantageSample, type SampleAdvantages } from './advantages.js';
 import { sampleBuilders, type SampleInput } from './build-samples.js';
 import type { RewardBaselineKind } from './reward-baseline.js';
-import { createSeededRandom, type SeededRandom } from './seeded-random.js';
+import { createSeededRandom, type SeededRandom } from '../seeded-random.js';
 import { judgedSampleThen, trainedAdvantagesThen } from './testing/judged-advantages-reference.js';
 
 const methods: readonly SampleMethod[] = ['rl', 'opd', 'combine'];
@@ -30,7 +30,8 @@ function judgedTurn(random: SeededRandom): SampleInput {
   return {
     responseTokenIds: Array.from({ length }, (_, index) => index + 100),
     rolloutLogprobs: rollout,
-    score: random.pick([-1, 1, 0, null, 0.5, -0.25]),
+    // No 0: the judge dropped a zero score then; the trainer decides on it now (tests below).
+    score: random.pick([-1, 1, null, 0.5, -0.25]),
     hint,
     teacher: hint === null ? null : teacher,
     ...(withTop ? { studentTop: Array.from({ length }, () => topList(random, random.integer(1, 6))) } : {}),
@@ -63,6 +64,7 @@ describe('advantagesOf', () => {
         opdWeight: random.pick([1, 0.25, 3]),
         opdClip: random.pick([1, 0.5, 2.5]),
         rewardBaseline: random.pick(baselines),
+        groupNormalizeStd: random.chance(0.5),
       };
       // A batch may mix methods (the judge's --method changed during a run), except that rl samples
       // took the baseline scaled by w_rl before, though their reward never was (see the next test).
@@ -84,6 +86,38 @@ describe('advantagesOf', () => {
       compared += now.length;
     }
     expect(compared).toBeGreaterThan(1000);
+  });
+
+  it('gives a group of 8 rewards its GRPO advantages, with and without the deviation, keeping |A| > 1', () => {
+    const group = (rewards: readonly number[]): AdvantageSample[] =>
+      rewards.map((score) => ({ method: 'rl', score, group: { id: 'run-s1-t0', turnIndex: 0 }, lossMask: [1, 1], distillationGaps: null, support: null, judgedAdvantages: null }));
+    const advantages = (rewards: readonly number[], groupNormalizeStd: boolean) =>
+      advantagesOf(group(rewards), { ...defaultAdvantageOptions, rewardBaseline: 'batch', groupNormalizeStd }).map((sample) => sample.advantages);
+    // One success among eight: mean 1/8, standard deviation √(1/8 · 7/8) ≈ 0.3307.
+    const lone = [1, 0, 0, 0, 0, 0, 0, 0];
+    expect(advantages(lone, false)).toEqual([[0.875, 0.875], ...Array.from({ length: 7 }, () => [-0.125, -0.125])]);
+    const normalized = advantages(lone, true);
+    expect(normalized[0]?.[0]).toBeCloseTo(0.875 / (Math.sqrt(7 / 64) + 1e-6), 9);
+    expect(normalized[0]?.[0]).toBeGreaterThan(2.6);
+    expect(normalized[1]?.[0]).toBeCloseTo(-0.125 / (Math.sqrt(7 / 64) + 1e-6), 9);
+    // Integrated rewards (outcome + mean vote) spread wider than ±1: nothing is clamped either way.
+    const integrated = [2, 1 + 1 / 3, 0, -1, 1, 0, 2, -1 / 3];
+    const mean = integrated.reduce((sum, reward) => sum + reward, 0) / 8;
+    const deviation = Math.sqrt(integrated.reduce((sum, reward) => sum + (reward - mean) ** 2, 0) / 8);
+    advantages(integrated, false).forEach((sample, index) => expect(sample[0]).toBeCloseTo((integrated[index] as number) - mean, 12));
+    advantages(integrated, true).forEach((sample, index) => expect(sample[1]).toBeCloseTo(((integrated[index] as number) - mean) / (deviation + 1e-6), 9));
+    expect(Math.max(...advantages(integrated, false).map((sample) => Math.abs(sample[0] as number)))).toBeGreaterThan(1);
+    // A group whose rewards all agree has nothing to prefer: every advantage is 0, so none has a signal.
+    expect(advantagesOf(group([1, 1, 1, 1, 1, 1, 1, 1]), { ...defaultAdvantageOptions, groupNormalizeStd: true }).map(hasSignal)).toEqual(Array.from({ length: 8 }, () => false));
+  });
+
+  it('leaves a zero reward without a baseline no signal, and gives it a direction against one', () => {
+    const batch: AdvantageSample[] = [
+      { method: 'rl', score: 0, lossMask: [1], distillationGaps: null, support: null, judgedAdvantages: null },
+      { method: 'rl', score: 1, lossMask: [1], distillationGaps: null, support: null, judgedAdvantages: null },
+    ];
+    expect(advantagesOf(batch).map(hasSignal)).toEqual([false, true]);
+    expect(advantagesOf(batch, { ...defaultAdvantageOptions, rewardBaseline: 'batch' }).map((sample) => sample.advantages)).toEqual([[-1], [1]]);
   });
 
   it('takes the baseline of an rl sample unweighted, as its reward: w_rl is the weight of combine samples', () => {

@@ -5,7 +5,7 @@
  * no place for terms that need another one, so a combination it cannot run is refused with one
  * line naming the option to change, rather than trained as some other objective.
  */
-import type { TrainingEngineCapabilities, TrainingLossName } from '../spec/training-engine.js';
+import type { TrainingEngineCapabilities, TrainingLossName } from '../../spec/training-engine.js';
 import { decoupledFormOf, trainingLossOf, type PolicyLossOptions } from './policy-loss.js';
 
 export interface TrainingPlan {

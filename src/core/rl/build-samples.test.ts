@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { FeedbackRecord } from '../../spec/records.js';
 import {
   buildCombineSample,
   buildOpdSample,
@@ -6,7 +7,9 @@ import {
   buildSupportSet,
   distillationGapsOf,
   sampleBuilders,
+  sampleGroupOf,
   topKOverlap,
+  turnRewardOf,
   type SampleInput,
 } from './build-samples.js';
 
@@ -31,9 +34,13 @@ describe('buildRlSample', () => {
     expect(buildRlSample(base)).toEqual({ status: 'ready', lossMask: [1, 1, 1], distillationGaps: null, teacherLogprobs: null, support: null });
   });
 
-  it('drops turns without a score, with score 0, without a response or with misaligned log-probs', () => {
+  it('keeps a zero reward and an unbounded rollout reward: whether they push anything is the trainer\'s baseline\'s to say', () => {
+    expect(buildRlSample({ ...base, score: 0 })).toMatchObject({ status: 'ready' });
+    expect(buildRlSample({ ...base, score: 1.75 })).toMatchObject({ status: 'ready' });
+  });
+
+  it('drops turns without a score, without a response or with misaligned log-probs', () => {
     expect(buildRlSample({ ...base, score: null })).toEqual({ status: 'dropped', reason: 'no-score' });
-    expect(buildRlSample({ ...base, score: 0 })).toEqual({ status: 'dropped', reason: 'zero-score' });
     expect(buildRlSample({ ...base, responseTokenIds: [], rolloutLogprobs: [] })).toEqual({
       status: 'dropped',
       reason: 'empty-response',
@@ -116,11 +123,12 @@ describe('buildCombineSample', () => {
     expect(buildCombineSample({ ...base, score: 0 })).toMatchObject({ status: 'ready', distillationGaps: [0.25, 1.5, -3.75] });
   });
 
-  it('drops a turn with neither a hint nor a non-zero score', () => {
-    expect(buildCombineSample({ ...base, hint: null, score: 0 })).toEqual({ status: 'dropped', reason: 'no-signal (no-hint, score 0)' });
+  it('drops a turn with neither a hint nor a score; a zero score is a reward', () => {
+    expect(buildCombineSample({ ...base, hint: null, score: null })).toEqual({ status: 'dropped', reason: 'no-signal (no-hint, no score)' });
+    expect(buildCombineSample({ ...base, hint: null, score: 0 })).toMatchObject({ status: 'ready', distillationGaps: null });
     expect(buildCombineSample({ ...base, teacher: { unavailable: 'engine-cannot-score' }, score: null })).toEqual({
       status: 'dropped',
-      reason: 'no-signal (engine-cannot-score, score none)',
+      reason: 'no-signal (engine-cannot-score, no score)',
     });
   });
 
@@ -165,5 +173,24 @@ describe('topKOverlap', () => {
     // −4 − (−0.1) = −3.9 against the list's lowest entry; the trainer clips it.
     expect(buildSupportSet([[token(7, -0.1)]], [[token(8, -0.05), token(9, -4)]], 4)).toEqual([[{ id: 7, studentLogprob: -0.1, teacherLogprob: null, gap: expect.closeTo(-3.9, 12), weight: 1 }]]);
     expect(buildSupportSet([[token(7, -0.1)]], [[]], 4)).toEqual([[{ id: 7, studentLogprob: -0.1, teacherLogprob: null, gap: null, weight: 1 }]]);
+  });
+});
+
+describe('turnRewardOf and sampleGroupOf', () => {
+  const feedback = (fields: Partial<FeedbackRecord>): FeedbackRecord => ({ id: 1, turnId: 't', score: null, text: null, hint: null, tenant: null, createdAt: 0, ...fields });
+  const rollout = { runId: 'r', environment: 'arithmetic', step: 1, group: 'r-s1-t0', turnIndex: 2, outcomeReward: 1, processReward: 1 / 3, reward: 4 / 3 };
+
+  it("takes a rollout's posted reward, unbounded, else the feedback's score, else the judge's", () => {
+    expect(turnRewardOf(feedback({ rollout }), -1)).toBe(4 / 3);
+    expect(turnRewardOf(feedback({ score: 0.5 }), -1)).toBe(0.5);
+    expect(turnRewardOf(feedback({ text: 'thanks' }), -1)).toBe(-1);
+    expect(turnRewardOf(null, null)).toBeNull();
+  });
+
+  it("places a rollout's sample in its group at its turn index; live traffic and an ungrouped rollout in none", () => {
+    expect(sampleGroupOf(feedback({ rollout }))).toEqual({ id: 'r-s1-t0', turnIndex: 2 });
+    expect(sampleGroupOf(feedback({ rollout: { ...rollout, group: null } }))).toBeNull();
+    expect(sampleGroupOf(feedback({ score: 1 }))).toBeNull();
+    expect(sampleGroupOf(null)).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TrainingEngineCapabilities } from '../spec/training-engine.js';
+import type { TrainingEngineCapabilities } from '../../spec/training-engine.js';
 import { defaultPolicyLossOptions } from './policy-loss.js';
 import { trainingCapabilityProblem, type TrainingPlan } from './training-capability-problem.js';
 

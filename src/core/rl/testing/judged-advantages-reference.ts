@@ -1,13 +1,13 @@
 /**
  * The advantages as clawrl formed them before the trainer did it alone (commit c16f78d): the judge
  * combined w_rl·r + w_opd·clip(Δ) into each sample (`buildRlSample`, `buildOpdSample`,
- * `buildCombineSample`, `buildSupportSet` of `core/build-samples.ts` then) and the trainer took
- * w_rl·baseline off it (`applyRewardBaseline` of `core/reward-baseline.ts` then). Kept verbatim in
- * substance, for `core/advantages.test.ts`'s property that the trainer still trains on the same
+ * `buildCombineSample`, `buildSupportSet` of `core/rl/build-samples.ts` then) and the trainer took
+ * w_rl·baseline off it (`applyRewardBaseline` of `core/rl/reward-baseline.ts` then). Kept verbatim in
+ * substance, for `core/rl/advantages.test.ts`'s property that the trainer still trains on the same
  * numbers. Test-only: nothing in production imports it.
  */
-import type { TokenLogprob } from '../../spec/inference-engine.js';
-import type { SampleMethod } from '../../spec/records.js';
+import type { TokenLogprob } from '../../../spec/inference-engine.js';
+import type { SampleMethod } from '../../../spec/records.js';
 import type { RewardBaselineKind } from '../reward-baseline.js';
 import type { SampleInput } from '../build-samples.js';
 

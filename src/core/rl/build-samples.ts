@@ -3,20 +3,22 @@
  * are never touched here: a sample trains on the turn's prompt and response ids exactly as
  * sampled, and these functions record what the judge measured of it, one value per response
  * token. They form no advantage: the trainer does, with its own weights, clip and baseline
- * (`core/advantages.ts`), so no judge setting has to be repeated on the trainer.
+ * (`core/rl/advantages.ts`), so no judge setting has to be repeated on the trainer.
  *
- * - Binary RL: the reward r (the turn's score).
+ * - Binary RL: the reward r (`turnRewardOf`: a rollout's posted reward, else the feedback's score,
+ *   else the judge's). A reward of 0 is kept: whether it pushes anything depends on the baseline,
+ *   which is the trainer's (it drops and counts a sample whose advantages all come out 0).
  * - OPD: the gap Δ_t = teacher_t − rollout_t (unclipped), where teacher_t is the log-prob of the
  *   same response token under the hint-augmented prompt.
- * - Combine: both; without a usable hint there is no gap, without a non-zero score no reward.
+ * - Combine: both; without a usable hint there is no gap, without a score no reward.
  * - With a support set (`supportTopK` > 0, `buildSupportSet`) each of the student's top k tokens
  *   at each position carries its own gap and weight, and the distillation leaves the sampled token
  *   for the set.
  *
  * A turn that gives no training signal comes back `dropped` with a reason, never as an exception.
  */
-import type { TokenLogprob } from '../spec/inference-engine.js';
-import type { SampleMethod, SupportToken } from '../spec/records.js';
+import type { TokenLogprob } from '../../spec/inference-engine.js';
+import type { FeedbackRecord, SampleGroup, SampleMethod, SupportToken } from '../../spec/records.js';
 
 /** The teacher's view of the response under the hint-augmented prompt. */
 export type TeacherScores =
@@ -27,7 +29,7 @@ export type TeacherScores =
 export interface SampleInput {
   responseTokenIds: readonly number[];
   rolloutLogprobs: readonly number[];
-  /** The reward r in −1..1 (feedback, else the judge's score); null when there is none. */
+  /** The reward r (`turnRewardOf`); null when there is none. */
   score: number | null;
   hint: string | null;
   /** Null when no teacher was asked (no hint, or the method does not use one). */
@@ -51,6 +53,22 @@ export type BuiltSample =
 
 export type SampleBuilder = (input: SampleInput) => BuiltSample;
 
+/**
+ * The reward a turn's sample trains on. The latest feedback overrides the judge: a rollout's
+ * (`clawrl rollout`, a manager) carries its reward in its provenance, unbounded (an outcome plus a
+ * process part, `core/rl/aggregate-votes.ts`); a person's or an agent's is its score in −1..1.
+ * Without feedback the judge's majority is the reward.
+ */
+export function turnRewardOf(feedback: FeedbackRecord | null, judgeScore: number | null): number | null {
+  return feedback?.rollout?.reward ?? feedback?.score ?? judgeScore;
+}
+
+/** The rollout group a turn's sample is compared within (its latest feedback's provenance); null for none. */
+export function sampleGroupOf(feedback: FeedbackRecord | null): SampleGroup | null {
+  const rollout = feedback?.rollout ?? null;
+  return rollout === null || rollout.group === null ? null : { id: rollout.group, turnIndex: rollout.turnIndex };
+}
+
 export function clipValue(value: number, bound: number): number {
   return Math.min(bound, Math.max(-bound, value));
 }
@@ -68,7 +86,7 @@ function topIds(top: readonly TokenLogprob[], k: number): TokenLogprob[] {
  * OpenClaw-RL v2's support set: at each response position the student's k most likely tokens,
  * each with w_v = softmax over the set of the student's log-probs (its probability renormalized
  * over the set) and the gap Δ_v = ℓ_teacher(v) − ℓ_student(v). The trainer puts w_opd·w_v·clip(Δ_v,
- * −C, C) on each token (`core/advantages.ts`), so OPD moves the student's whole distribution where
+ * −C, C) on each token (`core/rl/advantages.ts`), so OPD moves the student's whole distribution where
  * teacher and student disagree, not only the token it happened to sample (the paper's ablation:
  * sessions to success 10.3 at k = 4, much worse token-level).
  *
@@ -154,8 +172,6 @@ export const buildRlSample: SampleBuilder = (input) => {
   const problem = responseProblem(input);
   if (problem !== null) return { status: 'dropped', reason: problem };
   if (input.score === null) return { status: 'dropped', reason: 'no-score' };
-  // A zero reward gives no policy gradient; training on it would only dilute the batch.
-  if (input.score === 0) return { status: 'dropped', reason: 'zero-score' };
   return { status: 'ready', lossMask: ones(input.responseTokenIds.length), distillationGaps: null, teacherLogprobs: null, support: null };
 };
 
@@ -177,9 +193,8 @@ export const buildCombineSample: SampleBuilder = (input) => {
   const problem = responseProblem(input);
   if (problem !== null) return { status: 'dropped', reason: problem };
   const teacher = teacherOf(input);
-  const reward = input.score ?? 0;
   if ('problem' in teacher) {
-    if (reward === 0) return { status: 'dropped', reason: `no-signal (${teacher.problem}, score ${input.score ?? 'none'})` };
+    if (input.score === null) return { status: 'dropped', reason: `no-signal (${teacher.problem}, no score)` };
     return { status: 'ready', lossMask: ones(input.responseTokenIds.length), distillationGaps: null, teacherLogprobs: null, support: null };
   }
   return {

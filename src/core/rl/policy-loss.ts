@@ -12,7 +12,7 @@
  *   an_t = Σ_k q_k·(log q_k − ℓ_k)                          the anchor: KL(q ‖ π) over the base's top K
  *   L = Σ_t m_t·(pg_t + β·kl_t + α·an_t + sp_t) / Σ_t m_t   over every token of the batch
  *
- * where sp_t is the OPD support-set term (OpenClaw-RL v2; `core/build-samples.ts`), zero without
+ * where sp_t is the OPD support-set term (OpenClaw-RL v2; `core/rl/build-samples.ts`), zero without
  * one: for each token v of the position's set, with its advantage A_v and ρ_v = exp(ℓ_v − ℓ_old,v),
  * max(−ρ_v·A_v, −clip(ρ_v, 1 − ε_lo, 1 + ε_hi)·A_v), summed over the set. It has no importance
  * weight: the set is every likely token, not a sample of one.
@@ -31,8 +31,8 @@
  * per-sample means. With one optimizer step per batch ρ is 1 where the loss is evaluated, so the
  * clip fraction is 0 unless the proximal log-probs come from an earlier update.
  */
-import type { PolicyVersion } from '../spec/inference-engine.js';
-import type { TrainingLoss } from '../spec/training-engine.js';
+import type { PolicyVersion } from '../../spec/inference-engine.js';
+import type { TrainingLoss } from '../../spec/training-engine.js';
 
 export interface PolicyLossOptions {
   /** ε_lo: the ratio is clipped below at 1 − ε_lo. Default 0.2. */

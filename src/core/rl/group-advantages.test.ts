@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { groupAdvantages, integratedReward, processRewardsVary } from './group-advantages.js';
+import { groupAdvantages, processRewardsVary } from './group-advantages.js';
 
 describe('groupAdvantages', () => {
   it('subtracts the group mean at each turn index', () => {
@@ -34,13 +34,5 @@ describe('processRewardsVary', () => {
   it('is true when two rollouts differ at some turn index, a turn without votes counting as 0', () => {
     expect(processRewardsVary([[[1, 1]], [[1, -1]]])).toBe(true);
     expect(processRewardsVary([[[1], [1]], [[1], []]])).toBe(true);
-  });
-});
-
-describe('integratedReward', () => {
-  it('adds the mean PRM vote to the outcome only with process rewards', () => {
-    expect(integratedReward(1, [1, -1, 1], 'outcome+process')).toBeCloseTo(1 + 1 / 3);
-    expect(integratedReward(1, [1, -1, 1], 'outcome')).toBe(1);
-    expect(integratedReward(0, [], 'outcome+process')).toBe(0);
   });
 });
