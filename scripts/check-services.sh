@@ -5,7 +5,7 @@
 # artifact store tests; PostgreSQL backs the Postgres record store tests (database `test`, trust
 # authentication on 127.0.0.1, see src/stores/postgres/testing/test-postgres.ts). Chromium is no
 # service but is checked here too: the dashboard's browser tests need it. So is bubblewrap: the
-# terminal environment's sandbox tests run under it (src/environments/command-sandbox.test.ts).
+# terminal environment's sandbox tests run under it (src/rollouts/environments/command-sandbox.test.ts).
 set -uo pipefail
 
 required_services=(
