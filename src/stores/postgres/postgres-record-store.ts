@@ -12,18 +12,12 @@ import { createPostgresDashboardQueries } from './postgres-dashboard-queries.js'
 import type { ChatMessage } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
-import type {
-  ClaimSamplesOptions,
-  ClaimTurnsOptions,
-  CommitTrainingStepOptions,
-  ListSamplesOptions,
-  ListSessionsOptions,
-  ListTurnIdsOptions,
-  RecordStore,
-  ReleaseTurnOptions,
-  TrainingSummary,
-  TurnReference,
-} from '../../spec/record-store.js';
+import type { ClaimTurnsOptions, ReleaseTurnOptions } from '../../spec/judging-queue.js';
+import type { TrainingSummary } from '../../spec/policy-registry.js';
+import type { ListSamplesOptions, ListSessionsOptions, ListTurnIdsOptions } from '../../spec/record-reads.js';
+import type { RecordStore } from '../../spec/record-store.js';
+import type { ClaimSamplesOptions, CommitTrainingStepOptions } from '../../spec/training-queue.js';
+import type { TurnReference } from '../../spec/turn-log.js';
 import type {
   FeedbackRecord,
   JudgeClaim,
