@@ -11,7 +11,6 @@ import { commandSchemas } from './configuration-schema.js';
 import type { Resolved } from './configuration.js';
 import type { Logger } from '../spec/logger.js';
 import { createPolicyServing } from '../trainer/policy-serving.js';
-import { createEventPublishingStore } from './create-event-publishing-store.js';
 import { createInferenceEngine } from './create-inference-engine.js';
 import { checkEngineConfiguration } from './check-engine-configuration.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
@@ -29,14 +28,14 @@ export async function startGatewayProcess(configuration: GatewayCommandConfigura
   checkEngineConfiguration(configuration);
   const parts = createShutdownStack(logger);
   try {
-    const store = parts.add(await openRecordStore(configuration, { recordsTurns: true }), (opened) => opened.close());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-gateway'), (opened) => opened.close());
+    const store = parts.add(await openRecordStore(configuration, { recordsTurns: true, events: { bus, logger } }), (opened) => opened.close());
     const engine = parts.add(await createInferenceEngine(configuration), (created) => created.close());
     const now = () => Date.now();
     const policyServing = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
     const serving = await startFollowerServing({ store, serving: policyServing, bus, logger, now });
     const gateway = parts.add(
-      await startGatewayService(configuration, { store: createEventPublishingStore(store, bus, logger), engine, policies: serving.policies, logger }),
+      await startGatewayService(configuration, { store, engine, policies: serving.policies, logger }),
       (started) => started.close(),
     );
     const consumer = consumerNameOf('gateway', configuration.instance, `${hostname()}-${gateway.port}`);

@@ -15,7 +15,6 @@ import type { PolicyControl } from '../gateway/policy-routes.js';
 import type { Logger } from '../spec/logger.js';
 import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
 import { createPolicyServing } from '../trainer/policy-serving.js';
-import { createEventPublishingStore } from './create-event-publishing-store.js';
 import { createInferenceEngine } from './create-inference-engine.js';
 import { checkEngineConfiguration, checkTrainedVersionServing } from './check-engine-configuration.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
@@ -42,9 +41,8 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
   const parts = createShutdownStack(logger);
   const now = () => Date.now();
   try {
-    const store = parts.add(await openRecordStore(configuration, { recordsTurns: true }), (opened) => opened.close());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-serve'), (opened) => opened.close());
-    const announcingStore = createEventPublishingStore(store, bus, logger);
+    const store = parts.add(await openRecordStore(configuration, { recordsTurns: true, events: { bus, logger } }), (opened) => opened.close());
     const engine = parts.add(await createInferenceEngine(configuration), (created) => created.close());
     const serving = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
     const training = parts.add(
@@ -61,7 +59,7 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
       (started) => started.close(),
     );
     const judgeThread = judgeRunsInThread(configuration) ? await startJudgeThread(configuration, { logger }) : null;
-    const judge = judgeThread ?? startJudgeService(configuration, { store: announcingStore, engine, logger });
+    const judge = judgeThread ?? startJudgeService(configuration, { store, engine, logger });
     parts.add(judge, (started) => started.close());
     // The judge thread's own engine (a remote one) follows the versions too; the status shows both.
     const judgeServing = (): PolicyServingStatus[] => {
@@ -76,7 +74,7 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
       servingStatus: () => [...(training.policies.servingStatus?.() ?? []), ...judgeServing()],
     };
     const gateway = parts.add(
-      await startGatewayService(configuration, { store: announcingStore, engine, policies, logger }),
+      await startGatewayService(configuration, { store, engine, policies, logger }),
       (started) => started.close(),
     );
     parts.add(

@@ -47,6 +47,7 @@ import { PostgresTrainingRecords } from './postgres-training-records.js';
 import { checkPaging } from './postgres-paging.js';
 import { insertTurn } from './postgres-turn-writer.js';
 import { toStoreCounts } from '../record-counts.js';
+import { createRecordEvents, type RecordEvents, type RecordEventsOptions } from '../record-events.js';
 import {
   selectTurnRow,
   sessionColumns,
@@ -94,9 +95,11 @@ export class PostgresRecordStore implements RecordStore {
   readonly #sequences = createPromptSequenceCache();
   // Recent whole-stored prompts this process wrote, the base of a session's first turn.
   readonly #roots = createSharedPromptRoots();
+  readonly #events: RecordEvents;
 
-  constructor(database: PostgresDatabase) {
+  constructor(database: PostgresDatabase, events?: RecordEventsOptions) {
     this.#database = database;
+    this.#events = createRecordEvents(events);
     this.#judging = new PostgresJudgingRecords(database, (client, id) => this.#loadTurn(client, id));
     this.#training = new PostgresTrainingRecords(database);
     this.dashboard = createPostgresDashboardQueries(database);
@@ -172,10 +175,12 @@ export class PostgresRecordStore implements RecordStore {
         }
         throw error;
       }
-      // Only after the commit: a rolled-back turn must never become another turn's base.
+      // Only after the commit: a rolled-back turn must never become another turn's base, nor be announced.
       this.#sequences.remember(turn.sessionId, turn.type, inserted.ordinal, turn.promptTokenIds, turn.responseTokenIds);
       if (inserted.root) this.#roots.remember(inserted.ordinal, turn.promptTokenIds);
-      return { ...turn, index: inserted.index, nextState: null, nextStateAt: null };
+      const recorded: TurnRecord = { ...turn, index: inserted.index, nextState: null, nextStateAt: null };
+      this.#events.turnRecorded(recorded);
+      return recorded;
     });
   }
 
@@ -268,7 +273,9 @@ export class PostgresRecordStore implements RecordStore {
   }
 
   async recordSample(sample: NewSample): Promise<SampleRecord> {
-    return this.#database.run('recordSample', () => this.#judging.recordSample(sample));
+    const recorded = await this.#database.run('recordSample', () => this.#judging.recordSample(sample));
+    this.#events.sampleRecorded(recorded);
+    return recorded;
   }
 
   async listSamples(options: ListSamplesOptions = {}): Promise<SampleRecord[]> {

@@ -20,16 +20,16 @@ async function recountSqlite(store: RecordStore): Promise<StoreCounts> {
 
 runRecordStoreContract({
   name: 'sqlite :memory:',
-  createStore: async () => createSqliteRecordStore({ path: ':memory:' }),
+  createStore: async (events) => createSqliteRecordStore({ path: ':memory:', events }),
   recount: recountSqlite,
 });
 
 let fileDirectory: string | undefined;
 runRecordStoreContract({
   name: 'sqlite file',
-  createStore: async () => {
+  createStore: async (events) => {
     fileDirectory = mkdtempSync(join(tmpdir(), 'clawrl-store-'));
-    return createSqliteRecordStore({ path: join(fileDirectory, 'nested', 'records.db') });
+    return createSqliteRecordStore({ path: join(fileDirectory, 'nested', 'records.db'), events });
   },
   recount: recountSqlite,
   cleanup: async () => {

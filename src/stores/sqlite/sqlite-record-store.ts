@@ -43,6 +43,7 @@ import { createMessageChain, type KnownNode, type MessageChain } from './message
 import { createPromptSequenceCache, type PromptSequenceCache } from '../../core/prompt-sequence-cache.js';
 import { createSharedPromptRoots, type SharedPromptRoots } from '../../core/shared-prompt-roots.js';
 import { toStoreCounts } from '../record-counts.js';
+import { createRecordEvents, type RecordEvents, type RecordEventsOptions } from '../record-events.js';
 import { createSqliteDashboardQueries } from './sqlite-dashboard-queries.js';
 import { SqliteJudgingRecords } from './sqlite-judging-records.js';
 import { SqliteTrainingRecords } from './sqlite-training-records.js';
@@ -82,14 +83,20 @@ export class SqliteRecordStore implements RecordStore {
   readonly dashboard: DashboardQueries;
   #closed = false;
   readonly #afterClose: (() => Promise<void> | undefined) | undefined;
+  readonly #events: RecordEvents;
 
   /** Set when the connection never waits for a lock inside SQLite (`createSqliteRecordStore`'s `neverWait`). */
   readonly #retryWhenBusy: { delayMs: number; giveUpAfterMs: number } | undefined;
 
   constructor(
     database: Database.Database,
-    options: { afterClose?: () => Promise<void> | undefined; retryWhenBusy?: { delayMs: number; giveUpAfterMs: number } } = {},
+    options: {
+      afterClose?: () => Promise<void> | undefined;
+      retryWhenBusy?: { delayMs: number; giveUpAfterMs: number };
+      events?: RecordEventsOptions;
+    } = {},
   ) {
+    this.#events = createRecordEvents(options.events);
     this.#retryWhenBusy = options.retryWhenBusy;
     this.#database = database;
     this.#afterClose = options.afterClose;
@@ -164,7 +171,9 @@ export class SqliteRecordStore implements RecordStore {
         this.#messageChain.remember(learned);
       },
     );
-    return { ...turn, index, nextState: null, nextStateAt: null };
+    const recorded: TurnRecord = { ...turn, index, nextState: null, nextStateAt: null };
+    this.#events.turnRecorded(recorded);
+    return recorded;
   }
 
   async getTurn(id: string): Promise<TurnRecord | null> {
@@ -240,7 +249,9 @@ export class SqliteRecordStore implements RecordStore {
 
   async recordSample(sample: NewSample): Promise<SampleRecord> {
     await this.#write('recordSample', () => this.#judging.insertSample(sample));
-    return this.#run('recordSample', () => this.#judging.sampleRecord(sample.id));
+    const recorded = await this.#run('recordSample', () => this.#judging.sampleRecord(sample.id));
+    this.#events.sampleRecorded(recorded);
+    return recorded;
   }
 
   async listSamples(options: ListSamplesOptions = {}): Promise<SampleRecord[]> {

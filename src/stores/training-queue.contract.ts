@@ -1,0 +1,76 @@
+/**
+ * The `TrainingQueue` contract (`spec/training-queue.ts`): sample leases for the trainer, and step
+ * commits that write samples, the step and the policy registry in one write.
+ * `runRecordStoreContract` runs it, so every store implementation does.
+ */
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { RecordStore } from '../spec/record-store.js';
+import type { NewTrainingStep } from '../spec/records.js';
+import { expectStoreError, newPolicyVersion, newTurn, sample, trainingMetrics as metrics } from './testing/record-fixtures.js';
+
+function step(number: number, trainedSampleIds: string[]): NewTrainingStep {
+  return { step: number, policyVersion: number, trainedSampleIds, metrics, checkpoint: `step-${number}`, startedAt: 6_000, endedAt: 6_100 };
+}
+
+export function runTrainingQueueContract(getStore: () => RecordStore): void {
+  describe('training queue', () => {
+    let store: RecordStore;
+
+    beforeEach(async () => {
+      store = getStore();
+      await store.upsertSession({ id: 't1', tenant: null, at: 100 });
+      for (const [index, id] of ['a', 'b', 'c'].entries()) {
+        await store.recordTurn(newTurn(id, { sessionId: 't1', policyVersion: index, sampling: { temperature: 0.7, topP: 1, stop: [], n: 1, topLogprobs: 0 } }));
+        await store.recordSample(
+          sample(`sample-${id}`, id, { method: 'rl', policyVersion: index, hint: null, distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 3_000 + index }),
+        );
+      }
+    });
+
+    it('leases ready samples oldest first with the turn tokens and sampling temperature, once until the lease ends', async () => {
+      const claimed = await store.claimSamplesForTraining({ limit: 2, leaseMs: 1_000, now: 10_000, workerId: 'trainer-1' });
+      expect(claimed.map((sample) => sample.id)).toEqual(['sample-a', 'sample-b']);
+      expect(claimed[0]).toMatchObject({ promptTokenIds: [1, 2, 3], responseTokenIds: [4, 5], rolloutLogprobs: [-0.5, -0.25], samplingTemperature: 0.7, source: 'live', status: 'ready' });
+      const other = await store.claimSamplesForTraining({ limit: 5, leaseMs: 1_000, now: 10_500, workerId: 'trainer-2' });
+      expect(other.map((sample) => sample.id)).toEqual(['sample-c']);
+      // A crashed trainer's lease expires and its samples are claimable again.
+      const afterExpiry = await store.claimSamplesForTraining({ limit: 5, leaseMs: 1_000, now: 11_000, workerId: 'trainer-2' });
+      expect(afterExpiry.map((sample) => sample.id)).toEqual(['sample-a', 'sample-b']);
+    });
+
+    it('releases only the named worker\'s leases', async () => {
+      await store.claimSamplesForTraining({ limit: 3, leaseMs: 60_000, now: 10_000, workerId: 'trainer-1' });
+      expect(await store.releaseTrainingSamples({ workerId: 'someone-else' })).toBe(0);
+      expect(await store.releaseTrainingSamples({ workerId: 'trainer-1', ids: ['sample-b'] })).toBe(1);
+      expect((await store.claimSamplesForTraining({ limit: 3, leaseMs: 1, now: 10_001, workerId: 'x' })).map((sample) => sample.id)).toEqual(['sample-b']);
+      expect(await store.releaseTrainingSamples({ workerId: 'trainer-1' })).toBe(2);
+    });
+
+    it('commits a step atomically: version, step, trained samples and the activation', async () => {
+      await store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
+      const claimed = await store.claimSamplesForTraining({ limit: 2, leaseMs: 60_000, now: 10_000, workerId: 'trainer-1' });
+      await store.updateSampleStatus({ ids: ['sample-a'], status: 'dropped', reason: 'stale', at: 10_001 });
+      const committed = await store.commitTrainingStep({ step: step(1, claimed.slice(1).map((sample) => sample.id)), version: newPolicyVersion(1), workerId: 'trainer-1' });
+      expect(committed).toEqual({ step: 1, policyVersion: 1, samplesUsed: 1, metrics, checkpoint: 'step-1', startedAt: 6_000, endedAt: 6_100 });
+      expect((await store.listSamples({ turnId: 'b' }))[0]?.status).toBe('trained');
+      expect((await store.listSamples({ turnId: 'a' }))[0]).toMatchObject({ status: 'dropped', dropReason: 'stale' });
+      expect((await store.counts()).judging.samples).toEqual({ ready: 1, trained: 1, dropped: 1 });
+
+      const versions = await store.listPolicyVersions();
+      expect(versions.map((entry) => [entry.version, entry.parent, entry.active])).toEqual([[0, null, false], [1, 0, true]]);
+      expect(versions[1]).toMatchObject({ kind: 'adapter', step: 1, samples: 2, metrics, bytes: 6 });
+      expect(await store.getPolicyArtifact(1)).toEqual({ kind: 'adapter', files: newPolicyVersion(1).files });
+      expect(await store.trainingSummary()).toEqual({ steps: 1, lastStep: committed, activeVersion: 1, latestVersion: 1 });
+    });
+
+    it('writes nothing when a commit repeats a step or a version', async () => {
+      await store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
+      await store.commitTrainingStep({ step: step(1, ['sample-a']), version: newPolicyVersion(1), workerId: 'trainer-1' });
+      await expectStoreError(store.commitTrainingStep({ step: step(1, ['sample-b']), version: newPolicyVersion(2, { step: 1 }), workerId: 'trainer-1' }));
+      await expectStoreError(store.commitTrainingStep({ step: { ...step(2, ['sample-b']), policyVersion: 1 }, version: newPolicyVersion(1), workerId: 'trainer-1' }));
+      expect((await store.listSamples({ turnId: 'b' }))[0]?.status).toBe('ready');
+      expect((await store.listPolicyVersions()).map((entry) => entry.version)).toEqual([0, 1]);
+      expect((await store.listTrainingSteps()).map((entry) => entry.step)).toEqual([1]);
+    });
+  });
+}
