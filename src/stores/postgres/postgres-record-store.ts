@@ -37,9 +37,9 @@ import type {
   TrainingStepRecord,
   TurnRecord,
 } from '../../spec/records.js';
-import { canonicalJson } from '../../core/canonical-json.js';
-import { createPromptSequenceCache } from '../../core/prompt-sequence-cache.js';
-import { createSharedPromptRoots } from '../../core/shared-prompt-roots.js';
+import { canonicalJson } from '../canonical-json.js';
+import { createPromptSequenceCache } from '../prompt-sequence-cache.js';
+import { createSharedPromptRoots } from '../shared-prompt-roots.js';
 import { encodeFloat64Blob, encodeInt32Blob } from '../../core/token-blob-codec.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { PostgresJudgingRecords } from './postgres-judging-records.js';

@@ -8,7 +8,7 @@ import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { RecordStore } from '../../spec/record-store.js';
 import type { NewTurn, StoreCounts } from '../../spec/records.js';
 import { runRecordStoreContract } from '../record-store.contract.js';
-import { canonicalJson } from '../../core/canonical-json.js';
+import { canonicalJson } from '../canonical-json.js';
 import { createSqliteRecordStore } from './create-sqlite-record-store.js';
 import { SqliteRecordStore } from './sqlite-record-store.js';
 import { rollBackSampleMeasures } from './testing/roll-back-sample-measures.js';

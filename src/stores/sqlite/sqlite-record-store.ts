@@ -37,11 +37,11 @@ import type {
   TurnRecord,
   TurnType,
 } from '../../spec/records.js';
-import { canonicalJson } from '../../core/canonical-json.js';
+import { canonicalJson } from '../canonical-json.js';
 import { createGroupCommit, isSqliteBusy, type GroupCommit } from './group-commit.js';
 import { createMessageChain, type KnownNode, type MessageChain } from './message-chain.js';
-import { createPromptSequenceCache, type PromptSequenceCache } from '../../core/prompt-sequence-cache.js';
-import { createSharedPromptRoots, type SharedPromptRoots } from '../../core/shared-prompt-roots.js';
+import { createPromptSequenceCache, type PromptSequenceCache } from '../prompt-sequence-cache.js';
+import { createSharedPromptRoots, type SharedPromptRoots } from '../shared-prompt-roots.js';
 import { toStoreCounts } from '../record-counts.js';
 import { createRecordEvents, type RecordEvents, type RecordEventsOptions } from '../record-events.js';
 import { createSqliteDashboardQueries } from './sqlite-dashboard-queries.js';
