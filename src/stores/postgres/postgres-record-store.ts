@@ -46,12 +46,12 @@ import { PostgresJudgingRecords } from './postgres-judging-records.js';
 import { PostgresTrainingRecords } from './postgres-training-records.js';
 import { checkPaging } from './postgres-paging.js';
 import { insertTurn } from './postgres-turn-writer.js';
-import { toStoreCounts } from '../record-counts.js';
+import { toRecountedStoreCounts, toStoreCounts, type RecountRow } from '../record-counts.js';
 import { createRecordEvents, type RecordEvents, type RecordEventsOptions } from '../record-events.js';
 import {
   selectTurnRow,
   sessionColumns,
-  toSessionRecord,
+  sessionRecordOf,
   toTurnRecord,
   type SessionRow,
   type TurnRow,
@@ -69,17 +69,6 @@ function isDuplicateTurnId(error: unknown): boolean {
     'constraint' in error &&
     error.constraint === 'turns_id_key'
   );
-}
-
-interface CountsRow {
-  open_sessions: number;
-  closed_sessions: number;
-  main_turns: number;
-  side_turns: number;
-  aborted_turns: number;
-  failed_turns: number;
-  trainable_turns: number;
-  linked_turns: number;
 }
 
 // Each write adds one to a few delta rows; a thousand keep the counts' read to a millisecond or so.
@@ -119,7 +108,7 @@ export class PostgresRecordStore implements RecordStore {
   async getSession(id: string): Promise<SessionRecord | null> {
     return this.#database.run('getSession', async () => {
       const [row] = await this.#database.rows<SessionRow>(`SELECT ${sessionColumns} FROM sessions AS session WHERE id = $1`, [id]);
-      return row === undefined ? null : toSessionRecord(row);
+      return row === undefined ? null : sessionRecordOf(row);
     });
   }
 
@@ -133,7 +122,7 @@ export class PostgresRecordStore implements RecordStore {
          ORDER BY created_at DESC, ordinal DESC LIMIT $2 OFFSET $3`,
         [options.status ?? null, limit, offset],
       );
-      return rows.map(toSessionRecord);
+      return rows.map(sessionRecordOf);
     });
   }
 
@@ -344,7 +333,7 @@ export class PostgresRecordStore implements RecordStore {
   async recount(): Promise<StoreCounts> {
     return this.#database.run('recount', async () => {
       const [[row], judging] = await Promise.all([
-        this.#database.rows<CountsRow>(`
+        this.#database.rows<RecountRow>(`
           SELECT
             (SELECT count(*) FROM sessions WHERE status = 'open')::integer AS open_sessions,
             (SELECT count(*) FROM sessions WHERE status = 'closed')::integer AS closed_sessions,
@@ -357,19 +346,7 @@ export class PostgresRecordStore implements RecordStore {
           FROM turns`),
         this.#judging.recount(),
       ]);
-      if (row === undefined) throw new ClawrlError('store_error', 'counts query returned no row');
-      return {
-        sessions: { open: row.open_sessions, closed: row.closed_sessions },
-        turns: {
-          main: row.main_turns,
-          side: row.side_turns,
-          aborted: row.aborted_turns,
-          failed: row.failed_turns,
-          trainable: row.trainable_turns,
-        },
-        linked: row.linked_turns,
-        judging,
-      };
+      return toRecountedStoreCounts(row, judging);
     });
   }
 
