@@ -2,7 +2,9 @@
 import type { ExperimentCharts } from '../spec/experiment-charts.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
-import type { RecordStore } from '../spec/record-store.js';
+import type { PolicyRegistry } from '../spec/policy-registry.js';
+import type { RecordReads } from '../spec/record-reads.js';
+import type { TurnLog } from '../spec/turn-log.js';
 import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 import type { PolicyControl } from './policy-control.js';
@@ -26,9 +28,13 @@ export interface SamplingDefaults {
   topK?: number;
 }
 
+/** What the gateway may do with the record store: it never claims work or writes policy versions. */
+export type GatewayStore = TurnLog & RecordReads & Pick<PolicyRegistry, 'listPolicyVersions' | 'trainingSummary'>;
+
 export interface GatewayContext {
   engine: InferenceEngine;
-  store: RecordStore;
+  /** The roles of the record store the gateway plays: it records turns and feedback, and serves the admin and dashboard reads. */
+  store: GatewayStore;
   authenticator: ApiKeyAuthenticator;
   metrics: GatewayMetrics;
   logger: Logger;

@@ -3,7 +3,7 @@
  * several servers in one process, as in tests, do not collide).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { TrainingSummary } from '../spec/record-store.js';
+import type { TrainingSummary } from '../spec/policy-registry.js';
 import type { JudgingCounts } from '../spec/records.js';
 
 export interface GatewayMetrics {

@@ -3,7 +3,7 @@
  * lifecycle: nothing runs until `start()`, and `close()` waits for a sweep in progress.
  */
 import type { Logger } from '../spec/logger.js';
-import type { RecordStore } from '../spec/record-store.js';
+import type { TurnLog } from '../spec/turn-log.js';
 
 export interface SessionReaper {
   start(): void;
@@ -13,7 +13,7 @@ export interface SessionReaper {
 }
 
 export function createSessionReaper(options: {
-  store: RecordStore;
+  store: TurnLog;
   idleTimeoutMs: number;
   intervalMs: number;
   now: () => number;

@@ -8,7 +8,7 @@
 import { conversationRootOf, quotedReplyKeys } from '../core/conversation.js';
 import { agentConversationRules, agentSessionHint } from './agent-clients/known-agent-clients.js';
 import type { ChatMessage } from '../spec/chat.js';
-import type { RecordStore } from '../spec/record-store.js';
+import type { TurnLog } from '../spec/turn-log.js';
 import type { SessionSource } from '../spec/records.js';
 
 export interface SessionResolution {
@@ -21,7 +21,7 @@ export interface SessionResolution {
 const quotedRepliesTried = 3;
 
 export async function resolveSession(input: {
-  store: RecordStore;
+  store: TurnLog;
   messages: readonly ChatMessage[];
   headerSessionId: string | undefined;
   pathSessionId: string | undefined;

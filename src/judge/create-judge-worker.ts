@@ -13,12 +13,12 @@ import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine } from '../spec/inference-engine.js';
 import type { Judge } from '../spec/judge.js';
 import type { Logger } from '../spec/logger.js';
-import type { RecordStore } from '../spec/record-store.js';
+import type { JudgingQueue } from '../spec/judging-queue.js';
 import type { JudgeClaim, SampleMethod } from '../spec/records.js';
 import { judgeTurn } from './judge-turn.js';
 
 export interface JudgeWorkerOptions {
-  store: RecordStore;
+  store: JudgingQueue;
   judge: Judge;
   method: SampleMethod;
   /** The policy engine, for OPD teacher log-probs; without one (or without scoring) OPD samples are dropped. */

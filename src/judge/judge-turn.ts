@@ -21,11 +21,11 @@ import type { ChatMessage } from '../spec/chat.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine, ScoreResult, TokenLogprob } from '../spec/inference-engine.js';
 import type { Judge } from '../spec/judge.js';
-import type { RecordStore } from '../spec/record-store.js';
+import type { JudgingQueue } from '../spec/judging-queue.js';
 import type { FeedbackRecord, JudgeClaim, JudgementRecord, SampleMethod, TurnRecord } from '../spec/records.js';
 
 export interface JudgeTurnDependencies {
-  store: RecordStore;
+  store: Pick<JudgingQueue, 'recordJudgement' | 'recordSample'>;
   judge: Judge;
   method: SampleMethod;
   engine: InferenceEngine | undefined;

@@ -7,10 +7,11 @@
 import { selectHint } from '../core/judge-votes.js';
 import type { Judge } from '../spec/judge.js';
 import type { Logger } from '../spec/logger.js';
-import type { RecordStore } from '../spec/record-store.js';
+import type { JudgingQueue } from '../spec/judging-queue.js';
+import type { RecordReads } from '../spec/record-reads.js';
 
 export interface RejudgeTurnsOptions {
-  store: RecordStore;
+  store: Pick<JudgingQueue, 'recordJudgement'> & Pick<RecordReads, 'getTurn' | 'listJudgements' | 'listTurnIds'>;
   judge: Judge;
   /** Only turns that started at or after this time (epoch ms). */
   since?: number;

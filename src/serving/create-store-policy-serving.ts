@@ -6,11 +6,12 @@
  */
 import type { PolicyArtifact, PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
-import type { RecordStore } from '../spec/record-store.js';
+import type { PolicyRegistry } from '../spec/policy-registry.js';
 import { recordBaseVersionIfMissing, storedPolicyArtifact, type PolicyServing } from './policy-serving.js';
+import type { RecordStore } from '../spec/record-store.js';
 
 export interface StorePolicyServingOptions {
-  store: RecordStore;
+  store: PolicyRegistry;
   logger: Logger;
   now: () => number;
 }

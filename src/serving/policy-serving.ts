@@ -16,10 +16,10 @@ import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine, PolicyArtifact, PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
-import type { RecordStore } from '../spec/record-store.js';
+import type { PolicyRegistry, TrainingSummary } from '../spec/policy-registry.js';
 
 export interface PolicyServingOptions {
-  store: RecordStore;
+  store: PolicyRegistry;
   engine: InferenceEngine;
   logger: Logger;
   now: () => number;
@@ -48,14 +48,14 @@ export interface PolicyServing {
 }
 
 /** The stored artifact of `version`; `not_found` when the store has no such version. */
-export async function storedPolicyArtifact(store: RecordStore, version: PolicyVersion): Promise<PolicyArtifact> {
+export async function storedPolicyArtifact(store: Pick<PolicyRegistry, 'getPolicyArtifact'>, version: PolicyVersion): Promise<PolicyArtifact> {
   const stored = await store.getPolicyArtifact(version);
   if (stored === null) throw new ClawrlError('not_found', `No policy version ${version}.`, { param: 'version' });
   return { version, kind: stored.kind, files: stored.files };
 }
 
 /** Records the base model as version 0 (active) in a store that has no version yet; returns the summary it read. */
-export async function recordBaseVersionIfMissing(store: RecordStore, now: () => number): ReturnType<RecordStore['trainingSummary']> {
+export async function recordBaseVersionIfMissing(store: PolicyRegistry, now: () => number): Promise<TrainingSummary> {
   const summary = await store.trainingSummary();
   if (summary.latestVersion === null) {
     await store.recordPolicyVersion(

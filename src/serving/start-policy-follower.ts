@@ -9,11 +9,12 @@
 import type { EventBus } from '../spec/event-bus.js';
 import type { PolicyArtifact, PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
-import type { RecordStore } from '../spec/record-store.js';
+import type { PolicyRegistry } from '../spec/policy-registry.js';
 import type { PolicyServing } from './policy-serving.js';
+import type { RecordStore } from '../spec/record-store.js';
 
 export interface PolicyFollowerOptions {
-  store: RecordStore;
+  store: Pick<PolicyRegistry, 'trainingSummary'>;
   bus: EventBus;
   /** The durable consumer name: unique per process, stable across its restarts. */
   consumer: string;

@@ -1,7 +1,7 @@
 /**
- * What the dashboard reads of the record store beyond the `RecordStore` methods: pages and
+ * What the dashboard reads of the record store beyond the other `RecordReads` methods: pages and
  * aggregates that each read an index range, so a page costs the same with 100 or 100k turns in
- * the store (`clawrl bench dashboard` measures it). Every `RecordStore` offers them as `dashboard`.
+ * the store (`clawrl bench dashboard` measures it). `RecordReads` offers them as `dashboard`.
  */
 import type { PolicyVersion } from './inference-engine.js';
 import type { SessionStatus } from './records.js';

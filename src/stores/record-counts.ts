@@ -4,7 +4,7 @@
  * however many turns the store holds), and the `StoreCounts` they make.
  */
 import { ClawrlError } from '../spec/clawrl-error.js';
-import type { StoreCounts } from '../spec/records.js';
+import type { JudgingCounts, StoreCounts } from '../spec/records.js';
 
 export const recordCounterNames = [
   'sessions_open',
@@ -70,5 +70,33 @@ export function toStoreCounts(rows: readonly { name: string; value: number }[]):
         dropped: value('rollout_samples_dropped'),
       },
     },
+  };
+}
+
+/** The session and turn counts a full recount reads from the rows (what the counters must equal). */
+export interface RecountRow {
+  open_sessions: number;
+  closed_sessions: number;
+  main_turns: number;
+  side_turns: number;
+  aborted_turns: number;
+  failed_turns: number;
+  trainable_turns: number;
+  linked_turns: number;
+}
+
+export function toRecountedStoreCounts(row: RecountRow | undefined, judging: JudgingCounts): StoreCounts {
+  if (row === undefined) throw new ClawrlError('store_error', 'counts query returned no row');
+  return {
+    sessions: { open: row.open_sessions, closed: row.closed_sessions },
+    turns: {
+      main: row.main_turns,
+      side: row.side_turns,
+      aborted: row.aborted_turns,
+      failed: row.failed_turns,
+      trainable: row.trainable_turns,
+    },
+    linked: row.linked_turns,
+    judging,
   };
 }

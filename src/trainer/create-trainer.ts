@@ -38,13 +38,15 @@ import { decayedLearningRate, type LearningRateDecay } from '../core/rl/learning
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
-import type { RecordStore } from '../spec/record-store.js';
+import type { PolicyRegistry } from '../spec/policy-registry.js';
+import type { RecordReads } from '../spec/record-reads.js';
+import type { TrainingQueue } from '../spec/training-queue.js';
 import type { TrainingSample, TrainingStepMetrics, TrainingStepRecord } from '../spec/records.js';
 import type { ForwardBackwardOutput, TrainingDatum, TrainingEngine, TrainingLossName } from '../spec/training-engine.js';
 import type { PolicyServing } from '../serving/policy-serving.js';
 
 export interface TrainerOptions {
-  store: RecordStore;
+  store: TrainingQueue & Pick<PolicyRegistry, 'trainingSummary'> & Pick<RecordReads, 'counts'>;
   trainingEngine: TrainingEngine;
   serving: PolicyServing;
   logger: Logger;

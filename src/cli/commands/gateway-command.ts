@@ -11,13 +11,12 @@ import { commandSchemas } from '../configuration/configuration-schema.js';
 import type { Resolved } from '../configuration/configuration.js';
 import type { Logger } from '../../spec/logger.js';
 import { createPolicyServing } from '../../serving/policy-serving.js';
-import { createEventPublishingStore } from '../wiring/create-event-publishing-store.js';
 import { createInferenceEngine } from '../wiring/create-inference-engine.js';
-import { checkUpstreamToolCalling } from '../wiring/check-upstream-tool-calling.js';
 import { checkEngineConfiguration } from '../configuration/check-engine-configuration.js';
 import { createShutdownStack } from '../wiring/create-shutdown-stack.js';
 import { consumerNameOf, openEventBus } from '../wiring/open-event-bus.js';
 import { openRecordStore } from '../wiring/open-record-store.js';
+import { checkUpstreamToolCalling } from '../wiring/check-upstream-tool-calling.js';
 import { runUntilSignal } from './run-until-signal.js';
 import { startGatewayService } from '../wiring/start-gateway-service.js';
 import { startPolicyFollower } from '../../serving/start-policy-follower.js';
@@ -31,14 +30,14 @@ export async function startGatewayProcess(configuration: GatewayCommandConfigura
   await checkUpstreamToolCalling(configuration, logger);
   const parts = createShutdownStack(logger);
   try {
-    const store = parts.add(await openRecordStore(configuration, { recordsTurns: true }), (opened) => opened.close());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-gateway'), (opened) => opened.close());
+    const store = parts.add(await openRecordStore(configuration, { recordsTurns: true, events: { bus, logger } }), (opened) => opened.close());
     const engine = parts.add(await createInferenceEngine(configuration, { logger }), (created) => created.close());
     const now = () => Date.now();
     const policyServing = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
     const serving = await startFollowerServing({ store, serving: policyServing, bus, logger, now });
     const gateway = parts.add(
-      await startGatewayService(configuration, { store: createEventPublishingStore(store, bus, logger), engine, policies: serving.policies, logger }),
+      await startGatewayService(configuration, { store, engine, policies: serving.policies, logger }),
       (started) => started.close(),
     );
     const consumer = consumerNameOf('gateway', configuration.instance, `${hostname()}-${gateway.port}`);

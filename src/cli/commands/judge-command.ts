@@ -14,7 +14,6 @@ import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';
 import type { PolicyServingStatus } from '../../spec/policy-serving-status.js';
 import { createPolicyServing, type PolicyServing } from '../../serving/policy-serving.js';
-import { createEventPublishingStore } from '../wiring/create-event-publishing-store.js';
 import { createInferenceEngine } from '../wiring/create-inference-engine.js';
 import { createShutdownStack } from '../wiring/create-shutdown-stack.js';
 import { consumerNameOf, openEventBus } from '../wiring/open-event-bus.js';
@@ -36,8 +35,8 @@ export interface RunningJudgeProcess {
 export async function startJudgeProcess(configuration: JudgeCommandConfiguration, logger: Logger): Promise<RunningJudgeProcess> {
   const parts = createShutdownStack(logger);
   try {
-    const store = parts.add(await openRecordStore(configuration), (opened) => opened.close());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-judge'), (opened) => opened.close());
+    const store = parts.add(await openRecordStore(configuration, { events: { bus, logger } }), (opened) => opened.close());
     let engine: InferenceEngine | undefined;
     let policyServing: PolicyServing | undefined;
     if (judgeNeedsEngine(configuration)) {
@@ -51,7 +50,7 @@ export async function startJudgeProcess(configuration: JudgeCommandConfiguration
         parts.add(startPolicyFollower({ store, bus, consumer, follow: serving.follow, logger }), (started) => started.close());
       }
     }
-    parts.add(startJudgeService(configuration, { store: createEventPublishingStore(store, bus, logger), engine, logger }), (started) => started.close());
+    parts.add(startJudgeService(configuration, { store, engine, logger }), (started) => started.close());
     logger.info('judge started', { judge: configuration.judge, method: configuration.method, engine: engine?.engineId ?? null });
     const judgeServing = policyServing;
     return { servingStatus: () => judgeServing?.status() ?? null, close: () => parts.close() };

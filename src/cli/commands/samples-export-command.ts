@@ -11,9 +11,10 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { ClawrlError } from '../../spec/clawrl-error.js';
-import type { RecordStore } from '../../spec/record-store.js';
+import type { RecordReads } from '../../spec/record-reads.js';
 import type { SampleStatus, TurnRecord } from '../../spec/records.js';
 import { openRecordStore, type StoreConfiguration } from '../wiring/open-record-store.js';
+import type { RecordStore } from '../../spec/record-store.js';
 
 export interface SamplesExportConfiguration extends StoreConfiguration {
   out: string;
@@ -24,7 +25,7 @@ export interface SamplesExportConfiguration extends StoreConfiguration {
 const pageSize = 500;
 
 /** Writes the samples as JSON lines; returns how many. */
-export async function exportSamples(store: RecordStore, out: string, status: SampleStatus | undefined, withTurns: boolean): Promise<number> {
+export async function exportSamples(store: Pick<RecordReads, 'listSamples' | 'getTurns'>, out: string, status: SampleStatus | undefined, withTurns: boolean): Promise<number> {
   const file = createWriteStream(out, { encoding: 'utf8' });
   let written = 0;
   try {
@@ -54,7 +55,7 @@ export async function exportSamples(store: RecordStore, out: string, status: Sam
 type TurnText = Pick<TurnRecord, 'messages' | 'response' | 'nextState'>;
 
 /** One read per page (not per sample, nor per turn: samples rebuilt by feedback share their turn). */
-async function turnTextsOf(store: RecordStore, turnIds: string[]): Promise<Map<string, TurnText>> {
+async function turnTextsOf(store: Pick<RecordReads, 'getTurns'>, turnIds: string[]): Promise<Map<string, TurnText>> {
   const turns = await store.getTurns(turnIds);
   return new Map(turns.map((turn) => [turn.id, { messages: turn.messages, response: turn.response, nextState: turn.nextState }]));
 }

@@ -11,17 +11,16 @@ import { hostname } from 'node:os';
 import type { z } from 'zod';
 import { commandSchemas } from '../configuration/configuration-schema.js';
 import type { Resolved } from '../configuration/configuration.js';
-import type { PolicyControl } from '../../gateway/policy-control.js';
 import type { Logger } from '../../spec/logger.js';
 import type { PolicyServingStatus } from '../../spec/policy-serving-status.js';
 import { createPolicyServing } from '../../serving/policy-serving.js';
-import { createEventPublishingStore } from '../wiring/create-event-publishing-store.js';
 import { createInferenceEngine } from '../wiring/create-inference-engine.js';
-import { checkUpstreamToolCalling } from '../wiring/check-upstream-tool-calling.js';
 import { checkEngineConfiguration, checkTrainedVersionServing } from '../configuration/check-engine-configuration.js';
 import { createShutdownStack } from '../wiring/create-shutdown-stack.js';
 import { consumerNameOf, openEventBus } from '../wiring/open-event-bus.js';
 import { openRecordStore } from '../wiring/open-record-store.js';
+import type { PolicyControl } from '../../gateway/policy-control.js';
+import { checkUpstreamToolCalling } from '../wiring/check-upstream-tool-calling.js';
 import { runUntilSignal } from './run-until-signal.js';
 import { startGatewayService } from '../wiring/start-gateway-service.js';
 import { startJudgeService } from '../wiring/start-judge-service.js';
@@ -44,9 +43,8 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
   const parts = createShutdownStack(logger);
   const now = () => Date.now();
   try {
-    const store = parts.add(await openRecordStore(configuration, { recordsTurns: true }), (opened) => opened.close());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-serve'), (opened) => opened.close());
-    const announcingStore = createEventPublishingStore(store, bus, logger);
+    const store = parts.add(await openRecordStore(configuration, { recordsTurns: true, events: { bus, logger } }), (opened) => opened.close());
     const engine = parts.add(await createInferenceEngine(configuration, { logger }), (created) => created.close());
     const serving = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
     const training = parts.add(
@@ -63,7 +61,7 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
       (started) => started.close(),
     );
     const judgeThread = judgeRunsInThread(configuration) ? await startJudgeThread(configuration, { logger }) : null;
-    const judge = judgeThread ?? startJudgeService(configuration, { store: announcingStore, engine, logger });
+    const judge = judgeThread ?? startJudgeService(configuration, { store, engine, logger });
     parts.add(judge, (started) => started.close());
     // The judge thread's own engine (a remote one) follows the versions too; the status shows both.
     const judgeServing = (): PolicyServingStatus[] => {
@@ -78,7 +76,7 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
       servingStatus: () => [...(training.policies.servingStatus?.() ?? []), ...judgeServing()],
     };
     const gateway = parts.add(
-      await startGatewayService(configuration, { store: announcingStore, engine, policies, logger }),
+      await startGatewayService(configuration, { store, engine, policies, logger }),
       (started) => started.close(),
     );
     parts.add(

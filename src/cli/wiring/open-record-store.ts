@@ -3,6 +3,7 @@ import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { createPostgresRecordStore, defaultPostgresSchema } from '../../stores/postgres/create-postgres-record-store.js';
 import { createSqliteRecordStore } from '../../stores/sqlite/create-sqlite-record-store.js';
+import type { RecordEventsOptions } from '../../stores/record-events.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { RecordStore } from '../../spec/record-store.js';
 
@@ -63,6 +64,8 @@ export interface OpenRecordStoreOptions {
    * what a server recorded, where a mistyped folder would otherwise read as an empty store.
    */
   existing?: boolean;
+  /** The bus the store announces its committed turns and samples on (`stores/record-events.ts`). */
+  events?: RecordEventsOptions;
 }
 
 /**
@@ -70,6 +73,7 @@ export interface OpenRecordStoreOptions {
  * checkpoints its WAL from a worker thread instead of inside those commits.
  */
 export async function openRecordStore(configuration: StoreConfiguration, options: OpenRecordStoreOptions = {}): Promise<RecordStore> {
+  const events = options.events === undefined ? {} : { events: options.events };
   if (configuration.store === 'postgres') {
     if (configuration.storeUrl === undefined || configuration.storeUrl === '') {
       throw new ClawrlError(
@@ -78,7 +82,7 @@ export async function openRecordStore(configuration: StoreConfiguration, options
         { param: 'storeUrl' },
       );
     }
-    return createPostgresRecordStore(parsePostgresStoreUrl(configuration.storeUrl));
+    return createPostgresRecordStore({ ...parsePostgresStoreUrl(configuration.storeUrl), ...events });
   }
   const file = path.join(configuration.data, sqliteFileName);
   if (options.existing === true && !existsSync(file)) {
@@ -90,5 +94,5 @@ export async function openRecordStore(configuration: StoreConfiguration, options
   }
   prepareDataFolder(configuration.data);
   const recordsTurns = options.recordsTurns === true;
-  return createSqliteRecordStore({ path: file, checkpointInBackground: recordsTurns, neverWait: recordsTurns });
+  return createSqliteRecordStore({ path: file, checkpointInBackground: recordsTurns, neverWait: recordsTurns, ...events });
 }

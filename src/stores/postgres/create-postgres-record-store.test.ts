@@ -4,6 +4,7 @@ import type { RecordStore } from '../../spec/record-store.js';
 import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 import type { NewTurn } from '../../spec/records.js';
 import { runRecordStoreContract } from '../record-store.contract.js';
+import { newTurn } from '../testing/record-fixtures.js';
 import { createPostgresRecordStore } from './create-postgres-record-store.js';
 import { PostgresRecordStore } from './postgres-record-store.js';
 import { dropTestSchema, openTestPostgresStore, queryTestSchema, rollBackRecordCountsSql, testPostgresUrl, uniqueTestSchema } from './testing/test-postgres.js';
@@ -11,9 +12,9 @@ import { dropTestSchema, openTestPostgresStore, queryTestSchema, rollBackRecordC
 let contractSchema: string | undefined;
 runRecordStoreContract({
   name: 'postgres',
-  createStore: async () => {
+  createStore: async (events) => {
     contractSchema = uniqueTestSchema();
-    return openTestPostgresStore(contractSchema);
+    return openTestPostgresStore(contractSchema, { events });
   },
   recount: async (store) => {
     if (!(store instanceof PostgresRecordStore)) throw new Error('expected the Postgres record store');
@@ -32,15 +33,8 @@ function turnOf(session: string, index: number, previous: NewTurn | undefined): 
   const promptTokenIds =
     previous === undefined ? newUserTokens : [...previous.promptTokenIds, ...previous.responseTokenIds, ...newUserTokens];
   const responseTokenIds = Array.from({ length: 25 }, (_, position) => 40_000 + index * 25 + position);
-  return {
-    id: `${session}-turn-${index}`,
+  return newTurn(`${session}-turn-${index}`, {
     sessionId: session,
-    type: 'main',
-    status: 'completed',
-    trainable: true,
-    tenant: null,
-    model: 'builtin:tiny',
-    policyVersion: 0,
     messages,
     tools: [{ name: 'calculator', description: 'Evaluates arithmetic', parameters: { type: 'object' } }],
     sampling: { temperature: 0.7, topP: 1, stop: [], n: 1, topLogprobs: 0 },
@@ -48,18 +42,16 @@ function turnOf(session: string, index: number, previous: NewTurn | undefined): 
     responseTokenIds,
     logprobs: responseTokenIds.map((id) => -Math.log1p(id / 7)),
     response: { role: 'assistant', content: `${index} * 7 = ${index * 7}. ${'Each step checked. '.repeat(6)}` },
-    finishReason: 'stop',
     timings: { startedAt: index * 1_000, firstTokenAt: index * 1_000 + 5, endedAt: index * 1_000 + 50 },
-    error: null,
     replyKey: `reply-${session}-${index}`,
-  };
+  });
 }
 
 describe('createPostgresRecordStore', () => {
   let schema: string;
   const opened: RecordStore[] = [];
   const open = async (poolSize?: number) => {
-    const store = await openTestPostgresStore(schema, poolSize);
+    const store = await openTestPostgresStore(schema, poolSize === undefined ? {} : { poolSize });
     opened.push(store);
     return store;
   };

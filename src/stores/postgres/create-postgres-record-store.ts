@@ -9,6 +9,7 @@
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { RecordStore } from '../../spec/record-store.js';
 import { checkPostgresAnswers, PostgresDatabase } from './postgres-database.js';
+import type { RecordEventsOptions } from '../record-events.js';
 import { applyPostgresMigrations } from './postgres-migrations.js';
 import { PostgresRecordStore } from './postgres-record-store.js';
 
@@ -21,6 +22,8 @@ export interface PostgresRecordStoreOptions {
   poolSize?: number;
   /** How long opening waits for the server to answer; default 5000. */
   connectTimeoutMs?: number;
+  /** Where to announce committed turns and samples (`record-events.ts`); absent, nothing is announced. */
+  events?: RecordEventsOptions;
 }
 
 export const defaultPostgresSchema = 'clawrl';
@@ -68,7 +71,7 @@ export async function createPostgresRecordStore(options: PostgresRecordStoreOpti
   try {
     await checkPostgresAnswers(options.connectionString, options.connectTimeoutMs ?? defaultConnectTimeoutMs);
     await applyPostgresMigrations(database, schema);
-    return new PostgresRecordStore(database);
+    return new PostgresRecordStore(database, options.events);
   } catch (error) {
     await database.close().catch(() => undefined);
     if (ClawrlError.isInstance(error)) throw error;

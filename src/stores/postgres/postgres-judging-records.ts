@@ -7,12 +7,8 @@
  * data-modifying CTEs (atomic without a round trip per table) or one transaction.
  */
 import { ClawrlError } from '../../spec/clawrl-error.js';
-import type {
-  ClaimTurnsOptions,
-  ListSamplesOptions,
-  ListTurnIdsOptions,
-  ReleaseTurnOptions,
-} from '../../spec/record-store.js';
+import type { ClaimTurnsOptions, ReleaseTurnOptions } from '../../spec/judging-queue.js';
+import type { ListSamplesOptions, ListTurnIdsOptions } from '../../spec/record-reads.js';
 import type {
   FeedbackRecord,
   JudgeClaim,

@@ -9,7 +9,7 @@
  * list (an agent's 40 KB system prompt) with every turn, the cost this scheme exists to avoid.
  */
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../../core/canonical-json.js';
+import { canonicalJson } from '../canonical-json.js';
 import type { ChatMessage, ToolDefinition } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { Queryable } from './postgres-database.js';

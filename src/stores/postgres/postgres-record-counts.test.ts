@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordStore } from '../../spec/record-store.js';
-import { judgement, turn } from '../record-store-judging.contract.js';
+import { judgement, newTurn as turn } from '../testing/record-fixtures.js';
 import { PostgresRecordStore } from './postgres-record-store.js';
 import { dropTestSchema, openTestPostgresStore, queryTestSchema, rollBackRecordCountsSql, uniqueTestSchema } from './testing/test-postgres.js';
 
@@ -13,7 +13,7 @@ describe('the Postgres store counters', () => {
   let schema: string | undefined;
   const opened: RecordStore[] = [];
   const open = async (): Promise<RecordStore> => {
-    const store = await openTestPostgresStore(schema ?? '', 4);
+    const store = await openTestPostgresStore(schema ?? '');
     opened.push(store);
     return store;
   };

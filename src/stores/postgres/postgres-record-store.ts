@@ -12,18 +12,12 @@ import { createPostgresDashboardQueries } from './postgres-dashboard-queries.js'
 import type { ChatMessage } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
-import type {
-  ClaimSamplesOptions,
-  ClaimTurnsOptions,
-  CommitTrainingStepOptions,
-  ListSamplesOptions,
-  ListSessionsOptions,
-  ListTurnIdsOptions,
-  RecordStore,
-  ReleaseTurnOptions,
-  TrainingSummary,
-  TurnReference,
-} from '../../spec/record-store.js';
+import type { ClaimTurnsOptions, ReleaseTurnOptions } from '../../spec/judging-queue.js';
+import type { TrainingSummary } from '../../spec/policy-registry.js';
+import type { ListSamplesOptions, ListSessionsOptions, ListTurnIdsOptions } from '../../spec/record-reads.js';
+import type { RecordStore } from '../../spec/record-store.js';
+import type { ClaimSamplesOptions, CommitTrainingStepOptions } from '../../spec/training-queue.js';
+import type { TurnReference } from '../../spec/turn-log.js';
 import type {
   FeedbackRecord,
   JudgeClaim,
@@ -43,20 +37,21 @@ import type {
   TrainingStepRecord,
   TurnRecord,
 } from '../../spec/records.js';
-import { canonicalJson } from '../../core/canonical-json.js';
-import { createPromptSequenceCache } from '../../core/prompt-sequence-cache.js';
-import { createSharedPromptRoots } from '../../core/shared-prompt-roots.js';
+import { canonicalJson } from '../canonical-json.js';
+import { createPromptSequenceCache } from '../prompt-sequence-cache.js';
+import { createSharedPromptRoots } from '../shared-prompt-roots.js';
 import { encodeFloat64Blob, encodeInt32Blob } from '../../core/token-blob-codec.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { PostgresJudgingRecords } from './postgres-judging-records.js';
 import { PostgresTrainingRecords } from './postgres-training-records.js';
 import { checkPaging } from './postgres-paging.js';
 import { insertTurn } from './postgres-turn-writer.js';
-import { toStoreCounts } from '../record-counts.js';
+import { toRecountedStoreCounts, toStoreCounts, type RecountRow } from '../record-counts.js';
+import { createRecordEvents, type RecordEvents, type RecordEventsOptions } from '../record-events.js';
 import {
   selectTurnRow,
   sessionColumns,
-  toSessionRecord,
+  sessionRecordOf,
   toTurnRecord,
   type SessionRow,
   type TurnRow,
@@ -76,17 +71,6 @@ function isDuplicateTurnId(error: unknown): boolean {
   );
 }
 
-interface CountsRow {
-  open_sessions: number;
-  closed_sessions: number;
-  main_turns: number;
-  side_turns: number;
-  aborted_turns: number;
-  failed_turns: number;
-  trainable_turns: number;
-  linked_turns: number;
-}
-
 // Each write adds one to a few delta rows; a thousand keep the counts' read to a millisecond or so.
 const foldDeltasAbove = 1_000;
 
@@ -100,9 +84,11 @@ export class PostgresRecordStore implements RecordStore {
   readonly #sequences = createPromptSequenceCache();
   // Recent whole-stored prompts this process wrote, the base of a session's first turn.
   readonly #roots = createSharedPromptRoots();
+  readonly #events: RecordEvents;
 
-  constructor(database: PostgresDatabase) {
+  constructor(database: PostgresDatabase, events?: RecordEventsOptions) {
     this.#database = database;
+    this.#events = createRecordEvents(events);
     this.#judging = new PostgresJudgingRecords(database, (client, id) => this.#loadTurn(client, id));
     this.#training = new PostgresTrainingRecords(database);
     this.dashboard = createPostgresDashboardQueries(database);
@@ -122,7 +108,7 @@ export class PostgresRecordStore implements RecordStore {
   async getSession(id: string): Promise<SessionRecord | null> {
     return this.#database.run('getSession', async () => {
       const [row] = await this.#database.rows<SessionRow>(`SELECT ${sessionColumns} FROM sessions AS session WHERE id = $1`, [id]);
-      return row === undefined ? null : toSessionRecord(row);
+      return row === undefined ? null : sessionRecordOf(row);
     });
   }
 
@@ -136,7 +122,7 @@ export class PostgresRecordStore implements RecordStore {
          ORDER BY created_at DESC, ordinal DESC LIMIT $2 OFFSET $3`,
         [options.status ?? null, limit, offset],
       );
-      return rows.map(toSessionRecord);
+      return rows.map(sessionRecordOf);
     });
   }
 
@@ -178,10 +164,12 @@ export class PostgresRecordStore implements RecordStore {
         }
         throw error;
       }
-      // Only after the commit: a rolled-back turn must never become another turn's base.
+      // Only after the commit: a rolled-back turn must never become another turn's base, nor be announced.
       this.#sequences.remember(turn.sessionId, turn.type, inserted.ordinal, turn.promptTokenIds, turn.responseTokenIds);
       if (inserted.root) this.#roots.remember(inserted.ordinal, turn.promptTokenIds);
-      return { ...turn, index: inserted.index, nextState: null, nextStateAt: null };
+      const recorded: TurnRecord = { ...turn, index: inserted.index, nextState: null, nextStateAt: null };
+      this.#events.turnRecorded(recorded);
+      return recorded;
     });
   }
 
@@ -274,7 +262,9 @@ export class PostgresRecordStore implements RecordStore {
   }
 
   async recordSample(sample: NewSample): Promise<SampleRecord> {
-    return this.#database.run('recordSample', () => this.#judging.recordSample(sample));
+    const recorded = await this.#database.run('recordSample', () => this.#judging.recordSample(sample));
+    this.#events.sampleRecorded(recorded);
+    return recorded;
   }
 
   async listSamples(options: ListSamplesOptions = {}): Promise<SampleRecord[]> {
@@ -343,7 +333,7 @@ export class PostgresRecordStore implements RecordStore {
   async recount(): Promise<StoreCounts> {
     return this.#database.run('recount', async () => {
       const [[row], judging] = await Promise.all([
-        this.#database.rows<CountsRow>(`
+        this.#database.rows<RecountRow>(`
           SELECT
             (SELECT count(*) FROM sessions WHERE status = 'open')::integer AS open_sessions,
             (SELECT count(*) FROM sessions WHERE status = 'closed')::integer AS closed_sessions,
@@ -356,19 +346,7 @@ export class PostgresRecordStore implements RecordStore {
           FROM turns`),
         this.#judging.recount(),
       ]);
-      if (row === undefined) throw new ClawrlError('store_error', 'counts query returned no row');
-      return {
-        sessions: { open: row.open_sessions, closed: row.closed_sessions },
-        turns: {
-          main: row.main_turns,
-          side: row.side_turns,
-          aborted: row.aborted_turns,
-          failed: row.failed_turns,
-          trainable: row.trainable_turns,
-        },
-        linked: row.linked_turns,
-        judging,
-      };
+      return toRecountedStoreCounts(row, judging);
     });
   }
 

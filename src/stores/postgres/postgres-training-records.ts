@@ -11,7 +11,8 @@ import { logprobTemperatureOf } from '../../core/logprob-temperature.js';
 import type { SamplingOptions } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
-import type { ClaimSamplesOptions, CommitTrainingStepOptions, TrainingSummary } from '../../spec/record-store.js';
+import type { TrainingSummary } from '../../spec/policy-registry.js';
+import type { ClaimSamplesOptions, CommitTrainingStepOptions } from '../../spec/training-queue.js';
 import type {
   NewPolicyVersion,
   PolicyArtifactKind,

@@ -1,9 +1,9 @@
 /**
  * Writing a turn into the Postgres record store (see `PostgresRecordStore.recordTurn`).
  */
-import { canonicalJson } from '../../core/canonical-json.js';
-import type { PromptSequenceCache } from '../../core/prompt-sequence-cache.js';
-import type { SharedPromptRoots } from '../../core/shared-prompt-roots.js';
+import { canonicalJson } from '../canonical-json.js';
+import type { PromptSequenceCache } from '../prompt-sequence-cache.js';
+import type { SharedPromptRoots } from '../shared-prompt-roots.js';
 import { commonPrefixLength, encodeInt32Blob } from '../../core/token-blob-codec.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { NewTurn, TurnType } from '../../spec/records.js';

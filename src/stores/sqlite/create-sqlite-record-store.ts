@@ -26,6 +26,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { RecordStore } from '../../spec/record-store.js';
+import type { RecordEventsOptions } from '../record-events.js';
 import { applySqliteMigrations } from './sqlite-migrations.js';
 import { SqliteRecordStore } from './sqlite-record-store.js';
 import { startSqliteCheckpointer } from './start-sqlite-checkpointer.js';
@@ -45,6 +46,8 @@ export interface SqliteRecordStoreOptions {
    * serve`, a thread of the same process) and the trainer's contend with.
    */
   neverWait?: boolean;
+  /** Where to announce committed turns and samples (`record-events.ts`); absent, nothing is announced. */
+  events?: RecordEventsOptions;
 }
 
 // Long enough to ride out another process's checkpoint or migration, short enough to surface a
@@ -68,12 +71,14 @@ export function createSqliteRecordStore(options: SqliteRecordStoreOptions): Reco
     database.pragma('foreign_keys = ON');
     applySqliteMigrations(database);
     const checkpointer = options.checkpointInBackground === true && !inMemory ? startSqliteCheckpointer(database, { path: options.path }) : null;
-    if (options.neverWait !== true) return new SqliteRecordStore(database, { afterClose: () => checkpointer?.close() });
+    const events = options.events === undefined ? {} : { events: options.events };
+    if (options.neverWait !== true) return new SqliteRecordStore(database, { afterClose: () => checkpointer?.close(), ...events });
     // After the migrations, which may wait for another process's lock like any open.
     database.pragma('busy_timeout = 0');
     return new SqliteRecordStore(database, {
       afterClose: () => checkpointer?.close(),
       retryWhenBusy: { delayMs: 0, giveUpAfterMs: busyTimeoutMilliseconds },
+      ...events,
     });
   } catch (error) {
     database?.close();

@@ -21,8 +21,8 @@ import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { ChatMessage, ToolDefinition } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
-import { canonicalJson } from '../../core/canonical-json.js';
-import { isSameJson } from '../../core/same-json.js';
+import { canonicalJson } from '../canonical-json.js';
+import { isSameJson } from '../same-json.js';
 import { isHashedByLength } from '../../core/string-interner.js';
 
 /**

@@ -8,12 +8,8 @@
  */
 import type Database from 'better-sqlite3';
 import { ClawrlError } from '../../spec/clawrl-error.js';
-import type {
-  ClaimTurnsOptions,
-  ListSamplesOptions,
-  ListTurnIdsOptions,
-  ReleaseTurnOptions,
-} from '../../spec/record-store.js';
+import type { ClaimTurnsOptions, ReleaseTurnOptions } from '../../spec/judging-queue.js';
+import type { ListSamplesOptions, ListTurnIdsOptions } from '../../spec/record-reads.js';
 import type {
   FeedbackRecord,
   JudgeClaim,

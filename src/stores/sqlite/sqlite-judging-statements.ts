@@ -3,7 +3,7 @@
  * feedback and samples (migration 2). Rows refer to turns by their internal `ordinal`.
  */
 import type Database from 'better-sqlite3';
-import type { HintSelection, SampleStatus } from '../../spec/records.js';
+import type { SampleStatus } from '../../spec/records.js';
 import type { FeedbackRow, JudgementRow, JudgingCountsRow, SampleRow } from '../record-rows.js';
 
 export interface TurnKeyRow {
@@ -67,22 +67,9 @@ export function sqliteJudgingStatements(database: Database.Database) {
     deleteJudgementIdentity: database.prepare<[number, string, string, string]>(
       'DELETE FROM judgements WHERE turn_ordinal = ? AND judge = ? AND judge_model = ? AND prompt_version = ?',
     ),
-    insertJudgement: database.prepare<{
-      turn_ordinal: number;
-      judge: string;
-      judge_model: string;
-      prompt_version: string;
-      score: number | null;
-      votes: string;
-      hint: string | null;
-      hint_candidates: string;
-      hint_selection: HintSelection | null;
-      wanted_hint: number;
-      readable_votes: number;
-      agreeing_votes: number;
-      latency_ms: number;
-      created_at: number;
-    }>(`
+    insertJudgement: database.prepare<
+      Omit<JudgementRow, 'id' | 'turn_id'> & { turn_ordinal: number; wanted_hint: number; readable_votes: number; agreeing_votes: number }
+    >(`
       INSERT INTO judgements (turn_ordinal, judge, judge_model, prompt_version, score, votes, hint, hint_candidates,
         hint_selection, wanted_hint, readable_votes, agreeing_votes, latency_ms, created_at)
       VALUES (@turn_ordinal, @judge, @judge_model, @prompt_version, @score, @votes, @hint, @hint_candidates,

@@ -8,7 +8,7 @@ import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { RecordStore } from '../../spec/record-store.js';
 import type { NewTurn, StoreCounts } from '../../spec/records.js';
 import { runRecordStoreContract } from '../record-store.contract.js';
-import { canonicalJson } from '../../core/canonical-json.js';
+import { canonicalJson } from '../canonical-json.js';
 import { createSqliteRecordStore } from './create-sqlite-record-store.js';
 import { SqliteRecordStore } from './sqlite-record-store.js';
 import { rollBackSampleMeasures } from './testing/roll-back-sample-measures.js';
@@ -20,16 +20,16 @@ async function recountSqlite(store: RecordStore): Promise<StoreCounts> {
 
 runRecordStoreContract({
   name: 'sqlite :memory:',
-  createStore: async () => createSqliteRecordStore({ path: ':memory:' }),
+  createStore: async (events) => createSqliteRecordStore({ path: ':memory:', events }),
   recount: recountSqlite,
 });
 
 let fileDirectory: string | undefined;
 runRecordStoreContract({
   name: 'sqlite file',
-  createStore: async () => {
+  createStore: async (events) => {
     fileDirectory = mkdtempSync(join(tmpdir(), 'clawrl-store-'));
-    return createSqliteRecordStore({ path: join(fileDirectory, 'nested', 'records.db') });
+    return createSqliteRecordStore({ path: join(fileDirectory, 'nested', 'records.db'), events });
   },
   recount: recountSqlite,
   cleanup: async () => {

@@ -10,18 +10,12 @@ import type Database from 'better-sqlite3';
 import type { ChatMessage } from '../../spec/chat.js';
 import type { DashboardQueries } from '../../spec/dashboard-queries.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
-import type {
-  ClaimSamplesOptions,
-  ClaimTurnsOptions,
-  CommitTrainingStepOptions,
-  ListSamplesOptions,
-  ListSessionsOptions,
-  ListTurnIdsOptions,
-  RecordStore,
-  ReleaseTurnOptions,
-  TrainingSummary,
-  TurnReference,
-} from '../../spec/record-store.js';
+import type { ClaimTurnsOptions, ReleaseTurnOptions } from '../../spec/judging-queue.js';
+import type { TrainingSummary } from '../../spec/policy-registry.js';
+import type { ListSamplesOptions, ListSessionsOptions, ListTurnIdsOptions } from '../../spec/record-reads.js';
+import type { RecordStore } from '../../spec/record-store.js';
+import type { ClaimSamplesOptions, CommitTrainingStepOptions } from '../../spec/training-queue.js';
+import type { TurnReference } from '../../spec/turn-log.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
 import type {
   FeedbackRecord,
@@ -41,35 +35,26 @@ import type {
   TrainingSample,
   TrainingStepRecord,
   TurnRecord,
-  TurnType,
 } from '../../spec/records.js';
-import { canonicalJson } from '../../core/canonical-json.js';
+import { canonicalJson } from '../canonical-json.js';
 import { createGroupCommit, isSqliteBusy, type GroupCommit } from './group-commit.js';
-import { createMessageChain, type KnownNode, type MessageChain } from './message-chain.js';
-import { createPromptSequenceCache, type PromptSequenceCache } from '../../core/prompt-sequence-cache.js';
-import { createSharedPromptRoots, type SharedPromptRoots } from '../../core/shared-prompt-roots.js';
-import { toStoreCounts } from '../record-counts.js';
+import { createMessageChain, type MessageChain } from './message-chain.js';
+import { createPromptSequenceCache, type PromptSequenceCache } from '../prompt-sequence-cache.js';
+import { createSharedPromptRoots, type SharedPromptRoots } from '../shared-prompt-roots.js';
+import { toRecountedStoreCounts, toStoreCounts } from '../record-counts.js';
+import { createRecordEvents, type RecordEvents, type RecordEventsOptions } from '../record-events.js';
 import { createSqliteDashboardQueries } from './sqlite-dashboard-queries.js';
 import { SqliteJudgingRecords } from './sqlite-judging-records.js';
 import { SqliteTrainingRecords } from './sqlite-training-records.js';
 import { sqliteStatements, type SqliteStatements } from './sqlite-statements.js';
 import { SqliteTurnReader } from './sqlite-turn-reader.js';
-import { commonPrefixLength, encodeFloat64Blob, encodeInt32Blob } from '../../core/token-blob-codec.js';
+import { insertSqliteTurn } from './sqlite-turn-writer.js';
 
 const defaultListLimit = 100;
 
 function storeErrorOf(operation: string, error: unknown): ClawrlError {
   if (ClawrlError.isInstance(error)) return error;
   return new ClawrlError('store_error', `${operation} failed: ${String(error)}`, { cause: error });
-}
-
-interface InsertedTurn {
-  ordinal: number;
-  index: number;
-  /** Message and tool nodes to remember once the turn has committed. */
-  learned: KnownNode[];
-  /** Stored with its whole prompt: a base for other sessions' first turns once committed. */
-  root: boolean;
 }
 
 export class SqliteRecordStore implements RecordStore {
@@ -88,14 +73,20 @@ export class SqliteRecordStore implements RecordStore {
   readonly dashboard: DashboardQueries;
   #closed = false;
   readonly #afterClose: (() => Promise<void> | undefined) | undefined;
+  readonly #events: RecordEvents;
 
   /** Set when the connection never waits for a lock inside SQLite (`createSqliteRecordStore`'s `neverWait`). */
   readonly #retryWhenBusy: { delayMs: number; giveUpAfterMs: number } | undefined;
 
   constructor(
     database: Database.Database,
-    options: { afterClose?: () => Promise<void> | undefined; retryWhenBusy?: { delayMs: number; giveUpAfterMs: number } } = {},
+    options: {
+      afterClose?: () => Promise<void> | undefined;
+      retryWhenBusy?: { delayMs: number; giveUpAfterMs: number };
+      events?: RecordEventsOptions;
+    } = {},
   ) {
+    this.#events = createRecordEvents(options.events);
     this.#retryWhenBusy = options.retryWhenBusy;
     this.#database = database;
     this.#afterClose = options.afterClose;
@@ -161,7 +152,7 @@ export class SqliteRecordStore implements RecordStore {
   async recordTurn(turn: NewTurn): Promise<TurnRecord> {
     const { index } = await this.#write(
       'recordTurn',
-      () => this.#insertTurn(turn),
+      () => insertSqliteTurn({ statements: this.#statements, messageChain: this.#messageChain, reader: this.#reader, sequences: this.#sequences, roots: this.#roots }, turn),
       // Only after the commit: a rolled-back turn must never become another turn's base, nor a
       // rolled-back node a known one.
       ({ ordinal, learned, root }) => {
@@ -170,7 +161,9 @@ export class SqliteRecordStore implements RecordStore {
         this.#messageChain.remember(learned);
       },
     );
-    return { ...turn, index, nextState: null, nextStateAt: null };
+    const recorded: TurnRecord = { ...turn, index, nextState: null, nextStateAt: null };
+    this.#events.turnRecorded(recorded);
+    return recorded;
   }
 
   async getTurn(id: string): Promise<TurnRecord | null> {
@@ -246,7 +239,9 @@ export class SqliteRecordStore implements RecordStore {
 
   async recordSample(sample: NewSample): Promise<SampleRecord> {
     await this.#write('recordSample', () => this.#judging.insertSample(sample));
-    return this.#run('recordSample', () => this.#judging.sampleRecord(sample.id));
+    const recorded = await this.#run('recordSample', () => this.#judging.sampleRecord(sample.id));
+    this.#events.sampleRecorded(recorded);
+    return recorded;
   }
 
   async listSamples(options: ListSamplesOptions = {}): Promise<SampleRecord[]> {
@@ -300,22 +295,7 @@ export class SqliteRecordStore implements RecordStore {
 
   /** Counts the rows themselves (scans whole tables): what `counts()` must equal, for the tests. */
   async recount(): Promise<StoreCounts> {
-    return this.#run('recount', () => {
-      const row = this.#statements.recount.get();
-      if (row === undefined) throw new ClawrlError('store_error', 'counts query returned no row');
-      return {
-        sessions: { open: row.open_sessions, closed: row.closed_sessions },
-        turns: {
-          main: row.main_turns,
-          side: row.side_turns,
-          aborted: row.aborted_turns,
-          failed: row.failed_turns,
-          trainable: row.trainable_turns,
-        },
-        linked: row.linked_turns,
-        judging: this.#judging.recount(),
-      };
-    });
+    return this.#run('recount', () => toRecountedStoreCounts(this.#statements.recount.get(), this.#judging.recount()));
   }
 
   async close(): Promise<void> {
@@ -359,81 +339,5 @@ export class SqliteRecordStore implements RecordStore {
     } catch (error) {
       throw storeErrorOf(operation, error);
     }
-  }
-
-  /** Runs inside recordTurn's write. */
-  #insertTurn(turn: NewTurn): InsertedTurn {
-    const session = this.#statements.selectSession.get(turn.sessionId);
-    if (session === undefined) {
-      throw new ClawrlError('store_error', `cannot record turn ${turn.id}: unknown session ${turn.sessionId}`);
-    }
-    if (this.#statements.selectTurnOrdinal.get(turn.id) !== undefined) {
-      throw new ClawrlError('store_error', `turn ${turn.id} is already recorded`);
-    }
-    const index = turn.type === 'main' ? session.main_turns : -1;
-    this.#statements.countTurn.run(turn.type === 'main' ? 1 : 0, turn.type === 'side' ? 1 : 0, turn.sessionId);
-
-    const base = this.#promptBase(turn.sessionId, turn.type, turn.promptTokenIds);
-    const messages = this.#messageChain.store(turn.messages);
-    const tools = this.#messageChain.storeTools(turn.tools);
-    const inserted = this.#statements.insertTurn.run({
-      id: turn.id,
-      session_id: turn.sessionId,
-      turn_index: index,
-      type: turn.type,
-      status: turn.status,
-      trainable: turn.trainable ? 1 : 0,
-      tenant: turn.tenant,
-      model: turn.model,
-      policy_version: turn.policyVersion,
-      messages_tip_id: messages.tipId,
-      message_count: turn.messages.length,
-      tool_set_id: tools.id,
-      sampling: canonicalJson(turn.sampling),
-      prompt_base_ordinal: base.ordinal,
-      prompt_prefix_length: base.prefixLength,
-      prompt_suffix: encodeInt32Blob(turn.promptTokenIds.slice(base.prefixLength), 'promptTokenIds'),
-      prompt_length: turn.promptTokenIds.length,
-      response_token_ids: encodeInt32Blob(turn.responseTokenIds, 'responseTokenIds'),
-      logprobs: encodeFloat64Blob(turn.logprobs, 'logprobs'),
-      response: canonicalJson(turn.response),
-      finish_reason: turn.finishReason,
-      started_at: turn.timings.startedAt,
-      first_token_at: turn.timings.firstTokenAt,
-      ended_at: turn.timings.endedAt,
-      error: turn.error,
-      reply_key: turn.replyKey,
-    });
-    return {
-      ordinal: Number(inserted.lastInsertRowid),
-      index,
-      learned: [...messages.learned, ...tools.learned],
-      root: base.ordinal === null,
-    };
-  }
-
-  /**
-   * The session's previous turn of the same type and how much of its sequence this prompt repeats;
-   * for a session's first turn (or one sharing nothing with it), a recent root sharing its prefix.
-   */
-  #promptBase(
-    sessionId: string,
-    type: TurnType,
-    prompt: readonly number[],
-  ): { ordinal: number | null; prefixLength: number } {
-    const previous = this.#statements.selectLastTurnOrdinalOfType.get(sessionId, type);
-    if (previous !== undefined) {
-      const sequence =
-        this.#sequences.recall(sessionId, type, previous.ordinal) ?? this.#storedSequence(previous.ordinal);
-      const prefixLength = commonPrefixLength(sequence, prompt);
-      if (prefixLength > 0) return { ordinal: previous.ordinal, prefixLength };
-    }
-    return this.#roots.find(prompt) ?? { ordinal: null, prefixLength: 0 };
-  }
-
-  /** A stored turn's prompt followed by its response. */
-  #storedSequence(ordinal: number): number[] {
-    const { promptTokenIds, responseTokenIds } = this.#reader.tokens(ordinal);
-    return promptTokenIds.concat(responseTokenIds);
   }
 }

@@ -2,71 +2,21 @@
  * Every statement of the SQLite record store, prepared once per connection.
  */
 import type Database from 'better-sqlite3';
-import type { FinishReason } from '../../spec/inference-engine.js';
-import type { SessionCloseReason, SessionStatus, TurnStatus, TurnType } from '../../spec/records.js';
+import type { SessionCloseReason, SessionStatus, TurnType } from '../../spec/records.js';
+import type { RecountRow } from '../record-counts.js';
+import type { PromptLinkRow, SessionRow as StoredSessionRow, TurnRow as StoredTurnRow } from '../turn-rows.js';
 
-export interface SessionRow {
-  id: string;
-  tenant: string | null;
-  status: SessionStatus;
-  created_at: number;
-  updated_at: number;
-  closed_at: number | null;
-  close_reason: SessionCloseReason | null;
+export interface SessionRow extends StoredSessionRow {
   main_turns: number;
-  side_turns: number;
 }
 
-export interface TurnRow {
-  ordinal: number;
-  id: string;
-  session_id: string;
-  turn_index: number;
-  type: TurnType;
-  status: TurnStatus;
+export interface TurnRow extends StoredTurnRow {
   trainable: number;
-  tenant: string | null;
-  model: string;
-  policy_version: number;
-  messages_tip_id: number | null;
-  message_count: number;
   tool_set_id: number;
-  sampling: string;
-  prompt_base_ordinal: number | null;
   prompt_prefix_length: number;
-  prompt_suffix: Buffer;
-  prompt_length: number;
-  response_token_ids: Buffer;
-  logprobs: Buffer;
-  response: string;
-  finish_reason: FinishReason;
-  started_at: number;
-  first_token_at: number | null;
-  ended_at: number;
-  error: string | null;
-  reply_key: string | null;
-  next_state: string | null;
-  next_state_at: number | null;
 }
 
 export type TurnInsert = Omit<TurnRow, 'ordinal' | 'next_state' | 'next_state_at'>;
-
-interface PromptLinkRow {
-  prompt_prefix_length: number;
-  prompt_suffix: Buffer;
-  response_token_ids: Buffer;
-}
-
-interface CountsRow {
-  open_sessions: number;
-  closed_sessions: number;
-  main_turns: number;
-  side_turns: number;
-  aborted_turns: number;
-  failed_turns: number;
-  trainable_turns: number;
-  linked_turns: number;
-}
 
 const insertableTurnColumns = `id, session_id, turn_index, type, status, trainable, tenant, model, policy_version,
   messages_tip_id, message_count, tool_set_id, sampling, prompt_base_ordinal, prompt_prefix_length, prompt_suffix,
@@ -151,7 +101,7 @@ export function sqliteStatements(database: Database.Database) {
     `),
     counters: database.prepare<[], { name: string; value: number }>('SELECT name, value FROM record_counts'),
     // The full recount the counters replace: the contract suites check the counters against it.
-    recount: database.prepare<[], CountsRow>(`
+    recount: database.prepare<[], RecountRow>(`
       SELECT
         (SELECT count(*) FROM sessions WHERE status = 'open') AS open_sessions,
         (SELECT count(*) FROM sessions WHERE status = 'closed') AS closed_sessions,

@@ -10,7 +10,8 @@
 import type Database from 'better-sqlite3';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
-import type { ClaimSamplesOptions, CommitTrainingStepOptions, TrainingSummary } from '../../spec/record-store.js';
+import type { TrainingSummary } from '../../spec/policy-registry.js';
+import type { ClaimSamplesOptions, CommitTrainingStepOptions } from '../../spec/training-queue.js';
 import { logprobTemperatureOf } from '../../core/logprob-temperature.js';
 import type { SamplingOptions } from '../../spec/chat.js';
 import type {

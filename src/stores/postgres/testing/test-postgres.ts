@@ -9,6 +9,7 @@ import pg from 'pg';
 import type { RecordStore } from '../../../spec/record-store.js';
 import { createPostgresRecordStore } from '../create-postgres-record-store.js';
 import { dropPostgresSchema } from '../drop-postgres-schema.js';
+import type { RecordEventsOptions } from '../../record-events.js';
 
 export const testPostgresUrl = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -44,9 +45,9 @@ async function connectOnce(): Promise<void> {
   }
 }
 
-export async function openTestPostgresStore(schema: string, poolSize = 4): Promise<RecordStore> {
+export async function openTestPostgresStore(schema: string, options: { poolSize?: number; events?: RecordEventsOptions } = {}): Promise<RecordStore> {
   await checkTestPostgresReachable();
-  return createPostgresRecordStore({ connectionString: testPostgresUrl, schema, poolSize });
+  return createPostgresRecordStore({ connectionString: testPostgresUrl, schema, poolSize: 4, ...options });
 }
 
 export async function dropTestSchema(schema: string): Promise<void> {

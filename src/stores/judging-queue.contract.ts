@@ -1,93 +1,17 @@
 /**
- * The judging half of the `RecordStore` contract: judge queue with leases, judgements, feedback,
- * samples and their counts. `runRecordStoreContract` runs it, so every store implementation does.
+ * The `JudgingQueue` contract (`spec/judging-queue.ts`): how the turn log fills the judge queue
+ * (links and feedback), leases, retries, judgements, samples and their counts.
+ * `runRecordStoreContract` runs it, so every store implementation does.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ClawrlError } from '../spec/clawrl-error.js';
 import type { RecordStore } from '../spec/record-store.js';
-import type { JudgeVote, NewJudgement, NewSample, NewTurn } from '../spec/records.js';
+import type { JudgeVote, NewSample, NewTurn } from '../spec/records.js';
+import { expectStoreError, judgement, newTurn, sample, verdict } from './testing/record-fixtures.js';
 
-export function turn(id: string, overrides: Partial<NewTurn> = {}): NewTurn {
-  return {
-    id,
-    sessionId: 's1',
-    type: 'main',
-    status: 'completed',
-    trainable: true,
-    tenant: null,
-    model: 'builtin:tiny',
-    policyVersion: 3,
-    messages: [{ role: 'user', content: `question of ${id}` }],
-    tools: [],
-    sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0 },
-    promptTokenIds: [1, 2, 3],
-    responseTokenIds: [4, 5],
-    logprobs: [-0.5, -0.25],
-    response: { role: 'assistant', content: 'answer' },
-    finishReason: 'stop',
-    timings: { startedAt: 1_000, firstTokenAt: 1_010, endedAt: 1_020 },
-    error: null,
-    replyKey: null,
-    ...overrides,
-  };
-}
+/** A turn of version 3, so that samples and claims carry a version other than the base. */
+const turn = (id: string, overrides: Partial<NewTurn> = {}): NewTurn => newTurn(id, { policyVersion: 3, ...overrides });
 
-export const verdict = (score: 1 | -1 | 0 | null, text = `\\boxed{${score ?? '?'}}`): JudgeVote => ({
-  kind: 'verdict',
-  text,
-  score,
-  hint: null,
-  rejection: null,
-});
-
-export function judgement(turnId: string, overrides: Partial<NewJudgement> = {}): NewJudgement {
-  return {
-    turnId,
-    judge: 'openai',
-    judgeModel: 'judge-model',
-    promptVersion: 'clawrl-prm-1',
-    score: 1,
-    votes: [verdict(1), verdict(1), verdict(-1), verdict(null, 'rambling')],
-    hint: null,
-    hintCandidates: [],
-    hintSelection: null,
-    latencyMs: 120,
-    createdAt: 2_000,
-    ...overrides,
-  };
-}
-
-export function sample(id: string, turnId: string, overrides: Partial<NewSample> = {}): NewSample {
-  return {
-    id,
-    turnId,
-    method: 'combine',
-    status: 'ready',
-    dropReason: null,
-    policyVersion: 3,
-    judgementId: null,
-    feedbackId: null,
-    score: 1,
-    hint: 'Keep it short and friendly.',
-    group: null, lossMask: [1, 1],
-    distillationGaps: [0.25, -1.5],
-    teacherLogprobs: [-0.25, -0.75],
-    support: [[{ id: 4, studentLogprob: -0.5, teacherLogprob: -0.25, gap: 0.25, weight: 0.75 }], [{ id: 9, studentLogprob: -1, teacherLogprob: null, gap: null, weight: 1 }]],
-    createdAt: 3_000,
-    ...overrides,
-  };
-}
-
-async function expectStoreError(promise: Promise<unknown>): Promise<void> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (rejection: unknown) => rejection,
-  );
-  expect(ClawrlError.isInstance(error), `expected a ClawrlError, got ${String(error)}`).toBe(true);
-  expect((error as ClawrlError).code).toBe('store_error');
-}
-
-export function runRecordStoreJudgingContract(currentStore: () => RecordStore): void {
+export function runJudgingQueueContract(currentStore: () => RecordStore): void {
   describe('judging', () => {
     let store: RecordStore;
     const claim = (workerId: string, now: number, limit = 10, leaseMs = 1_000) =>

@@ -1,15 +1,16 @@
 /**
- * The dashboard half of the `RecordStore` contract: keyset pages of sessions, bucketed activity
- * and per-version scores (`store.dashboard`). `runRecordStoreContract` runs it, so every store does.
+ * The dashboard's part of the `RecordReads` contract (`spec/record-reads.ts`): keyset pages of
+ * sessions, bucketed activity and per-version scores (`store.dashboard`); the counts are in
+ * `record-counts.contract.ts`, the point reads with the writes they read back. `runRecordStoreContract`
+ * runs it, so every store does.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { RecordStore } from '../spec/record-store.js';
 import type { NewJudgement, NewSample, NewTurn } from '../spec/records.js';
-import { judgement as judgingJudgement, sample as judgingSample } from './record-store-judging.contract.js';
-import { turn as trainingTurn } from './record-store-training.contract.js';
+import { judgement as judgingJudgement, newTurn, sample as judgingSample } from './testing/record-fixtures.js';
 
 /** A main turn of version 0 unless `overrides` say otherwise. */
-const turn = (id: string, sessionId: string, overrides: Partial<NewTurn> = {}): NewTurn => trainingTurn(id, sessionId, { policyVersion: 0, ...overrides });
+const turn = (id: string, sessionId: string, overrides: Partial<NewTurn> = {}): NewTurn => newTurn(id, { sessionId, ...overrides });
 
 /** A rules judgement of `score` whose two votes agree or split. */
 function judgement(turnId: string, score: 1 | -1 | 0 | null, createdAt: number, agreeing: boolean): NewJudgement {
@@ -22,7 +23,7 @@ function judgement(turnId: string, score: 1 | -1 | 0 | null, createdAt: number, 
 const sample = (id: string, turnId: string, overrides: Partial<NewSample> = {}): NewSample =>
   judgingSample(id, turnId, { method: 'rl', policyVersion: 0, hint: null, distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 1_000, ...overrides });
 
-export function runRecordStoreDashboardContract(getStore: () => RecordStore): void {
+export function runRecordReadsContract(getStore: () => RecordStore): void {
   describe('dashboard queries', () => {
     let store: RecordStore;
     beforeEach(() => {

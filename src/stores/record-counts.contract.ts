@@ -1,14 +1,17 @@
 /**
- * Part of the RecordStore contract: `counts()` equals a full recount of the rows after every kind
- * of write that changes one (stores keep the counts as counters, so a missed write shows here).
- * `runRecordStoreContract` runs it with the store's own recount.
+ * The counts' part of the `RecordReads` contract: `counts()` follows every kind of write that
+ * changes one, and equals a full recount of the rows (stores keep the counts as counters, so a
+ * missed write shows here). `runRecordStoreContract` runs it with the store's own recount.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { RecordStore } from '../spec/record-store.js';
-import type { StoreCounts } from '../spec/records.js';
-import { judgement, sample, turn, verdict } from './record-store-judging.contract.js';
+import type { NewTurn, StoreCounts } from '../spec/records.js';
+import { judgement, newTurn, sample, verdict } from './testing/record-fixtures.js';
 
-export function runRecordStoreCountsContract(currentStore: () => RecordStore, recount: (store: RecordStore) => Promise<StoreCounts>): void {
+/** A turn of version 3 (what the samples of `sample` say). */
+const turn = (id: string, overrides: Partial<NewTurn> = {}): NewTurn => newTurn(id, { policyVersion: 3, ...overrides });
+
+export function runRecordCountsContract(currentStore: () => RecordStore, recount: (store: RecordStore) => Promise<StoreCounts>): void {
   describe('counts', () => {
     let store: RecordStore;
     const expectRecounted = async (): Promise<StoreCounts> => {
@@ -19,6 +22,29 @@ export function runRecordStoreCountsContract(currentStore: () => RecordStore, re
 
     beforeEach(() => {
       store = currentStore();
+    });
+
+    it('count sessions and turns', async () => {
+      expect(await store.counts()).toEqual({
+        sessions: { open: 0, closed: 0 },
+        turns: { main: 0, side: 0, aborted: 0, failed: 0, trainable: 0 },
+        linked: 0,
+        judging: expect.objectContaining({ judged: 0, pending: 0 }),
+      });
+      for (const id of ['s1', 's2', 's3']) await store.upsertSession({ id, tenant: null, at: 100 });
+      await store.closeSession('s3', 'done', 200);
+      await store.recordTurn(turn('m0'));
+      await store.recordTurn(turn('m1'));
+      await store.recordTurn(turn('aborted', { sessionId: 's2', status: 'aborted', trainable: false }));
+      await store.recordTurn(turn('failed', { sessionId: 's2', status: 'failed', trainable: false }));
+      await store.recordTurn(turn('side', { sessionId: 's2', type: 'side', trainable: false }));
+      await store.linkNextState('m0', [{ role: 'user', content: 'ok' }], 300);
+      expect(await store.counts()).toEqual({
+        sessions: { open: 2, closed: 1 },
+        turns: { main: 4, side: 1, aborted: 1, failed: 1, trainable: 2 },
+        linked: 1,
+        judging: expect.objectContaining({ judged: 0, pending: 1 }),
+      });
     });
 
     it('equal a full recount after a mixed sequence of writes', async () => {

@@ -10,7 +10,7 @@
  * only after the root's commit (the caller's duty), and lost on restart: the next session after a
  * restart stores its prompt whole and becomes a root.
  */
-import { commonPrefixLength } from './token-blob-codec.js';
+import { commonPrefixLength } from '../core/token-blob-codec.js';
 
 export interface SharedPromptRoots {
   /** The remembered root sharing the longest prefix with `prompt`, when it shares at least the minimum. */

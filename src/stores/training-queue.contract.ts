@@ -1,107 +1,29 @@
 /**
- * The training half of the `RecordStore` contract: sample leases for the trainer, policy versions
- * with artifacts, activations (rollback) and atomic step commits. `runRecordStoreContract` runs it,
- * so every store implementation does.
+ * The `TrainingQueue` contract (`spec/training-queue.ts`): sample leases for the trainer, and step
+ * commits that write samples, the step and the policy registry in one write.
+ * `runRecordStoreContract` runs it, so every store implementation does.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
-import { ClawrlError } from '../spec/clawrl-error.js';
 import type { RecordStore } from '../spec/record-store.js';
-import type { NewPolicyVersion, NewTrainingStep, NewTurn, TrainingStepMetrics } from '../spec/records.js';
-
-export function turn(id: string, sessionId: string, overrides: Partial<NewTurn> = {}): NewTurn {
-  return {
-    id,
-    sessionId,
-    type: 'main',
-    status: 'completed',
-    trainable: true,
-    tenant: null,
-    model: 'builtin:tiny',
-    policyVersion: 1,
-    messages: [{ role: 'user', content: `question of ${id}` }],
-    tools: [],
-    sampling: { temperature: 0.7, topP: 1, stop: [], n: 1, topLogprobs: 0 },
-    promptTokenIds: [1, 2, 3],
-    responseTokenIds: [4, 5],
-    logprobs: [-0.5, -0.25],
-    response: { role: 'assistant', content: 'answer' },
-    finishReason: 'stop',
-    timings: { startedAt: 1_000, firstTokenAt: 1_010, endedAt: 1_020 },
-    error: null,
-    replyKey: null,
-    ...overrides,
-  };
-}
-
-const metrics: TrainingStepMetrics = {
-  loss: -0.5,
-  policyGradientLoss: -0.5,
-  clipFraction: 0,
-  kl: null,
-  importanceRatio: { mean: 1, min: 0.9, max: 1.1, truncatedFraction: 0 },
-  rolloutLogprobAbsoluteDifference: 0.01,
-  samplesUsed: 2,
-  samplesDropped: 0,
-  lossTokens: 4,
-  gradientNorm: 0.3,
-  learningRate: 1e-4,
-  stepMs: 12,
-};
-
-const bytes = (...values: number[]) => Uint8Array.from(values);
-
-function version(number: number, overrides: Partial<NewPolicyVersion> = {}): NewPolicyVersion {
-  return {
-    version: number,
-    parent: number === 0 ? null : number - 1,
-    kind: number === 0 ? 'base' : 'adapter',
-    files: number === 0 ? {} : { 'adapter_config.json': bytes(123, 125), 'adapter_model.safetensors': bytes(1, 2, 3, number) },
-    step: number === 0 ? null : number,
-    samples: number === 0 ? 0 : 2,
-    metrics: number === 0 ? null : metrics,
-    createdAt: 5_000 + number,
-    ...overrides,
-  };
-}
+import type { NewTrainingStep } from '../spec/records.js';
+import { expectStoreError, newPolicyVersion, newTurn, sample, trainingMetrics as metrics } from './testing/record-fixtures.js';
 
 function step(number: number, trainedSampleIds: string[]): NewTrainingStep {
   return { step: number, policyVersion: number, trainedSampleIds, metrics, checkpoint: `step-${number}`, startedAt: 6_000, endedAt: 6_100 };
 }
 
-async function expectStoreError(promise: Promise<unknown>): Promise<void> {
-  const error: unknown = await promise.then(
-    () => undefined,
-    (rejection: unknown) => rejection,
-  );
-  expect(ClawrlError.isInstance(error) && error.code === 'store_error', `expected a store_error, got ${String(error)}`).toBe(true);
-}
-
-export function runRecordStoreTrainingContract(getStore: () => RecordStore): void {
-  describe('training', () => {
+export function runTrainingQueueContract(getStore: () => RecordStore): void {
+  describe('training queue', () => {
     let store: RecordStore;
 
     beforeEach(async () => {
       store = getStore();
       await store.upsertSession({ id: 't1', tenant: null, at: 100 });
       for (const [index, id] of ['a', 'b', 'c'].entries()) {
-        await store.recordTurn(turn(id, 't1', { policyVersion: index }));
-        await store.recordSample({
-          id: `sample-${id}`,
-          turnId: id,
-          method: 'rl',
-          status: 'ready',
-          dropReason: null,
-          policyVersion: index,
-          judgementId: null,
-          feedbackId: null,
-          score: 1,
-          hint: null,
-          group: null, lossMask: [1, 1],
-          distillationGaps: null,
-          teacherLogprobs: null,
-          support: null,
-          createdAt: 3_000 + index,
-        });
+        await store.recordTurn(newTurn(id, { sessionId: 't1', policyVersion: index, sampling: { temperature: 0.7, topP: 1, stop: [], n: 1, topLogprobs: 0 } }));
+        await store.recordSample(
+          sample(`sample-${id}`, id, { method: 'rl', policyVersion: index, hint: null, distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 3_000 + index }),
+        );
       }
     });
 
@@ -120,12 +42,13 @@ export function runRecordStoreTrainingContract(getStore: () => RecordStore): voi
       // After a, b, c (no group): groups g (d, f, h) and k (e, g2), interleaved as their feedback arrived.
       const members: [string, string | null, number][] = [['d', 'g', 0], ['e', 'k', 0], ['f', 'g', 0], ['g2', 'k', 0], ['h', 'g', 1]];
       for (const [index, [id, group, turnIndex]] of members.entries()) {
-        await store.recordTurn(turn(id, 't1', { policyVersion: 3 }));
-        await store.recordSample({
-          id: `sample-${id}`, turnId: id, method: 'rl', status: 'ready', dropReason: null, policyVersion: 3, judgementId: null, feedbackId: null,
-          score: 1.5, hint: null, group: group === null ? null : { id: group, turnIndex }, lossMask: [1, 1], distillationGaps: null, teacherLogprobs: null,
-          support: null, createdAt: 4_000 + index,
-        });
+        await store.recordTurn(newTurn(id, { sessionId: 't1', policyVersion: 3 }));
+        await store.recordSample(
+          sample(`sample-${id}`, id, {
+            method: 'rl', score: 1.5, hint: null, group: group === null ? null : { id: group, turnIndex },
+            distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 4_000 + index,
+          }),
+        );
       }
       // The limit of 4 reaches d, the first of g: the rest of g comes with it, none of k.
       const first = await store.claimSamplesForTraining({ limit: 4, leaseMs: 1_000, now: 10_000, workerId: 'trainer-1' });
@@ -150,15 +73,11 @@ export function runRecordStoreTrainingContract(getStore: () => RecordStore): voi
       expect(await store.releaseTrainingSamples({ workerId: 'trainer-1' })).toBe(2);
     });
 
-    it('records the base version active, commits a step atomically and rolls back by activation', async () => {
-      expect(await store.trainingSummary()).toEqual({ steps: 0, lastStep: null, activeVersion: null, latestVersion: null });
-      const base = await store.recordPolicyVersion(version(0), { activate: true });
-      expect(base).toMatchObject({ version: 0, parent: null, kind: 'base', active: true, bytes: 0 });
-      await expectStoreError(store.recordPolicyVersion(version(0), { activate: false }));
-
+    it('commits a step atomically: version, step, trained samples and the activation', async () => {
+      await store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
       const claimed = await store.claimSamplesForTraining({ limit: 2, leaseMs: 60_000, now: 10_000, workerId: 'trainer-1' });
       await store.updateSampleStatus({ ids: ['sample-a'], status: 'dropped', reason: 'stale', at: 10_001 });
-      const committed = await store.commitTrainingStep({ step: step(1, claimed.slice(1).map((sample) => sample.id)), version: version(1), workerId: 'trainer-1' });
+      const committed = await store.commitTrainingStep({ step: step(1, claimed.slice(1).map((sample) => sample.id)), version: newPolicyVersion(1), workerId: 'trainer-1' });
       expect(committed).toEqual({ step: 1, policyVersion: 1, samplesUsed: 1, metrics, checkpoint: 'step-1', startedAt: 6_000, endedAt: 6_100 });
       expect((await store.listSamples({ turnId: 'b' }))[0]?.status).toBe('trained');
       expect((await store.listSamples({ turnId: 'a' }))[0]).toMatchObject({ status: 'dropped', dropReason: 'stale' });
@@ -167,29 +86,18 @@ export function runRecordStoreTrainingContract(getStore: () => RecordStore): voi
       const versions = await store.listPolicyVersions();
       expect(versions.map((entry) => [entry.version, entry.parent, entry.active])).toEqual([[0, null, false], [1, 0, true]]);
       expect(versions[1]).toMatchObject({ kind: 'adapter', step: 1, samples: 2, metrics, bytes: 6 });
-      expect(await store.getPolicyArtifact(1)).toEqual({ kind: 'adapter', files: version(1).files });
-      expect(await store.getPolicyArtifact(9)).toBeNull();
+      expect(await store.getPolicyArtifact(1)).toEqual({ kind: 'adapter', files: newPolicyVersion(1).files });
       expect(await store.trainingSummary()).toEqual({ steps: 1, lastStep: committed, activeVersion: 1, latestVersion: 1 });
-
-      expect(await store.activatePolicyVersion(0, 7_000)).toBe(true);
-      expect(await store.activatePolicyVersion(42, 7_001)).toBe(false);
-      expect((await store.listPolicyVersions()).map((entry) => entry.active)).toEqual([true, false]);
-      expect((await store.trainingSummary()).activeVersion).toBe(0);
     });
 
     it('writes nothing when a commit repeats a step or a version', async () => {
-      await store.recordPolicyVersion(version(0), { activate: true });
-      await store.commitTrainingStep({ step: step(1, ['sample-a']), version: version(1), workerId: 'trainer-1' });
-      await expectStoreError(store.commitTrainingStep({ step: step(1, ['sample-b']), version: version(2, { step: 1 }), workerId: 'trainer-1' }));
-      await expectStoreError(store.commitTrainingStep({ step: { ...step(2, ['sample-b']), policyVersion: 1 }, version: version(1), workerId: 'trainer-1' }));
+      await store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
+      await store.commitTrainingStep({ step: step(1, ['sample-a']), version: newPolicyVersion(1), workerId: 'trainer-1' });
+      await expectStoreError(store.commitTrainingStep({ step: step(1, ['sample-b']), version: newPolicyVersion(2, { step: 1 }), workerId: 'trainer-1' }));
+      await expectStoreError(store.commitTrainingStep({ step: { ...step(2, ['sample-b']), policyVersion: 1 }, version: newPolicyVersion(1), workerId: 'trainer-1' }));
       expect((await store.listSamples({ turnId: 'b' }))[0]?.status).toBe('ready');
       expect((await store.listPolicyVersions()).map((entry) => entry.version)).toEqual([0, 1]);
       expect((await store.listTrainingSteps()).map((entry) => entry.step)).toEqual([1]);
-    });
-
-    it('remembers the version that served a session\'s first turn', async () => {
-      expect(await store.getSessionPolicyVersion('t1')).toBe(0);
-      expect(await store.getSessionPolicyVersion('unknown')).toBeNull();
     });
   });
 }

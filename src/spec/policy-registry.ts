@@ -1,0 +1,35 @@
+/**
+ * The `PolicyRegistry` role of the record store: the policy versions with their artifacts and
+ * which one serving uses — what policy serving records, activates and loads. A `RecordStore`
+ * plays it; a training step's commit (`training-queue.ts`) adds versions too.
+ *
+ * Policy versions are immutable; which one serving uses is the latest activation, so a rollback
+ * is just another activation.
+ */
+import type { PolicyVersion } from './inference-engine.js';
+import type { NewPolicyVersion, PolicyArtifactKind, PolicyVersionRecord, TrainingStepRecord } from './records.js';
+
+/** Where training stands, for `/admin/status` and a trainer resuming after a restart. */
+export interface TrainingSummary {
+  steps: number;
+  lastStep: TrainingStepRecord | null;
+  /** The version serving should use; null before any version is recorded. */
+  activeVersion: PolicyVersion | null;
+  /** The highest recorded version; null before any. */
+  latestVersion: PolicyVersion | null;
+}
+
+export interface PolicyRegistry {
+  /**
+   * Records a policy version that no step produced (the base, version 0) and, with `activate`,
+   * activates it. Fails with `store_error` for an existing version.
+   */
+  recordPolicyVersion(version: NewPolicyVersion, options: { activate: boolean }): Promise<PolicyVersionRecord>;
+  /** Makes `version` the one serving uses; false, changing nothing, for an unknown version. */
+  activatePolicyVersion(version: PolicyVersion, at: number): Promise<boolean>;
+  /** Every version, ascending (the base first). */
+  listPolicyVersions(): Promise<PolicyVersionRecord[]>;
+  /** A version's artifact; null for an unknown version. */
+  getPolicyArtifact(version: PolicyVersion): Promise<{ kind: PolicyArtifactKind; files: Record<string, Uint8Array> } | null>;
+  trainingSummary(): Promise<TrainingSummary>;
+}
