@@ -12,13 +12,14 @@ import type { Resolved } from './configuration.js';
 import type { Logger } from '../spec/logger.js';
 import { createPolicyServing } from '../trainer/policy-serving.js';
 import { createEventPublishingStore } from './create-event-publishing-store.js';
-import { createInferenceEngine } from './create-inference-engine.js';
+import { createInferenceEngine, localModelDirectoryOf } from './create-inference-engine.js';
 import { checkEngineConfiguration } from './check-engine-configuration.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
 import { consumerNameOf, openEventBus } from './open-event-bus.js';
 import { openRecordStore } from './open-record-store.js';
 import { runUntilSignal } from './run-until-signal.js';
-import { startGatewayService } from './start-gateway-service.js';
+import { listenHostOf, startGatewayService } from './start-gateway-service.js';
+import { checkPortFree } from './check-port-free.js';
 import { startPolicyFollower } from './start-policy-follower.js';
 import { startFollowerServing } from './start-training.js';
 
@@ -27,6 +28,9 @@ export type GatewayCommandConfiguration = Resolved<z.infer<typeof commandSchemas
 
 export async function startGatewayProcess(configuration: GatewayCommandConfiguration, logger: Logger): Promise<{ url: string; close(): Promise<void> }> {
   checkEngineConfiguration(configuration);
+  if (configuration.engine === 'local') localModelDirectoryOf(configuration.model);
+  // A busy port fails before the store and the engine are opened.
+  await checkPortFree(listenHostOf(configuration), configuration.port);
   const parts = createShutdownStack(logger);
   try {
     const store = parts.add(await openRecordStore(configuration, { recordsTurns: true }), (opened) => opened.close());

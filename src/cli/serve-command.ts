@@ -16,13 +16,15 @@ import type { Logger } from '../spec/logger.js';
 import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
 import { createPolicyServing } from '../trainer/policy-serving.js';
 import { createEventPublishingStore } from './create-event-publishing-store.js';
-import { createInferenceEngine } from './create-inference-engine.js';
+import { claimDataFolder } from './claim-data-folder.js';
+import { checkPortFree } from './check-port-free.js';
+import { createInferenceEngine, localModelDirectoryOf } from './create-inference-engine.js';
 import { checkEngineConfiguration, checkTrainedVersionServing } from './check-engine-configuration.js';
 import { createShutdownStack } from './create-shutdown-stack.js';
 import { consumerNameOf, openEventBus } from './open-event-bus.js';
 import { openRecordStore } from './open-record-store.js';
 import { runUntilSignal } from './run-until-signal.js';
-import { startGatewayService } from './start-gateway-service.js';
+import { listenHostOf, startGatewayService } from './start-gateway-service.js';
 import { startJudgeService } from './start-judge-service.js';
 import { judgeRunsInThread, startJudgeThread } from './start-judge-thread.js';
 import { startPolicyFollower } from './start-policy-follower.js';
@@ -37,11 +39,16 @@ export interface RunningServer {
 }
 
 export async function startServer(configuration: ServeConfiguration, logger: Logger): Promise<RunningServer> {
+  // The cheap checks first, then the data folder's lock: a server that cannot run touches nothing.
   checkEngineConfiguration(configuration);
   checkTrainedVersionServing(configuration);
+  if (configuration.engine === 'local') localModelDirectoryOf(configuration.model);
+  await checkPortFree(listenHostOf(configuration), configuration.port);
   const parts = createShutdownStack(logger);
   const now = () => Date.now();
   try {
+    // SQLite's file and the trainer's checkpoints live under --data; with neither, serve writes nothing there.
+    if (configuration.store === 'sqlite' || !configuration.noTrain) parts.add(claimDataFolder(configuration.data, 'clawrl serve'), async (lock) => lock.release());
     const store = parts.add(await openRecordStore(configuration, { recordsTurns: true }), (opened) => opened.close());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-serve'), (opened) => opened.close());
     const announcingStore = createEventPublishingStore(store, bus, logger);
