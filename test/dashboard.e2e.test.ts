@@ -156,4 +156,23 @@ describe('the dashboard in a browser', () => {
     ]);
     await capture('experiments');
   });
+
+  it("shows an agent's turn with the user's message first and its long system prompt folded", async () => {
+    const system = `You are a personal assistant running inside an agent.\n${'## Tool rules\nCall tools only when needed.\n'.repeat(900)}`;
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey, defaultHeaders: { 'x-session-id': 'agent-session' } });
+    await client.chat.completions.create({ model: 'builtin:tiny', messages: [{ role: 'system', content: system }, { role: 'user', content: 'What is 2 + 3?' }] });
+    await page.goto(`${server.url}/#/sessions/agent-session`);
+    const turn = page.locator('li.turn').first();
+    await turn.waitFor();
+    expect(await turn.locator('.message.user').textContent()).toBe('What is 2 + 3?');
+    const fold = turn.getByTestId('system-prompt');
+    expect(await fold.locator('summary').textContent()).toBe(`System prompt (${system.length.toLocaleString('en')} characters)`);
+    // The user's message comes before the fold, and the fold starts closed: the prompt is not on the page until opened.
+    expect(await turn.locator('.message.user + details[data-testid="system-prompt"]').count()).toBe(1);
+    expect(await fold.getAttribute('open')).toBeNull();
+    expect(await fold.locator('.message.system').isVisible()).toBe(false);
+    await fold.locator('summary').click();
+    expect(await fold.locator('.message.system').isVisible()).toBe(true);
+    expect(await fold.locator('.message.system').textContent()).toBe(system);
+  });
 });

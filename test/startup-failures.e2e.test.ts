@@ -131,7 +131,7 @@ describe.concurrent('clawrl serve says why it cannot start', () => {
     }
   });
 
-  it('a port another process holds (found after the store has opened, so the store closes on the way out)', async () => {
+    it('a port another process holds (found before the store or anything else is opened)', async () => {
     const result = await serve('port', '--port', String(occupiedPort));
     expectOneLineFailure(result, new RegExp(`^clawrl: Cannot listen on 127\\.0\\.0\\.1:${occupiedPort}: another process already uses that port.*--port`));
   });

@@ -45,7 +45,7 @@ export interface ActiveTurn {
   readonly sessionId: string;
   /** Epoch milliseconds when the request arrived. */
   readonly startedAt: number;
-  /** `X-Clawrl-Turn-Id`, `X-Clawrl-Policy-Version`, `X-Clawrl-Session-Id`. */
+  /** `X-Clawrl-Turn-Id`, `X-Clawrl-Policy-Version`, `X-Clawrl-Session-Id`, and `X-Clawrl-Prompt-Fitted` when the prompt was fitted. */
   readonly headers: Record<string, string>;
   readonly capture: TurnCapture;
   /** Runs the generation to its end and records it; resolves with the result once it is durable. */
@@ -260,6 +260,11 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
         throw new ClawrlError('upstream_error', 'The inference engine ended without starting a generation.');
       }
       capture.apply(first.value, context.now());
+      // A fitted prompt is the model seeing less than was sent: said in a header (before any body) and the log.
+      const { promptFit } = first.value;
+      if (promptFit !== undefined) {
+        context.logger.info('prompt fitted to the model window', { turnId: draft.turnId, originalTokens: promptFit.originalTokens, fittedTokens: promptFit.fittedTokens });
+      }
       const finish = (status: TurnStatus, error: string | null) => {
         detach();
         release();
@@ -277,6 +282,7 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
           'x-clawrl-turn-id': draft.turnId,
           'x-clawrl-policy-version': String(capture.policyVersion),
           'x-clawrl-session-id': draft.sessionId,
+          ...(promptFit === undefined ? {} : { 'x-clawrl-prompt-fitted': `${promptFit.originalTokens}/${promptFit.fittedTokens}` }),
         },
         capture,
         async complete() {

@@ -49,9 +49,14 @@ export function fittedReplyRoom(contextLength: number): number {
 }
 
 export function promptWithinWindow(renderer: ChatRenderer, messages: ChatMessage[], tools: ToolDefinition[], contextLength: number, replyRoom: number): number[] {
+  return fitWithinWindow(renderer, messages, tools, contextLength, replyRoom).tokenIds;
+}
+
+/** `promptWithinWindow` with the whole prompt's size, for saying that a prompt was fitted and from how much. */
+export function fitWithinWindow(renderer: ChatRenderer, messages: ChatMessage[], tools: ToolDefinition[], contextLength: number, replyRoom: number): { tokenIds: number[]; wholeTokens: number } {
   const whole = renderer.renderPrompt(messages, tools);
-  if (whole.length + replyRoom <= contextLength) return whole;
-  return fitPrompt(renderer, messages, tools, { limit: contextLength - Math.floor(contextLength / 2), whole }).tokenIds;
+  if (whole.length + replyRoom <= contextLength) return { tokenIds: whole, wholeTokens: whole.length };
+  return { tokenIds: fitPrompt(renderer, messages, tools, { limit: contextLength - Math.floor(contextLength / 2), whole }).tokenIds, wholeTokens: whole.length };
 }
 
 export interface FitPromptOptions {

@@ -86,6 +86,30 @@ describe('compileSchema', () => {
     }
   });
 
+  it('in lenient mode drops the keywords it cannot enforce and enforces the rest', () => {
+    const schema = { type: 'object', properties: { city: { type: 'string', pattern: '^[A-Z]' }, days: { anyOf: [{ type: 'integer' }, { type: 'null' }] } }, required: ['city'], additionalProperties: false };
+    expect(() => compileSchema(schema)).toThrow(/pattern/);
+    const feed = (text: string) => {
+      const recognizer = compileSchema(schema, '$', 'lenient')();
+      return [...text].every((character) => recognizer.push(character)) && recognizer.complete;
+    };
+    expect(feed('{"city": "paris", "days": [1]}')).toBe(true);
+    expect(feed('{"days": 3}')).toBe(false);
+    expect(feed('{"city": 3}')).toBe(false);
+    expect(feed('{"city": "a", "country": "b"}')).toBe(false);
+  });
+
+  it('bounds whitespace between tokens to the allowed characters', () => {
+    const spaces = () => new WhitespaceBound(compileSchema(weather)(), 1, new Set([' ']));
+    const feed = (text: string) => {
+      const recognizer = spaces();
+      return [...text].every((character) => recognizer.push(character));
+    };
+    expect(feed('{"city": "a\\nb  c"')).toBe(true);
+    expect(feed('{\n"city"')).toBe(false);
+    expect(feed('{"city":  "a"')).toBe(false);
+  });
+
   it('bounds whitespace between tokens, not inside strings', () => {
     const bounded = () => new WhitespaceBound(compileSchema(weather)(), 2);
     const feed = (text: string) => {

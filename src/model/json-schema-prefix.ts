@@ -290,11 +290,22 @@ class ArrayValue implements Recognizer {
 
 type Schema = Record<string, unknown>;
 
+/**
+ * How a keyword the recognizer cannot enforce is met: `strict` refuses the schema
+ * (`response_format`, which the caller can change); `lenient` drops it and enforces the rest
+ * (a tool's parameters, which come from an agent's tool list the caller cannot change), a value
+ * left without a type taking any JSON value.
+ */
+export type SchemaMode = 'strict' | 'lenient';
+
+const anyValue: RecognizerFactory = () => new AnyJson(new JsonPrefix(false));
+
 function refuse(path: string, what: string): never {
   throw new ClawrlError('unsupported', `The embedded engine cannot enforce ${what} in response_format's JSON schema (at ${path}); serve the model with an engine that enforces it (--engine vllm), or ask for json_object.`, { param: 'response_format' });
 }
 
-function compileType(type: string, schema: Schema, path: string): RecognizerFactory {
+function compileType(type: string, schema: Schema, path: string, mode: SchemaMode): RecognizerFactory {
+  const unenforceable = (what: string): RecognizerFactory => (mode === 'lenient' ? anyValue : refuse(path, what));
   switch (type) {
     case 'string':
     case 'number':
@@ -305,50 +316,49 @@ function compileType(type: string, schema: Schema, path: string): RecognizerFact
     case 'null':
       return () => new OneOfTexts(['null']);
     case 'array': {
-      const items = schema.items === undefined ? () => new AnyJson(new JsonPrefix(false)) : compileSchema(schema.items, `${path}.items`);
+      const items = schema.items === undefined ? anyValue : compileSchema(schema.items, `${path}.items`, mode);
       return () => new ArrayValue(items);
     }
     case 'object': {
       const properties = (schema.properties ?? {}) as Record<string, unknown>;
-      if (typeof properties !== 'object' || Array.isArray(properties)) refuse(path, 'properties that are not an object');
+      if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) return unenforceable('properties that are not an object');
       const names = Object.keys(properties);
       if (names.length === 0) return () => new AnyJson(new JsonPrefix(true));
-      const shape: ObjectShape = {
-        properties: new Map(names.map((name) => [name, compileSchema(properties[name], `${path}.properties.${name}`)])),
-        required: new Set(Array.isArray(schema.required) ? (schema.required as unknown[]).filter((name): name is string => typeof name === 'string') : []),
-      };
-      for (const name of shape.required) if (!shape.properties.has(name)) refuse(path, `a required property '${name}' without a schema`);
+      const required = new Set(Array.isArray(schema.required) ? (schema.required as unknown[]).filter((name): name is string => typeof name === 'string') : []);
+      for (const name of required) if (!names.includes(name)) return unenforceable(`a required property '${name}' without a schema`);
+      const shape: ObjectShape = { properties: new Map(names.map((name) => [name, compileSchema(properties[name], `${path}.properties.${name}`, mode)])), required };
       return () => new ObjectValue(shape);
     }
     default:
-      return refuse(path, `type '${type}'`);
+      return unenforceable(`type '${type}'`);
   }
 }
 
-/** The recognizer of values a JSON schema accepts; `unsupported` for a keyword it cannot enforce. */
-export function compileSchema(schema: unknown, path = '$'): RecognizerFactory {
-  if (schema === true || (typeof schema === 'object' && schema !== null && Object.keys(schema).every((key) => annotations.has(key)))) {
-    return () => new AnyJson(new JsonPrefix(false));
-  }
-  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return refuse(path, 'a schema that is not an object');
+/** The recognizer of values a JSON schema accepts; in `strict` mode `unsupported` for a keyword it cannot enforce. */
+export function compileSchema(schema: unknown, path = '$', mode: SchemaMode = 'strict'): RecognizerFactory {
+  if (schema === true || (typeof schema === 'object' && schema !== null && Object.keys(schema).every((key) => annotations.has(key)))) return anyValue;
+  const unenforceable = (what: string): RecognizerFactory => (mode === 'lenient' ? anyValue : refuse(path, what));
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) return unenforceable('a schema that is not an object');
   const record = schema as Schema;
-  for (const key of Object.keys(record)) if (!enforced.has(key) && !annotations.has(key)) refuse(path, `'${key}'`);
+  const unenforced = Object.keys(record).find((key) => !enforced.has(key) && !annotations.has(key));
+  if (unenforced !== undefined && mode === 'strict') refuse(path, `'${unenforced}'`);
   if ('const' in record) return () => new OneOfTexts([JSON.stringify(record.const)]);
   if (Array.isArray(record.enum)) return () => new OneOfTexts((record.enum as unknown[]).map((value) => JSON.stringify(value)));
   const types = record.type === undefined ? null : [record.type].flat();
-  if (types === null || types.some((type) => typeof type !== 'string')) return refuse(path, 'a schema without a type');
-  const factories = (types as string[]).map((type) => compileType(type, record, path));
+  if (types === null || types.some((type) => typeof type !== 'string')) return unenforceable('a schema without a type');
+  const factories = (types as string[]).map((type) => compileType(type, record, path, mode));
   return factories.length === 1 ? (factories[0] as RecognizerFactory) : () => new Alternatives(factories.map((factory) => factory()));
 }
 
 /**
- * Bounds runs of whitespace between JSON tokens (not inside strings): JSON allows any, and a
- * sampled reply must not be able to spend its tokens on blanks.
+ * Bounds runs of whitespace between JSON tokens (not inside strings) and which characters they may
+ * use: JSON allows any, and a sampled reply must not be able to spend its tokens on blanks.
  */
 export class WhitespaceBound implements Recognizer {
   constructor(
     private readonly inner: Recognizer,
     private readonly maxRun: number,
+    private readonly allowed: ReadonlySet<string> = whitespace,
     private run = 0,
     private inString = false,
     private escaped = false,
@@ -361,7 +371,9 @@ export class WhitespaceBound implements Recognizer {
     } else if (character === '"') {
       this.inString = true;
     }
-    this.run = !this.inString && whitespace.has(character) ? this.run + 1 : 0;
+    const between = !this.inString && whitespace.has(character);
+    if (between && !this.allowed.has(character)) return false;
+    this.run = between ? this.run + 1 : 0;
     return this.run <= this.maxRun && this.inner.push(character);
   }
   get complete(): boolean {
@@ -371,6 +383,6 @@ export class WhitespaceBound implements Recognizer {
     return this.inner.closed;
   }
   clone(): Recognizer {
-    return new WhitespaceBound(this.inner.clone(), this.maxRun, this.run, this.inString, this.escaped);
+    return new WhitespaceBound(this.inner.clone(), this.maxRun, this.allowed, this.run, this.inString, this.escaped);
   }
 }

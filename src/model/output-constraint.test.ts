@@ -78,6 +78,58 @@ describe('output constraints', () => {
     }
   });
 
+  const add = { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] };
+  const lookUp = { type: 'object', properties: { city: { type: 'string', minLength: 1 }, unit: { anyOf: [{ const: 'c' }, { const: 'f' }] } }, required: ['city'] };
+  const callOf = (text: string) => JSON.parse(/^<tool_call>\n(\{.*\})\n<\/tool_call>$/s.exec(text)?.[1] ?? 'null') as { name: string; arguments: Record<string, unknown> } | null;
+
+  it("holds a forced tool's arguments to its parameter schema: every required key, of its type, however much the model would close the object", () => {
+    const tools = [{ name: 'add', parameters: add }];
+    for (const toolChoice of [{ name: 'add' }, 'required'] as const) {
+      for (let seed = 1; seed <= 20; seed += 1) {
+        const text = decode(constrainedPartsOf({ toolChoice, tools })!, ['}', '"', 'c', ':', ' ', '1', ','], seed, 1, 2);
+        const call = callOf(text);
+        expect(call?.name, text).toBe('add');
+        expect(Object.keys(call?.arguments ?? {}).sort(), text).toEqual(['a', 'b']);
+        expect(typeof call?.arguments.a === 'number' && typeof call.arguments.b === 'number', text).toBe(true);
+      }
+    }
+  });
+
+  it('with required over several tools, holds the arguments to the schema of the tool the reply names', () => {
+    const tools = [{ name: 'add', parameters: add }, { name: 'look_up', parameters: lookUp }, { name: 'get_time' }];
+    const names = new Set<string>();
+    for (let seed = 1; seed <= 30; seed += 1) {
+      const text = decode(constrainedPartsOf({ toolChoice: 'required', tools })!, ['}', '"', 'c', 'l', 'g', ':', ' ', '1', ','], seed, 1, 2);
+      const call = callOf(text);
+      expect(call, text).not.toBeNull();
+      names.add(call?.name ?? '');
+      const keys = Object.keys(call?.arguments ?? {});
+      if (call?.name === 'add') expect(keys.sort(), text).toEqual(['a', 'b']);
+      // minLength and anyOf are not enforceable character by character; the properties and required keys still hold.
+      if (call?.name === 'look_up') {
+        expect(keys, text).toContain('city');
+        expect(keys.every((key) => key === 'city' || key === 'unit'), text).toBe(true);
+        expect(typeof call.arguments.city, text).toBe('string');
+      }
+    }
+    expect(names.size).toBeGreaterThan(1);
+  });
+
+  it('allows at most one space between JSON tokens, never a newline, however much the model wants blanks', () => {
+    const tools = [{ name: 'add', parameters: add }];
+    const formats = [{ toolChoice: { name: 'add' }, tools }, { toolChoice: 'auto', tools: [], responseFormat: { type: 'json_object' } }, { toolChoice: 'auto', tools: [], responseFormat: { type: 'json_schema', name: 'sum', schema: add } }] as const;
+    for (const request of formats) {
+      for (let seed = 1; seed <= 10; seed += 1) {
+        const text = decode(constrainedPartsOf(request)!, ['\n', ' ', '"', 'a', ':', '1', ',', '}'], seed, 1, 2);
+        const body = request.tools.length > 0 ? (/"arguments": (.*)\}\n<\/tool_call>$/s.exec(text)?.[1] ?? '') : text;
+        expect(() => JSON.parse(body), text).not.toThrow();
+        const outsideStrings = body.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+        expect(outsideStrings, text).not.toContain('\n');
+        expect(outsideStrings, text).not.toContain('  ');
+      }
+    }
+  });
+
   it('asks nothing of free text', () => {
     expect(constrainedPartsOf({ toolChoice: 'auto', tools: weather })).toBeNull();
     expect(constrainedPartsOf({ toolChoice: 'none', tools: weather, responseFormat: undefined })).toBeNull();

@@ -1,10 +1,10 @@
 /**
  * Constrained decoding for the embedded engine: the text a reply may take, as a sequence of parts
- * (fixed text, one of several texts, a JSON object), and at each step the tokens whose text keeps
+ * (fixed text, one of several texts, a JSON value), and at each step the tokens whose text keeps
  * the reply inside it. A forced tool call is the Hermes / Qwen call the output parser reads
- * (`tool-call-parser.ts`), `<tool_call>\n{"name": "<tool>", "arguments": {...}}\n</tool_call>`; a
- * JSON `response_format` is one JSON object. Once the text is complete only an end-of-turn token
- * may follow.
+ * (`tool-call-parser.ts`), `<tool_call>\n{"name": "<tool>", "arguments": {...}}\n</tool_call>`,
+ * its arguments held to the chosen tool's parameter schema; a JSON `response_format` is one JSON
+ * object, or a value of its schema. Once the text is complete only an end-of-turn token may follow.
  *
  * The recorded log-probs stay those of the model's own distribution (`sampling-distribution.ts`),
  * the mask only narrows what is drawn from, as top-k and top-p do.
@@ -13,12 +13,36 @@ import type { ResponseFormat, ToolChoice, ToolDefinition } from '../spec/chat.js
 import { JsonPrefix } from './json-prefix.js';
 import { AnyJson, compileSchema, WhitespaceBound, type Recognizer, type RecognizerFactory } from './json-schema-prefix.js';
 
-/** Enough for JSON indented three levels; more would let a reply spend its tokens on blanks. */
-const maxWhitespaceRun = 8;
+/**
+ * Between JSON tokens at most one space, as compact JSON with `, ` and `: ` has: a sampled reply
+ * cannot spend its tokens on blank lines and indentation, and the text stays valid JSON.
+ */
+const between = (inner: Recognizer): Recognizer => new WhitespaceBound(inner, 1, new Set([' ']));
 
-type Part = { kind: 'text'; text: string } | { kind: 'one-of'; texts: string[] } | { kind: 'json'; create: RecognizerFactory };
+/**
+ * A JSON value part: one recognizer, or, after a one-of part, the recognizer of the text chosen
+ * there (a tool's arguments depend on which tool was named).
+ */
+type Part =
+  | { kind: 'text'; text: string }
+  | { kind: 'one-of'; texts: string[] }
+  | { kind: 'json'; create: RecognizerFactory }
+  | { kind: 'json-by-choice'; create: ReadonlyMap<string, RecognizerFactory> };
 
-const jsonObject: RecognizerFactory = () => new WhitespaceBound(new AnyJson(new JsonPrefix(true)), maxWhitespaceRun);
+const jsonObject: RecognizerFactory = () => between(new AnyJson(new JsonPrefix(true)));
+
+/**
+ * A tool's arguments: a JSON object of its parameter schema. Keywords the recognizer cannot enforce
+ * are dropped rather than refused (`compileSchema`'s lenient mode): an agent's tool list is not the
+ * caller's to change, and the properties and required keys still hold.
+ */
+function toolArguments(tool: ToolDefinition): RecognizerFactory {
+  const parameters = tool.parameters ?? {};
+  const properties = parameters.properties;
+  if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) return jsonObject;
+  const schema = compileSchema({ type: 'object', properties, ...(parameters.required === undefined ? {} : { required: parameters.required }) }, '$', 'lenient');
+  return () => between(schema());
+}
 
 /** Where one reply is in its parts. */
 class ConstraintState {
@@ -29,10 +53,12 @@ class ConstraintState {
     private offset = 0,
     private candidates: string[] | null = null,
     private json: Recognizer | null = null,
+    /** The text the last one-of part matched. */
+    private choice = '',
   ) {}
 
   clone(): ConstraintState {
-    return new ConstraintState(this.parts, this.index, this.offset, this.candidates, this.json?.clone() ?? null);
+    return new ConstraintState(this.parts, this.index, this.offset, this.candidates, this.json?.clone() ?? null, this.choice);
   }
 
   /** Every part is written; a JSON value that is the last part may end wherever it is whole. */
@@ -60,11 +86,15 @@ class ConstraintState {
       if (matching.length === 0) return false;
       this.offset += 1;
       // One-of texts end in a character none of them has elsewhere (a closing quote), so no text is a prefix of another.
-      if (matching.some((text) => text.length === this.offset)) this.next();
-      else this.candidates = matching;
+      const matched = matching.find((text) => text.length === this.offset);
+      if (matched === undefined) this.candidates = matching;
+      else {
+        this.choice = matched;
+        this.next();
+      }
       return true;
     }
-    this.json ??= part.create();
+    this.json ??= part.kind === 'json' ? part.create() : (part.create.get(this.choice) as RecognizerFactory)();
     const wasComplete = this.json.complete;
     if (this.json.push(character)) {
       if (this.json.closed) this.next();
@@ -93,20 +123,28 @@ export interface OutputConstraint {
 
 /** The parts of a request's constrained output, or null when it asks for free text. */
 export function constrainedPartsOf(request: { toolChoice: ToolChoice; tools: readonly ToolDefinition[]; responseFormat?: ResponseFormat }): Part[] | null {
-  const forced = request.toolChoice === 'required' ? request.tools.map((tool) => tool.name) : typeof request.toolChoice === 'object' ? [request.toolChoice.name] : null;
+  const { toolChoice } = request;
+  const forced =
+    toolChoice === 'required'
+      ? request.tools
+      : typeof toolChoice === 'object'
+        ? [request.tools.find((tool) => tool.name === toolChoice.name) ?? { name: toolChoice.name }]
+        : null;
   if (forced !== null) {
+    // The name's text as it stands between the quotes, with its closing quote: the key of its arguments' schema.
+    const named = new Map(forced.map((tool) => [`${JSON.stringify(tool.name).slice(1, -1)}"`, toolArguments(tool)]));
     return [
       { kind: 'text', text: '<tool_call>\n{"name": "' },
-      { kind: 'one-of', texts: forced.map((name) => `${JSON.stringify(name).slice(1, -1)}"`) },
+      { kind: 'one-of', texts: [...named.keys()] },
       { kind: 'text', text: ', "arguments": ' },
-      { kind: 'json', create: jsonObject },
+      { kind: 'json-by-choice', create: named },
       { kind: 'text', text: '}\n</tool_call>' },
     ];
   }
   if (request.responseFormat?.type === 'json_object') return [{ kind: 'json', create: jsonObject }];
   if (request.responseFormat?.type === 'json_schema') {
     const schema = compileSchema(request.responseFormat.schema);
-    return [{ kind: 'json', create: () => new WhitespaceBound(schema(), maxWhitespaceRun) }];
+    return [{ kind: 'json', create: () => between(schema()) }];
   }
   return null;
 }

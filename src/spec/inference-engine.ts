@@ -46,6 +46,11 @@ export type GenerateEvent =
       /** Exact prompt ids; empty when the engine cannot report them (not trainable). */
       promptTokenIds: number[];
       policyVersion: PolicyVersion;
+      /**
+       * Set when the engine fitted a prompt longer than its window (`--prompt-overflow fit`):
+       * the prompt's tokens as the request rendered it, and as the model saw it.
+       */
+      promptFit?: { originalTokens: number; fittedTokens: number };
     }
   /** Visible assistant text. */
   | { type: 'text-delta'; choiceIndex: number; text: string }

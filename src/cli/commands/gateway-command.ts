@@ -11,22 +11,26 @@ import { commandSchemas } from '../configuration/configuration-schema.js';
 import type { Resolved } from '../configuration/configuration.js';
 import type { Logger } from '../../spec/logger.js';
 import { createPolicyServing } from '../../serving/policy-serving.js';
-import { createInferenceEngine } from '../wiring/create-inference-engine.js';
+import { createInferenceEngine, localModelDirectoryOf } from '../wiring/create-inference-engine.js';
 import { checkEngineConfiguration } from '../configuration/check-engine-configuration.js';
 import { createShutdownStack } from '../wiring/create-shutdown-stack.js';
 import { consumerNameOf, openEventBus } from '../wiring/open-event-bus.js';
 import { openRecordStore } from '../wiring/open-record-store.js';
-import { checkUpstreamToolCalling } from '../wiring/check-upstream-tool-calling.js';
 import { runUntilSignal } from './run-until-signal.js';
-import { startGatewayService } from '../wiring/start-gateway-service.js';
+import { listenHostOf, startGatewayService } from '../wiring/start-gateway-service.js';
+import { checkPortFree } from '../wiring/check-port-free.js';
 import { startPolicyFollower } from '../../serving/start-policy-follower.js';
 import { startFollowerServing } from '../wiring/start-training.js';
+import { checkUpstreamToolCalling } from '../wiring/check-upstream-tool-calling.js';
 
 /** The storage, bus, engine and gateway components: `commandSchemas.gateway`. */
 export type GatewayCommandConfiguration = Resolved<z.infer<typeof commandSchemas.gateway>>;
 
 export async function startGatewayProcess(configuration: GatewayCommandConfiguration, logger: Logger): Promise<{ url: string; close(): Promise<void> }> {
   checkEngineConfiguration(configuration);
+  if (configuration.engine === 'local') localModelDirectoryOf(configuration.model);
+  // A busy port fails before the store and the engine are opened.
+  await checkPortFree(listenHostOf(configuration), configuration.port);
   await checkUpstreamToolCalling(configuration, logger);
   const parts = createShutdownStack(logger);
   try {

@@ -14,19 +14,21 @@ import type { Resolved } from '../configuration/configuration.js';
 import type { Logger } from '../../spec/logger.js';
 import type { PolicyServingStatus } from '../../spec/policy-serving-status.js';
 import { createPolicyServing } from '../../serving/policy-serving.js';
-import { createInferenceEngine } from '../wiring/create-inference-engine.js';
+import { claimDataFolder } from '../wiring/claim-data-folder.js';
+import { checkPortFree } from '../wiring/check-port-free.js';
+import { createInferenceEngine, localModelDirectoryOf } from '../wiring/create-inference-engine.js';
 import { checkEngineConfiguration, checkTrainedVersionServing } from '../configuration/check-engine-configuration.js';
 import { createShutdownStack } from '../wiring/create-shutdown-stack.js';
 import { consumerNameOf, openEventBus } from '../wiring/open-event-bus.js';
 import { openRecordStore } from '../wiring/open-record-store.js';
-import type { PolicyControl } from '../../gateway/policy-control.js';
-import { checkUpstreamToolCalling } from '../wiring/check-upstream-tool-calling.js';
 import { runUntilSignal } from './run-until-signal.js';
-import { startGatewayService } from '../wiring/start-gateway-service.js';
+import { listenHostOf, startGatewayService } from '../wiring/start-gateway-service.js';
 import { startJudgeService } from '../wiring/start-judge-service.js';
 import { judgeRunsInThread, startJudgeThread } from '../wiring/start-judge-thread.js';
 import { startPolicyFollower } from '../../serving/start-policy-follower.js';
 import { startTraining } from '../wiring/start-training.js';
+import type { PolicyControl } from '../../gateway/policy-control.js';
+import { checkUpstreamToolCalling } from '../wiring/check-upstream-tool-calling.js';
 
 /** Every component's options: `commandSchemas.serve`. */
 export type ServeConfiguration = Resolved<z.infer<typeof commandSchemas.serve>>;
@@ -37,12 +39,17 @@ export interface RunningServer {
 }
 
 export async function startServer(configuration: ServeConfiguration, logger: Logger): Promise<RunningServer> {
+  // The cheap checks first, then the data folder's lock: a server that cannot run touches nothing.
   checkEngineConfiguration(configuration);
   checkTrainedVersionServing(configuration);
+  if (configuration.engine === 'local') localModelDirectoryOf(configuration.model);
+  await checkPortFree(listenHostOf(configuration), configuration.port);
   await checkUpstreamToolCalling(configuration, logger);
   const parts = createShutdownStack(logger);
   const now = () => Date.now();
   try {
+    // SQLite's file and the trainer's checkpoints live under --data; with neither, serve writes nothing there.
+    if (configuration.store === 'sqlite' || !configuration.noTrain) parts.add(claimDataFolder(configuration.data, 'clawrl serve'), async (lock) => lock.release());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-serve'), (opened) => opened.close());
     const store = parts.add(await openRecordStore(configuration, { recordsTurns: true, events: { bus, logger } }), (opened) => opened.close());
     const engine = parts.add(await createInferenceEngine(configuration, { logger }), (created) => created.close());

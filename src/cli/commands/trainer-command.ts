@@ -12,6 +12,7 @@ import { commandSchemas } from '../configuration/configuration-schema.js';
 import type { Resolved } from '../configuration/configuration.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { Logger } from '../../spec/logger.js';
+import { claimDataFolder } from '../wiring/claim-data-folder.js';
 import { localModelDirectoryOf } from '../wiring/create-inference-engine.js';
 import { createShutdownStack } from '../wiring/create-shutdown-stack.js';
 import { createStorePolicyServing } from '../../serving/create-store-policy-serving.js';
@@ -36,6 +37,8 @@ export async function startTrainerProcess(configuration: TrainerCommandConfigura
   const parts = createShutdownStack(logger);
   const now = () => Date.now();
   try {
+    // Its checkpoints live under --data: two trainers on one folder would write over each other's.
+    parts.add(claimDataFolder(configuration.data, 'clawrl trainer'), async (lock) => lock.release());
     const store = parts.add(await openRecordStore(configuration), (opened) => opened.close());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-trainer'), (opened) => opened.close());
     const workerId = configuration.instance ?? 'trainer';

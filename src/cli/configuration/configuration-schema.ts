@@ -74,7 +74,7 @@ export const configurationSections = {
     upstreamTimeout: option(positive().default(120_000), { flag: '--upstream-timeout <ms>', description: 'time-out for the upstream to start and to keep streaming' }),
     promptOverflow: option(z.enum(['error', 'fit']).optional(), {
       flag: '--prompt-overflow <policy>',
-      description: "local engine, a prompt longer than the model's window: error (400 context_length_exceeded) | fit (newest messages, the system prompt's head, no tools; docs/builtin-model.md) (default: fit for builtin:tiny, else error)",
+      description: "local engine, a prompt longer than the model's window: error (400 context_length_exceeded) | fit (newest messages, the system prompt's head, no tools; said by the X-Clawrl-Prompt-Fitted header; docs/builtin-model.md) (default: fit for builtin:tiny, else error)",
     }),
     prefixCache: option(z.number().int().min(0).default(256), {
       flag: '--prefix-cache <MiB>',

@@ -55,16 +55,24 @@ function dashboardAssetsOf(logger: Logger): { dashboardAssets?: DashboardAssets 
   return assets === null ? {} : { dashboardAssets: assets };
 }
 
+/**
+ * The host the gateway listens on: `--host`, except that a server without any key (`--api-key`,
+ * `--admin-key`) stays on loopback.
+ */
+export function listenHostOf(configuration: Pick<GatewayConfiguration, 'host' | 'apiKey' | 'adminKey'>): string {
+  const open = configuration.apiKey.length === 0 && configuration.adminKey === undefined;
+  return open && !loopbackHosts.has(configuration.host) ? '127.0.0.1' : configuration.host;
+}
+
 export async function startGatewayService(configuration: GatewayConfiguration, dependencies: GatewayServiceDependencies): Promise<RunningGateway> {
   const { store, engine, logger } = dependencies;
   const authenticator = createApiKeyAuthenticator({
     apiKeys: configuration.apiKey.map(parseApiKeyEntry),
     ...(configuration.adminKey === undefined ? {} : { adminKey: configuration.adminKey }),
   });
-  let host = configuration.host;
-  if (authenticator.open && !loopbackHosts.has(host)) {
-    logger.warn(`no API key configured: binding 127.0.0.1 instead of ${host}; pass --api-key to serve other machines`);
-    host = '127.0.0.1';
+  const host = listenHostOf(configuration);
+  if (host !== configuration.host) {
+    logger.warn(`no API key configured: binding 127.0.0.1 instead of ${configuration.host}; pass --api-key to serve other machines`);
   }
   const sampling = await resolveSamplingDefaults({ ...configuration, temperatureScoring: engine.capabilities.temperatureScoring });
   const context = {

@@ -24,7 +24,7 @@ export function ExperimentsPage(props: { onRefused: () => void }) {
         const headers = [...new Set(chart.rows.flatMap((row) => Object.keys(row)))];
         return (
           <article key={chart.title} class="experiment">
-            <LineChart title={chart.title} xKind="number" xLabel={chart.xLabel} lines={withThreshold} data={[xs, ...columns, ...thresholdColumn]} width={720} height={280} />
+            <LineChart title={chart.title} xKind="number" xLabel={chart.xLabel} xTicks="integer" lines={withThreshold} data={[xs, ...columns, ...thresholdColumn]} width={720} height={280} />
             <table class="list">
               <thead><tr>{headers.map((header) => <th key={header}>{header}</th>)}</tr></thead>
               <tbody>

@@ -2,6 +2,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { axisTicks, type TickFormat } from './chart-ticks.js';
 
 export interface ChartLine {
   label: string;
@@ -22,6 +23,8 @@ export interface LineChartProps {
   yRange?: [number, number];
   /** The x axis's extent (a live chart's window), rather than the data's: one point alone spans years otherwise. */
   xRange?: [number, number];
+  xTicks?: TickFormat;
+  yTicks?: TickFormat;
   width?: number;
   height?: number;
 }
@@ -32,7 +35,7 @@ export function LineChart(props: LineChartProps) {
   // Read by the scale on every redraw, so a moving window moves without re-creating the chart.
   const xRange = useRef(props.xRange);
   xRange.current = props.xRange;
-  const shape = JSON.stringify([props.lines, props.xKind, props.xLabel, props.yRange]);
+  const shape = JSON.stringify([props.lines, props.xKind, props.xLabel, props.yRange, props.xTicks, props.yTicks]);
 
   useEffect(() => {
     if (container.current === null) return undefined;
@@ -47,7 +50,7 @@ export function LineChart(props: LineChartProps) {
         },
         ...(range === undefined ? {} : { y: { range: () => range } }),
       },
-      axes: [{ label: props.xKind === 'number' ? (props.xLabel ?? '') : undefined }, {}],
+      axes: [{ label: props.xKind === 'number' ? (props.xLabel ?? '') : undefined, ...axisTicks(props.xTicks) }, axisTicks(props.yTicks)],
       series: [
         {},
         ...props.lines.map((line) => ({

@@ -67,11 +67,11 @@ export function OverviewPage(props: { onRefused: () => void }) {
       </div>
       <div class="charts">
         <LineChart
-          title="Turns per minute" xRange={window}
+          title="Turns per minute" xRange={window} yTicks="integer"
           lines={[{ label: 'main', color: palette.blue }, { label: 'side', color: palette.grey }]}
           data={[x, buckets.map((bucket) => bucket.mainTurns), buckets.map((bucket) => bucket.sideTurns)]}
         />
-        <LineChart title="Judge queue depth (since this page opened)" xRange={[Math.min(queue.current.at[0] ?? window[1], window[1] - 60), window[1]]} lines={[{ label: 'queued', color: palette.orange }]} data={[queue.current.at, queue.current.depth]} />
+        <LineChart title="Judge queue depth (since this page opened)" yTicks="integer" xRange={[Math.min(queue.current.at[0] ?? window[1], window[1] - 60), window[1]]} lines={[{ label: 'queued', color: palette.orange }]} data={[queue.current.at, queue.current.depth]} />
         <LineChart
           title="Judge score and vote agreement per minute" xRange={window}
           lines={[{ label: 'mean score', color: palette.green }, { label: 'vote agreement', color: palette.purple }]}
@@ -83,7 +83,7 @@ export function OverviewPage(props: { onRefused: () => void }) {
           ]}
         />
         <LineChart
-          title="Samples per minute by outcome" xRange={window}
+          title="Samples per minute by outcome" xRange={window} yTicks="integer"
           lines={sampleLines.map((line, position) => ({ label: line.label, color: palette.series[position % palette.series.length] ?? palette.grey }))}
           data={[sampleTimes.map(seconds), ...sampleLines.map((line) => line.values)]}
         />
@@ -91,6 +91,7 @@ export function OverviewPage(props: { onRefused: () => void }) {
           title="Training loss, KL and clip fraction by step"
           xKind="number"
           xLabel="step"
+          xTicks="integer"
           lines={[{ label: 'loss', color: palette.red }, { label: 'KL / anchor', color: palette.blue }, { label: 'clip fraction', color: palette.orange }]}
           data={[training.map((point) => point.step), training.map((point) => point.loss), training.map((point) => point.kl ?? point.anchorKl), training.map((point) => point.clipFraction)]}
         />
@@ -98,10 +99,12 @@ export function OverviewPage(props: { onRefused: () => void }) {
           title="Learning rate by step"
           xKind="number"
           xLabel="step"
+          xTicks="integer"
+          yTicks="exponential"
           lines={[{ label: 'learning rate', color: palette.purple }]}
           data={[training.map((point) => point.step), training.map((point) => point.learningRate)]}
         />
-        <LineChart title="Served policy version" xRange={window} lines={[{ label: 'version', color: palette.green, stepped: true }]} data={[versionX, versionY]} />
+        <LineChart title="Served policy version" xRange={window} yTicks="integer" lines={[{ label: 'version', color: palette.green, stepped: true }]} data={[versionX, versionY]} />
       </div>
     </section>
   );

@@ -82,6 +82,7 @@ export function PoliciesPage(props: { onRefused: () => void }) {
         title="Mean reward of served turns by version"
         xKind="number"
         xLabel="version"
+        xTicks="integer"
         yRange={[-1, 1]}
         lines={[{ label: 'mean reward', color: palette.green }]}
         data={[oldestFirst.map((policy) => policy.version), oldestFirst.map((policy) => policy.score?.meanScore ?? null)]}

@@ -44,6 +44,13 @@ export function SessionPage(props: { sessionId: string; onRefused: () => void })
               <span class="muted"> · version {turn.policyVersion} · {formatTime(turn.startedAt)}</span>
             </div>
             <div class="message user">{turn.input}</div>
+            {/* An agent's system prompt can run to tens of thousands of characters: the user's message comes first, the prompt folded. */}
+            {turn.system === null ? null : (
+              <details class="system-prompt" data-testid="system-prompt">
+                <summary>System prompt ({turn.system.length.toLocaleString('en')} characters)</summary>
+                <div class="message system">{turn.system}</div>
+              </details>
+            )}
             <div class="message assistant">{turn.response}</div>
             <JudgementSummary judgement={turn.judgement} sample={turn.sample} />
           </li>

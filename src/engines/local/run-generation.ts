@@ -5,7 +5,7 @@
  * sampled up to the stop.
  */
 import { StopSequenceFilter } from '../../core/stop-sequence-filter.js';
-import { fittedReplyRoom, promptWithinWindow } from '../../model/fit-prompt.js';
+import { fitWithinWindow, fittedReplyRoom } from '../../model/fit-prompt.js';
 import { constrainedPartsOf, createOutputConstraint, type OutputConstraint } from '../../model/output-constraint.js';
 import type { Transformer } from '../../model/transformer.js';
 import type { AssistantOutputDelta, AssistantOutputParser, ChatRenderer, StreamDecoder } from '../../spec/chat-renderer.js';
@@ -67,9 +67,9 @@ export async function runGeneration(options: RunGenerationOptions): Promise<void
   const { sampling } = request;
   const contextLength = transformer.shape.maxPositionEmbeddings;
   const tools = request.toolChoice === 'none' ? [] : request.tools;
-  const promptTokenIds = options.fitPrompts
-    ? promptWithinWindow(renderer, request.messages, tools, contextLength, fittedReplyRoom(contextLength))
-    : renderer.renderPrompt(request.messages, tools);
+  const { tokenIds: promptTokenIds, wholeTokens } = options.fitPrompts
+    ? fitWithinWindow(renderer, request.messages, tools, contextLength, fittedReplyRoom(contextLength))
+    : { tokenIds: renderer.renderPrompt(request.messages, tools), wholeTokens: null };
   const room = contextLength - promptTokenIds.length;
   if (room < 1) {
     throw new ClawrlError(
@@ -79,7 +79,8 @@ export async function runGeneration(options: RunGenerationOptions): Promise<void
     );
   }
   const maxTokens = Math.min(sampling.maxTokens ?? room, room);
-  emit({ type: 'start', promptTokenIds, policyVersion: options.policyVersion });
+  const fitted = wholeTokens !== null && wholeTokens !== promptTokenIds.length;
+  emit({ type: 'start', promptTokenIds, policyVersion: options.policyVersion, ...(fitted ? { promptFit: { originalTokens: wholeTokens, fittedTokens: promptTokenIds.length } } : {}) });
 
   const states: ChoiceState[] = Array.from({ length: sampling.n }, () => ({
     decoder: renderer.createStreamDecoder(),

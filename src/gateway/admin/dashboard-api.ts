@@ -73,8 +73,13 @@ export interface SessionTurnView {
   index: number;
   policyVersion: number;
   startedAt: number;
-  /** What the user (or tools) said before the turn: the messages after the previous assistant one. */
+  /** What the user (or tools) said before the turn: the messages after the previous assistant one, system messages aside. */
   input: string;
+  /**
+   * The system messages among them (an agent's system prompt, often tens of thousands of
+   * characters, on its first turn), shown folded after the input; null when there are none.
+   */
+  system: string | null;
   response: string;
   judgement: JudgementView | null;
   /** The turn's latest sample. */

@@ -48,6 +48,17 @@ describe('dashboard routes', () => {
     expect(turns.next).toBeNull();
   });
 
+  it("shows a turn's system prompt apart from what the user said, and no system prompt on a turn without one", async () => {
+    const gateway = createTestGateway();
+    const system = `You are an agent.\n${'Tool rules. '.repeat(2000)}`;
+    const response = await gateway.chat({ model, messages: [{ role: 'system', content: system }, { role: 'user', content: 'What is 2 + 3?' }] }, { 'x-session-id': 'agent' });
+    await response.json();
+    await chat(gateway, 'plain', 'hello');
+    const [agent, plain] = await Promise.all(['agent', 'plain'].map((id) => read<SessionTurnsResponse>(gateway, `/admin/dashboard/sessions/${id}/turns`)));
+    expect(agent?.turns[0]).toMatchObject({ input: 'What is 2 + 3?', system });
+    expect(plain?.turns[0]).toMatchObject({ input: 'hello', system: null });
+  });
+
   it("returns a turn's tokens with their log-probs, as text when the server can decode them", async () => {
     const gateway = createTestGateway();
     const turnId = await chat(gateway, 'session-a', 'hi');

@@ -36,10 +36,15 @@ function textOf(message: ChatMessage): string {
   return [message.content, ...calls].filter((text) => text !== '').join('\n');
 }
 
-/** The messages after the last assistant message: what the turn answered. */
-function inputOf(turn: TurnRecord): string {
+/** The messages after the last assistant message, what the turn answered: the system ones apart from the rest. */
+function inputOf(turn: TurnRecord): { input: string; system: string | null } {
   const lastAssistant = turn.messages.map((message) => message.role).lastIndexOf('assistant');
-  return turn.messages.slice(lastAssistant + 1).map(textOf).join('\n\n');
+  const answered = turn.messages.slice(lastAssistant + 1);
+  const system = answered.filter((message) => message.role === 'system');
+  return {
+    input: answered.filter((message) => message.role !== 'system').map(textOf).join('\n\n'),
+    system: system.length === 0 ? null : system.map(textOf).join('\n\n'),
+  };
 }
 
 function judgementView(judging: TurnJudging): JudgementView | null {
@@ -159,7 +164,7 @@ export function registerDashboardRoutes<Environment extends Env>(app: Hono<Envir
           index: turn.index,
           policyVersion: turn.policyVersion,
           startedAt: turn.timings.startedAt,
-          input: inputOf(turn),
+          ...inputOf(turn),
           response: textOf(turn.response),
           judgement: judgementView(judging),
           sample: sampleView(judging.samples.at(-1)),
