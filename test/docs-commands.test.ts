@@ -31,6 +31,6 @@ describe('documented command lines', () => {
     const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
     expect(readme).toContain('`npm link` there\nputs `clawrl` itself on `PATH`');
     expect(readme).toContain('`--results-dir <dir>`');
-    expect(readFileSync(path.join(root, 'src', 'cli', 'configuration-schema.ts'), 'utf8')).toContain("flag: '--results-dir <dir>'");
+    expect(readFileSync(path.join(root, 'src', 'cli', 'configuration', 'configuration-schema.ts'), 'utf8')).toContain("flag: '--results-dir <dir>'");
   });
 });
