@@ -36,6 +36,17 @@ describe('JsonPrefix', () => {
     }
   });
 
+  it('keeps every number finite once parsed: parts of at most 20 digits, exponents of at most 2', () => {
+    // 1e999 and 400 nines parse to Infinity, which JSON writes back as null.
+    for (const bad of ['{"a": 1e999}', `{"a": ${'9'.repeat(400)}}`, `[0.${'1'.repeat(21)}]`, '-1E+100']) {
+      expect(accepts(bad), bad).toBe(false);
+    }
+    for (const good of [`{"a": ${'9'.repeat(20)}.${'9'.repeat(20)}e99}`, '[-0.5E-12, 1e+9, 12345678901234567890]']) {
+      expect(completes(good), good).toBe(true);
+      expect(JSON.stringify(JSON.parse(good))).not.toContain('null');
+    }
+  });
+
   it('bounds runs of whitespace between tokens under WhitespaceBound, not inside strings', () => {
     const bounded = (text: string) => {
       const recognizer = new WhitespaceBound(new AnyJson(new JsonPrefix(true)), 2);

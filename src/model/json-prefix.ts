@@ -27,6 +27,8 @@ export const whitespace: ReadonlySet<string> = new Set([' ', '\t', '\n', '\r']);
 const digit = (character: string) => character >= '0' && character <= '9';
 const hex = (character: string) => digit(character) || (character >= 'a' && character <= 'f') || (character >= 'A' && character <= 'F');
 const numberEnds = new Set<NumberPhase>(['zero', 'integer', 'fraction', 'exponent']);
+const maximumNumberPartDigits = 20;
+const maximumExponentDigits = 2;
 
 export class JsonPrefix {
   private mode: Mode = 'value';
@@ -35,6 +37,8 @@ export class JsonPrefix {
   private stringIsKey = false;
   private unicodeLeft = 0;
   private numberPhase: NumberPhase = 'integer';
+  /** Digits of the current number's phase (integer, fraction or exponent part). */
+  private phaseDigits = 0;
   private literalLeft = '';
 
   /** @param objectOnly the top-level value must be an object. */
@@ -47,6 +51,7 @@ export class JsonPrefix {
     copy.stringIsKey = this.stringIsKey;
     copy.unicodeLeft = this.unicodeLeft;
     copy.numberPhase = this.numberPhase;
+    copy.phaseDigits = this.phaseDigits;
     copy.literalLeft = this.literalLeft;
     return copy;
   }
@@ -146,6 +151,7 @@ export class JsonPrefix {
     if (character === '-' || digit(character)) {
       this.mode = 'number';
       this.numberPhase = character === '-' ? 'minus' : character === '0' ? 'zero' : 'integer';
+      this.phaseDigits = character === '-' ? 0 : 1;
       return true;
     }
     return false;
@@ -167,6 +173,11 @@ export class JsonPrefix {
       return null;
     })();
     if (next !== null) {
+      this.phaseDigits = next === phase ? this.phaseDigits + 1 : digit(character) ? 1 : 0;
+      // A number must stay finite once parsed: `1e999` or 400 nines parse to Infinity, which JSON
+      // writes back as null (a tool call's `input` then loses the value). Bounded parts keep every
+      // number below 1e120 and a sampled reply from spending its budget on one number.
+      if (this.phaseDigits > (next === 'exponent' ? maximumExponentDigits : maximumNumberPartDigits)) return false;
       this.numberPhase = next;
       return true;
     }
