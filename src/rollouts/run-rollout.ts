@@ -238,17 +238,19 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
 
   async function train(): Promise<string> {
     await until(async () => (await client.progress()).judgingBacklog === 0, 'the judging backlog');
+    const stepsBefore = (await client.progress()).trainSteps;
     await client.resumeTraining();
     let outcome = 'idle';
-    let trained = false;
     for (let attempt = 0; attempt < 8; attempt += 1) {
       if ((await client.progress()).readySamples === 0) break;
       const next = await client.trainNow();
       // A step whose samples all had a zero advantage (or were stale) consumed them: go on to the rest.
       if (next === 'idle') break;
-      trained ||= next === 'trained';
       outcome = next;
     }
-    return trained ? 'trained' : outcome;
+    // Once resumed, the server's own trainer may claim the step's samples before the step asked
+    // for here (steps run one at a time, so ours then finds none and answers idle): whether this
+    // step trained is read from the server's step count, not from our request's answer.
+    return (await client.progress()).trainSteps > stepsBefore ? 'trained' : outcome;
   }
 }
