@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Judge, JudgeInput, JudgeResult } from '../../spec/judge.js';
+import type { JudgeScore, JudgeVote } from '../../spec/records.js';
 import type { HeldoutNextState } from './judge-heldout-set.js';
 import { formatJudgeHeldoutResult, measureJudgeHeldout } from './measure-judge-heldout.js';
 
@@ -23,8 +24,8 @@ const wordJudge: Judge = {
   promptVersion: 'v0',
   async judge(input: JudgeInput): Promise<JudgeResult> {
     expect(input.wantHint).toBe(false);
-    const score = /wrong/i.test(input.nextState[0]?.content ?? '') ? -1 : 1;
-    const vote = { kind: 'verdict' as const, text: `read \\boxed{${score}}`, score, hint: null, rejection: null };
+    const score: JudgeScore = /wrong/i.test(input.nextState[0]?.content ?? '') ? -1 : 1;
+    const vote: JudgeVote = { kind: 'verdict', text: `read \\boxed{${score}}`, score, hint: null, rejection: null };
     return { score, votes: [vote, vote, vote], hint: null, hintCandidates: [], judgeModel: 'test', promptVersion: 'v0', latencyMs: 0 };
   },
 };
