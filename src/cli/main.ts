@@ -263,7 +263,7 @@ addOptions(
   commandSchemas.evalJudge,
 )
   .option('--heldout <file>', 'held-out next states, one JSON object a line (default: models/builtin-tiny/judge-heldout.jsonl)')
-  .option('--limit <n>', 'judge only the first n rows')
+  .option('--limit <n>', 'judge only n rows, evenly spaced through the file')
   .option('--out <dir>', 'also write judge-heldout.json and judge-heldout.txt there')
   .action(async (options: EvalJudgeOptions, command: Command) => {
     try {

@@ -19,11 +19,13 @@ describe('runEvalJudgeCommand', () => {
     const folder = mkdtempSync(path.join(tmpdir(), 'clawrl-eval-judge-'));
     folders.push(folder);
     const heldout = path.join(folder, 'mine.jsonl');
-    writeFileSync(heldout, [rowLine('a', -1, "That's wrong, try again."), rowLine('b', 1, 'Thanks, that is wrong'), rowLine('c', 1, 'Great, thanks!')].join('\n'));
+    writeFileSync(heldout, [rowLine('a', -1, "That's wrong, try again."), rowLine('b', 1, 'Thanks, that is wrong'), rowLine('c', 1, 'Great, thanks!'), rowLine('d', 1, 'Cheers')].join('\n'));
     const { configuration } = resolveConfiguration(commandSchemas.evalJudge, { flags: { judge: 'rules' }, file: {}, environment: {} });
     const out = path.join(folder, 'report');
     const result = await runEvalJudgeCommand(configuration, { heldout, limit: '2', out }, silentLogger);
     expect(result.rows).toBe(2);
+    expect([...result.wrong.map((miss) => miss.id)]).not.toContain('b');
+    expect(Object.keys(result.byKind).sort()).toEqual(['complaint', 'thanks']);
     expect(result.heldoutFile).toBe(heldout);
     expect(result.judge).toBe('rules');
     expect(result.accuracy.count).toBe(2);

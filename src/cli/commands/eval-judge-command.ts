@@ -8,7 +8,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseHeldoutNextStates } from '../../lab/measure/judge-heldout-set.js';
+import { parseHeldoutNextStates, type HeldoutNextState } from '../../lab/measure/judge-heldout-set.js';
 import { formatJudgeHeldoutResult, measureJudgeHeldout, type JudgeHeldoutResult } from '../../lab/measure/measure-judge-heldout.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
@@ -46,7 +46,9 @@ export async function runEvalJudgeCommand(
 ): Promise<EvalJudgeResult> {
   const heldoutFile = path.resolve(options.heldout ?? shippedHeldoutFile);
   const all = parseHeldoutNextStates(readHeldout(heldoutFile), heldoutFile);
-  const rows = options.limit === undefined ? all : all.slice(0, integerOption('limit', options.limit, 1));
+  const limit = options.limit === undefined ? all.length : Math.min(all.length, integerOption('limit', options.limit, 1));
+  // Evenly spaced rows, so a short run still meets every kind of a file written kind by kind.
+  const rows = Array.from({ length: limit }, (_, index) => all[Math.floor((index * all.length) / limit)] as HeldoutNextState);
   const engine: InferenceEngine | undefined = configuration.judge === 'policy' ? await createInferenceEngine(configuration, { logger }) : undefined;
   try {
     const judge = createJudge(configuration, engine);
