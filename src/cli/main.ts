@@ -31,6 +31,8 @@ import { startManagerProcess } from './commands/manager-command.js';
 import { startWorkerProcess } from './commands/worker-command.js';
 import { runUntilSignal } from './commands/run-until-signal.js';
 import { formatRolloutResult, rolloutHelp, rolloutSchema, runRolloutCommand, type RolloutCommandOptions } from './commands/rollout-command.js';
+import { runEvalJudgeCommand, type EvalJudgeOptions } from './commands/eval-judge-command.js';
+import { formatJudgeHeldoutResult } from '../lab/measure/measure-judge-heldout.js';
 import { defaultMaxWaitMinutes, defaultPersonalizeSessions, explicitKeysOf, formatPersonalizeResult, personalizeHelp, personalizeSchema, runPersonalizeCommand, type PersonalizeCommandOptions } from './commands/eval-command.js';
 
 /**
@@ -222,9 +224,10 @@ addOptions(program.command('samples').description('training samples').command('e
     }
   });
 
+const evalCommand = program.command('eval').description('experiments and measurements: the personalization experiment, the judge on held-out next states');
 addExperimentOptions(
   addOptions(
-    program.command('eval').description('experiments against a clawrl server').command('personalize').description(
+    evalCommand.command('personalize').description(
       'the personalization experiment: a simulated user with a hidden preference talks to clawrl while it trains (docs/personalization.md)',
     ),
     personalizeSchema,
@@ -250,6 +253,24 @@ addExperimentOptions(
       const knobs = experimentKnobsOf(command.opts());
       const result = await runPersonalizeCommand({ options, configuration, explicitKeys, knobs, configFile, environment: process.env });
       process.stdout.write(`${configuration.json ? JSON.stringify(result, null, 2) : formatPersonalizeResult(result)}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+addOptions(
+  evalCommand.command('judge').description("the judge the server would run, on held-out next states: majority-verdict accuracy overall and per kind, and the rows it gets wrong (docs/judging.md)"),
+  commandSchemas.evalJudge,
+)
+  .option('--heldout <file>', 'held-out next states, one JSON object a line (default: models/builtin-tiny/judge-heldout.jsonl)')
+  .option('--limit <n>', 'judge only n rows, evenly spaced through the file')
+  .option('--out <dir>', 'also write judge-heldout.json and judge-heldout.txt there')
+  .action(async (options: EvalJudgeOptions, command: Command) => {
+    try {
+      const logger = createConsoleLogger();
+      const configuration = configurationOf(command, commandSchemas.evalJudge, logger);
+      const result = await runEvalJudgeCommand(configuration, options, logger);
+      process.stdout.write(`${configuration.json ? JSON.stringify(result, null, 2) : formatJudgeHeldoutResult(result)}\n`);
     } catch (error) {
       fail(error);
     }

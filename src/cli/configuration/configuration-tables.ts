@@ -13,6 +13,7 @@ const commandNames: Record<keyof typeof commandSchemas, string> = {
   judge: 'judge',
   trainer: 'trainer',
   rejudge: 'rejudge',
+  evalJudge: 'eval judge',
   client: 'status, policy list, policy activate',
   manager: 'manager',
   worker: 'worker',
