@@ -16,11 +16,11 @@ const chromiumPath = '/usr/bin/chromium';
 const adminKey = 'dashboard-admin-key';
 const apiKey = 'dashboard-tenant-key';
 const hint = 'Put the final answer in bold.';
-/** What the rules judge keeps from a turn the user thanks for (`--judge-rules`), so a judged turn carries a kept hint. */
+/** What the rules judge keeps from a turn the user corrects (`--judge-rules`), so a judged turn carries a kept hint. */
 const judgeHint = 'Give the result first, then one line of working.';
 const judgeRules = {
   name: 'dashboard',
-  rules: [{ when: [{ on: 'nextState', rule: { type: 'regex', pattern: '\\bthanks?\\b', flags: 'i', expect: true } }], score: 1, hint: judgeHint }],
+  rules: [{ when: [{ on: 'nextState', rule: { type: 'regex', pattern: '\\b(?:no|wrong)\\b', flags: 'i', expect: true } }], score: -1, hint: judgeHint }],
 };
 const screenshots = process.env.UPDATE_DASHBOARD_SCREENSHOTS === '1' ? path.join(repositoryRoot, 'docs', 'dashboard') : null;
 
@@ -81,7 +81,7 @@ beforeAll(async () => {
   const turnIds: string[] = [];
   // One conversation, each request quoting the replies before it, so each turn's next state is linked and judged.
   const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [];
-  for (const question of ['What is 2 + 3?', 'And 4 + 4?', 'Thanks! What is 10 - 7?']) {
+  for (const question of ['What is 2 + 3?', 'And 4 + 4?', 'No, that is wrong. What is 10 - 7?']) {
     messages.push({ role: 'user', content: question });
     const { data, response } = await client.chat.completions.create({ model: 'builtin:tiny', messages, temperature: 0.8 }).withResponse();
     const reply = data.choices[0]?.message;
@@ -98,10 +98,11 @@ beforeAll(async () => {
     body: JSON.stringify({ turn_id: firstTurnId, thumbs: 'up', hint }),
   });
   expect(feedback.status).toBe(200);
-  await until(async () => (await admin<Status>('/admin/status')).samples.ready >= 1, 'the feedback sample');
-  // The second turn's next state thanks the model: the judge scores it with a kept hint.
+  // The second turn's next state corrects the model: the judge scores it −1 with a kept hint. The
+  // step trains on its sample and the feedback's (+1), so their advantages differ from zero.
   await until(async () => (await admin<TurnView>(`/admin/turns/${secondTurnId}`)).judgement?.hint === judgeHint, "the second turn's judgement");
   await until(async () => ((await admin<TurnView>(`/admin/turns/${firstTurnId}`)).judgement?.votes.length ?? 0) > 0, "the first turn's judgement");
+  await until(async () => (await admin<Status>('/admin/status')).samples.ready >= 2, 'the feedback and judged samples');
   expect((await admin<{ kind: string }>('/admin/training/step', 'POST')).kind).toBe('trained');
   expect((await admin<Status>('/admin/status')).policyVersion).toBe(1);
 
@@ -156,7 +157,7 @@ describe('the dashboard in a browser', () => {
     const verdict = judged.judgement?.votes.find((vote) => vote.kind === 'verdict')?.text ?? '';
     expect(verdict).toContain('rule 0 matched');
     expect(await second.getByTestId('turn-votes').textContent()).toContain(verdict);
-    expect(await second.getByTestId('turn-score').textContent()).toBe('+1');
+    expect(await second.getByTestId('turn-score').textContent()).toBe('-1');
     expect(await second.getByTestId('kept-hint').textContent()).toBe(`kept (longest): ${judgeHint}`);
     // The first turn's judge found no hint: the answer is shown as rejected, with the reason.
     expect(await first.getByTestId('hint-answers').textContent()).toContain('rejected: missing-hint');
