@@ -76,12 +76,14 @@ export function activityBucketsOf(
 }
 
 /**
- * The latest judgement, feedback and sample of each turn, one row a turn; callers add the WHERE
- * that picks the page's turns. Each subquery's maximum is a seek into the turn's range of
- * judgements_by_identity, feedback_by_turn or samples_by_turn.
+ * The latest judgement, feedback and sample of each turn that `turnFilter` (a condition on `turn`)
+ * picks, one row a turn. The page's turns and their latest ids come first, each maximum a seek into
+ * the turn's range of judgements_by_identity, feedback_by_turn or samples_by_turn; the rows are then
+ * joined by primary key (a correlated maximum inside a join's condition would be evaluated per row).
  */
-export const turnJudgingSelect = `
-  SELECT turn.id AS turn_id,
+export function turnJudgingSelect(turnFilter: string): string {
+  return `
+  SELECT page.turn_id,
     judgement.id AS judgement_id, judgement.judge, judgement.judge_model, judgement.prompt_version, judgement.score AS judgement_score,
     judgement.votes, judgement.hint AS judgement_hint, judgement.hint_candidates, judgement.hint_selection, judgement.latency_ms,
     judgement.created_at AS judgement_created_at,
@@ -90,10 +92,17 @@ export const turnJudgingSelect = `
     sample.id AS sample_id, sample.status AS sample_status, sample.method AS sample_method, sample.score AS sample_score,
     sample.drop_reason AS sample_drop_reason, sample.policy_version AS sample_policy_version,
     sample.judgement_id AS sample_judgement_id, sample.feedback_id AS sample_feedback_id
-  FROM turns AS turn
-  LEFT JOIN judgements AS judgement ON judgement.id = (SELECT max(id) FROM judgements WHERE turn_ordinal = turn.ordinal)
-  LEFT JOIN feedback ON feedback.id = (SELECT max(id) FROM feedback WHERE turn_ordinal = turn.ordinal)
-  LEFT JOIN samples AS sample ON sample.ordinal = (SELECT max(ordinal) FROM samples WHERE turn_ordinal = turn.ordinal)`;
+  FROM (
+    SELECT turn.id AS turn_id,
+      (SELECT max(id) FROM judgements WHERE turn_ordinal = turn.ordinal) AS latest_judgement,
+      (SELECT max(id) FROM feedback WHERE turn_ordinal = turn.ordinal) AS latest_feedback,
+      (SELECT max(ordinal) FROM samples WHERE turn_ordinal = turn.ordinal) AS latest_sample
+    FROM turns AS turn WHERE ${turnFilter}
+  ) AS page
+  LEFT JOIN judgements AS judgement ON judgement.id = page.latest_judgement
+  LEFT JOIN feedback ON feedback.id = page.latest_feedback
+  LEFT JOIN samples AS sample ON sample.ordinal = page.latest_sample`;
+}
 
 export interface TurnJudgingRow {
   turn_id: string;

@@ -89,7 +89,7 @@ export function createPostgresDashboardQueries(database: PostgresDatabase): Dash
     async turnJudgings(turnIds: readonly string[]): Promise<TurnJudgingSummary[]> {
       if (turnIds.length === 0) return [];
       return database.run('turnJudgings', async () =>
-        turnJudgingsOf(await database.rows<TurnJudgingRow>(`${turnJudgingSelect} WHERE turn.id = ANY($1::text[])`, [[...turnIds]]), turnIds),
+        turnJudgingsOf(await database.rows<TurnJudgingRow>(turnJudgingSelect('turn.id = ANY($1::text[])'), [[...turnIds]]), turnIds),
       );
     },
   };

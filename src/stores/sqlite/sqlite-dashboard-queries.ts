@@ -68,7 +68,7 @@ export function createSqliteDashboardQueries(database: Database.Database, run: R
     WHERE policy_version BETWEEN ? AND ? AND score IS NOT NULL AND (drop_reason IS NULL OR drop_reason <> 'superseded')
     GROUP BY policy_version ORDER BY policy_version`);
   // The page's ids as one JSON array: one statement whatever the page's length.
-  const turnJudgings = database.prepare<[string], TurnJudgingRow>(`${turnJudgingSelect} WHERE turn.id IN (SELECT value FROM json_each(?))`);
+  const turnJudgings = database.prepare<[string], TurnJudgingRow>(turnJudgingSelect('turn.id IN (SELECT value FROM json_each(?))'));
 
   return {
     async listSessionSummaries(options: ListSessionSummariesOptions): Promise<SessionSummary[]> {
