@@ -3,7 +3,7 @@
  * real server with the built-in model, after real turns (the official openai client), feedback and
  * a training step. With UPDATE_DASHBOARD_SCREENSHOTS=1 it also writes the screenshots in docs/dashboard/.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
@@ -16,15 +16,28 @@ const chromiumPath = '/usr/bin/chromium';
 const adminKey = 'dashboard-admin-key';
 const apiKey = 'dashboard-tenant-key';
 const hint = 'Put the final answer in bold.';
+/** What the rules judge keeps from a turn the user corrects (`--judge-rules`), so a judged turn carries a kept hint. */
+const judgeHint = 'Give the result first, then one line of working.';
+const judgeRules = {
+  name: 'dashboard',
+  rules: [{ when: [{ on: 'nextState', rule: { type: 'regex', pattern: '\\b(?:no|wrong)\\b', flags: 'i', expect: true } }], score: -1, hint: judgeHint }],
+};
 const screenshots = process.env.UPDATE_DASHBOARD_SCREENSHOTS === '1' ? path.join(repositoryRoot, 'docs', 'dashboard') : null;
 
 let server: ClawrlServer;
 let results: string;
+let rulesFolder: string;
 let profile: string;
 let browser: BrowserContext;
 let page: Page;
 let sessionId: string;
 let firstTurnId: string;
+let secondTurnId: string;
+
+interface TurnView {
+  responseTokenIds: number[];
+  judgement: { hint: string | null; votes: { kind: string; text: string }[] } | null;
+}
 
 interface Status {
   turns: { main: number };
@@ -57,28 +70,39 @@ beforeAll(async () => {
   if (!existsSync(chromiumPath)) throw new Error(`${chromiumPath} is missing: install Debian's chromium (apt-get install -y chromium); .ci/run does.`);
   results = mkdtempSync(path.join(tmpdir(), 'clawrl-dashboard-results-'));
   writeExperimentResultFiles(results);
+  rulesFolder = mkdtempSync(path.join(tmpdir(), 'clawrl-dashboard-rules-'));
+  writeFileSync(path.join(rulesFolder, 'rules.json'), JSON.stringify(judgeRules));
+  // `combine` asks the judge for hints, so the session page has hint answers to show.
   server = await startClawrlServer([
-    '--judge', 'rules', '--method', 'rl', '--train-every', '1000', '--max-tokens', '16',
+    '--judge', 'rules', '--judge-rules', path.join(rulesFolder, 'rules.json'), '--method', 'combine', '--train-every', '1000', '--max-tokens', '16',
     '--api-key', `tenant=${apiKey}`, '--admin-key', adminKey, '--results-dir', results,
   ]);
   const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey, defaultHeaders: { 'x-session-id': 'dashboard-session' } });
   const turnIds: string[] = [];
-  for (const question of ['What is 2 + 3?', 'And 4 + 4?', 'Thanks! What is 10 - 7?']) {
-    const { data, response } = await client.chat.completions
-      .create({ model: 'builtin:tiny', messages: [{ role: 'user', content: question }], temperature: 0.8 })
-      .withResponse();
-    expect(data.choices[0]?.message.role).toBe('assistant');
+  // One conversation, each request quoting the replies before it, so each turn's next state is linked and judged.
+  const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [];
+  for (const question of ['What is 2 + 3?', 'And 4 + 4?', 'No, that is wrong. What is 10 - 7?']) {
+    messages.push({ role: 'user', content: question });
+    const { data, response } = await client.chat.completions.create({ model: 'builtin:tiny', messages, temperature: 0.8 }).withResponse();
+    const reply = data.choices[0]?.message;
+    expect(reply?.role).toBe('assistant');
+    messages.push({ role: 'assistant', content: reply?.content ?? '' });
     turnIds.push(response.headers.get('x-clawrl-turn-id') ?? '');
   }
   sessionId = 'dashboard-session';
   firstTurnId = turnIds[0] ?? '';
+  secondTurnId = turnIds[1] ?? '';
   const feedback = await fetch(`${server.url}/v1/feedback`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
     body: JSON.stringify({ turn_id: firstTurnId, thumbs: 'up', hint }),
   });
   expect(feedback.status).toBe(200);
-  await until(async () => (await admin<Status>('/admin/status')).samples.ready >= 1, 'the feedback sample');
+  // The second turn's next state corrects the model: the judge scores it −1 with a kept hint. The
+  // step trains on its sample and the feedback's (+1), so their advantages differ from zero.
+  await until(async () => (await admin<TurnView>(`/admin/turns/${secondTurnId}`)).judgement?.hint === judgeHint, "the second turn's judgement");
+  await until(async () => ((await admin<TurnView>(`/admin/turns/${firstTurnId}`)).judgement?.votes.length ?? 0) > 0, "the first turn's judgement");
+  await until(async () => (await admin<Status>('/admin/status')).samples.ready >= 2, 'the feedback and judged samples');
   expect((await admin<{ kind: string }>('/admin/training/step', 'POST')).kind).toBe('trained');
   expect((await admin<Status>('/admin/status')).policyVersion).toBe(1);
 
@@ -97,7 +121,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
-  for (const folder of [results, profile, server?.data]) if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
+  for (const folder of [results, rulesFolder, profile, server?.data]) if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
 });
 
 describe('the dashboard in a browser', () => {
@@ -117,7 +141,7 @@ describe('the dashboard in a browser', () => {
     await capture('overview');
   });
 
-  it("shows a session's turns with their score and hint, and a turn's tokens", async () => {
+  it("shows a session's turns with their score, why (verdict texts, the kept hint, the feedback), and a turn's tokens", async () => {
     await page.goto(`${server.url}/#/sessions`);
     await page.getByPlaceholder('Session id prefix or tenant').fill('dashboard');
     await page.getByRole('link', { name: sessionId }).click();
@@ -125,11 +149,22 @@ describe('the dashboard in a browser', () => {
     await first.waitFor();
     expect(await first.getByTestId('turn-score').textContent()).toContain('+1');
     expect(await first.getByTestId('turn-hint').textContent()).toBe(hint);
+    expect(await first.textContent()).toContain('(from feedback)');
     expect(await page.locator('li.turn').count()).toBe(3);
+    // The judged turn shows the judge's own words beside its score, and the hint it kept.
+    const second = page.locator(`li[data-turn-id="${secondTurnId}"]`);
+    const judged = await admin<TurnView>(`/admin/turns/${secondTurnId}`);
+    const verdict = judged.judgement?.votes.find((vote) => vote.kind === 'verdict')?.text ?? '';
+    expect(verdict).toContain('rule 0 matched');
+    expect(await second.getByTestId('turn-votes').textContent()).toContain(verdict);
+    expect(await second.getByTestId('turn-score').textContent()).toBe('-1');
+    expect(await second.getByTestId('kept-hint').textContent()).toBe(`kept (longest): ${judgeHint}`);
+    // The first turn's judge found no hint: the answer is shown as rejected, with the reason.
+    expect(await first.getByTestId('hint-answers').textContent()).toContain('rejected: missing-hint');
     await capture('session');
     await first.getByRole('link', { name: 'turn 0' }).click();
     await page.getByTestId('response-tokens').waitFor();
-    const turn = await admin<{ responseTokenIds: number[] }>(`/admin/turns/${firstTurnId}`);
+    const turn = await admin<TurnView>(`/admin/turns/${firstTurnId}`);
     expect(await page.locator('[data-testid="response-tokens"] .token').count()).toBe(turn.responseTokenIds.length);
     await capture('turn');
   });

@@ -4,7 +4,7 @@
  * the store (`clawrl bench dashboard` measures it). `RecordReads` offers them as `dashboard`.
  */
 import type { PolicyVersion } from './inference-engine.js';
-import type { SessionStatus } from './records.js';
+import type { FeedbackRecord, JudgementRecord, SampleStatus, SessionStatus } from './records.js';
 
 /** A session as the sessions list shows it: no turn ids, no messages. */
 export interface SessionSummary {
@@ -88,6 +88,28 @@ export interface PolicyTurnScore {
   meanScore: number | null;
 }
 
+/** A sample as a turn's judging shows it: what became of it, without its token arrays. */
+export interface SampleSummary {
+  id: string;
+  status: SampleStatus;
+  method: string;
+  score: number | null;
+  dropReason: string | null;
+  policyVersion: PolicyVersion;
+  judgementId: number | null;
+  feedbackId: number | null;
+}
+
+/** What the judge, feedback and training made of one turn: the latest of each, null where there is none. */
+export interface TurnJudgingSummary {
+  turnId: string;
+  /** With every vote's text, the hint candidates and how the hint was chosen among them. */
+  judgement: JudgementRecord | null;
+  /** The feedback that counts (the newest). */
+  feedback: FeedbackRecord | null;
+  sample: SampleSummary | null;
+}
+
 export interface DashboardQueries {
   /** Sessions, newest first, one index range per page (keyset, never an offset). */
   listSessionSummaries(options: ListSessionSummariesOptions): Promise<SessionSummary[]>;
@@ -98,4 +120,9 @@ export interface DashboardQueries {
    * latest sample's score of each turn: feedback where given, else the judge's).
    */
   policyTurnScores(options: { from: PolicyVersion; to: PolicyVersion }): Promise<PolicyTurnScore[]>;
+  /**
+   * The latest judgement, feedback and sample of each known turn among `turnIds` (a page of a
+   * session), in the order of `turnIds`: one read for the page, never one per turn.
+   */
+  turnJudgings(turnIds: readonly string[]): Promise<TurnJudgingSummary[]>;
 }

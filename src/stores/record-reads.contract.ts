@@ -1,6 +1,6 @@
 /**
  * The dashboard's part of the `RecordReads` contract (`spec/record-reads.ts`): keyset pages of
- * sessions, bucketed activity and per-version scores (`store.dashboard`); the counts are in
+ * sessions, bucketed activity, per-version scores and a page of turns' judging (`store.dashboard`); the counts are in
  * `record-counts.contract.ts`, the point reads with the writes they read back. `runRecordStoreContract`
  * runs it, so every store does.
  */
@@ -110,6 +110,44 @@ export function runRecordReadsContract(getStore: () => RecordStore): void {
         { version: 1, scoredTurns: 1, meanScore: -1 },
       ]);
       expect(await store.dashboard.policyTurnScores({ from: 5, to: 9 })).toEqual([]);
+    });
+
+    it("reads a page of turns' latest judgement, feedback and sample in the order asked, unknown turns left out", async () => {
+      await store.upsertSession({ id: 's', tenant: null, at: 0 });
+      for (const id of ['judged', 'plain', 'rollout']) await store.recordTurn(turn(id, 's'));
+      await store.recordJudgement(judgingJudgement('judged', { judge: 'rules', judgeModel: 'rules', createdAt: 1_500 }));
+      const votes = [
+        { kind: 'verdict' as const, text: 'Wrong sum. \\boxed{-1}', score: -1 as const, hint: null, rejection: null },
+        { kind: 'hint' as const, text: '[HINT_START]Add the carry.[HINT_END] \\boxed{-1}', score: -1 as const, hint: 'Add the carry.', rejection: null },
+        { kind: 'hint' as const, text: '\\boxed{1}', score: 1 as const, hint: null, rejection: 'positive-vote' },
+      ];
+      const latest = await store.recordJudgement(
+        judgingJudgement('judged', { score: -1, votes, hint: 'Add the carry.', hintCandidates: ['Add the carry.'], hintSelection: 'longest', createdAt: 2_000 }),
+      );
+      await store.recordFeedback({ turnId: 'judged', score: 1, text: 'first look', hint: null, tenant: null, createdAt: 2_500 });
+      const counted = await store.recordFeedback({ turnId: 'judged', score: -1, text: 'wrong after all', hint: null, tenant: 'alice', createdAt: 2_600 });
+      await store.recordSample(sample('older', 'judged', { score: 1 }));
+      await store.recordSample(sample('newer', 'judged', { score: -1, judgementId: latest.id, feedbackId: counted?.id ?? null }));
+      const rollout = { runId: 'run', environment: 'arithmetic', step: 1, group: null, turnIndex: 0, outcomeReward: 1, processReward: 0.5, reward: 1.5 };
+      await store.recordFeedback({ turnId: 'rollout', score: null, text: null, hint: null, tenant: null, createdAt: 3_000, rollout });
+
+      const page = await store.dashboard.turnJudgings(['rollout', 'missing', 'plain', 'judged']);
+      expect(page.map((entry) => entry.turnId)).toEqual(['rollout', 'plain', 'judged']);
+      expect(page[0]).toMatchObject({ judgement: null, feedback: { turnId: 'rollout', score: null, rollout }, sample: null });
+      expect(page[1]).toEqual({ turnId: 'plain', judgement: null, feedback: null, sample: null });
+      expect(page[2]?.judgement).toEqual(latest);
+      expect(page[2]?.feedback).toEqual(counted);
+      expect(page[2]?.sample).toEqual({
+        id: 'newer',
+        status: 'ready',
+        method: 'rl',
+        score: -1,
+        dropReason: null,
+        policyVersion: 0,
+        judgementId: latest.id,
+        feedbackId: counted?.id ?? null,
+      });
+      expect(await store.dashboard.turnJudgings([])).toEqual([]);
     });
   });
 }

@@ -52,11 +52,49 @@ export interface SessionPageResponse {
   next: string | null;
 }
 
-export interface JudgementView {
+/** One raw answer of the judge, as `/admin/turns/{id}` holds it. */
+export interface VoteView {
+  /** `verdict`: a ±1/0 vote; `hint`: a hint-extraction answer. */
+  kind: string;
+  /** The judge's text, whole. */
+  text: string;
+  /** The box read from the text; null when unreadable. */
   score: number | null;
-  votes: { kind: string; score: number | null; text: string }[];
+  /** Hint answers: the hint accepted from it (a candidate); null otherwise. */
   hint: string | null;
+  /** Hint answers without an accepted hint: why (`missing-hint`, `hint-too-short`, ...). */
+  rejection: string | null;
+}
+
+/** The feedback that counts for the turn (the newest). */
+export interface FeedbackView {
+  /** A person's or agent's reward; null for text or a hint only, or a rollout's (its reward is `rollout.reward`). */
+  score: number | null;
+  text: string | null;
+  hint: string | null;
+  rollout: { runId: string; environment: string; step: number; outcomeReward: number; processReward: number | null; reward: number } | null;
+}
+
+export interface JudgementView {
+  /** What the turn trains on: a rollout's reward, else the feedback's score, else the judge's. */
+  score: number | null;
+  /** Where `score` came from; null when there is none. */
+  scoreSource: 'rollout' | 'feedback' | 'judge' | null;
+  /** The judge's own majority verdict; null when no vote was readable or the turn was not judged. */
+  judgeScore: number | null;
+  /** Every vote of the latest judgement, verdicts first as the judge cast them. */
+  votes: VoteView[];
+  /** The hint the turn trains with: the feedback's, else the one the judge kept. */
+  hint: string | null;
+  /** Every hint the judge accepted, in vote order; the kept one is the judge's `hint`. */
+  hintCandidates: string[];
+  /** The judge's kept hint (null when it accepted none). */
+  judgeHint: string | null;
+  /** How the judge chose among candidates: `overlap` (teacher–student overlap) or `longest`. */
+  hintSelection: string | null;
+  /** `feedback` when there is feedback, else the judge's backend. */
   judge: string;
+  feedback: FeedbackView | null;
 }
 
 export interface SampleView {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type {
   OverviewResponse,
   PoliciesResponse,
@@ -46,6 +46,54 @@ describe('dashboard routes', () => {
     expect(turns.session.mainTurns).toBe(1);
     expect(turns.turns[0]).toMatchObject({ id: first, index: 0, input: 'What is 2 + 3?', judgement: { score: 1, hint: 'Answer in one word.', judge: 'feedback' } });
     expect(turns.next).toBeNull();
+  });
+
+  it("shows why a turn scored as it did: each vote's text, the hint answers with the kept candidate, the feedback, in one judging read per page", async () => {
+    const gateway = createTestGateway();
+    const judged = await chat(gateway, 'why', 'What is 17 + 25?');
+    const rolled = await chat(gateway, 'why', 'And 9 + 9?');
+    const plain = await chat(gateway, 'why', 'Thanks.');
+    const votes = [
+      { kind: 'verdict' as const, text: `The sum is wrong: 17 + 25 is 42, not 32. ${'Carry the one. '.repeat(20)}\\boxed{-1}`, score: -1 as const, hint: null, rejection: null },
+      { kind: 'verdict' as const, text: 'Looks fine \\boxed{1}', score: 1 as const, hint: null, rejection: null },
+      { kind: 'hint' as const, text: '[HINT_START]Carry the one when a column passes nine.[HINT_END]', score: -1 as const, hint: 'Carry the one when a column passes nine.', rejection: null },
+      { kind: 'hint' as const, text: '[HINT_START]Check sums.[HINT_END]', score: -1 as const, hint: 'Check sums.', rejection: null },
+      { kind: 'hint' as const, text: '[HINT_START]No.[HINT_END]', score: -1 as const, hint: null, rejection: 'hint-too-short' },
+    ];
+    await gateway.store.recordJudgement({
+      turnId: judged, judge: 'openai', judgeModel: 'judge-model', promptVersion: 'v1', score: -1, votes,
+      hint: 'Carry the one when a column passes nine.', hintCandidates: ['Carry the one when a column passes nine.', 'Check sums.'], hintSelection: 'longest',
+      latencyMs: 10, createdAt: 1,
+    });
+    await gateway.store.recordFeedback({ turnId: judged, score: null, text: 'the user said 42', hint: null, tenant: null, createdAt: 2 });
+    const rollout = { runId: 'run-1', environment: 'arithmetic', step: 3, group: null, turnIndex: 0, outcomeReward: 1, processReward: -0.5, reward: 0.5 };
+    await gateway.store.recordFeedback({ turnId: rolled, score: null, text: null, hint: null, tenant: null, createdAt: 3, rollout });
+
+    const listJudgements = vi.spyOn(gateway.store, 'listJudgements');
+    const turnJudgings = vi.spyOn(gateway.store.dashboard, 'turnJudgings');
+    const page = await read<SessionTurnsResponse>(gateway, '/admin/dashboard/sessions/why/turns');
+    expect(turnJudgings).toHaveBeenCalledTimes(1);
+    expect(listJudgements).not.toHaveBeenCalled();
+    const [first, second, third] = page.turns;
+    expect(first?.judgement).toEqual({
+      score: -1,
+      scoreSource: 'judge',
+      judgeScore: -1,
+      votes,
+      hint: 'Carry the one when a column passes nine.',
+      hintCandidates: ['Carry the one when a column passes nine.', 'Check sums.'],
+      judgeHint: 'Carry the one when a column passes nine.',
+      hintSelection: 'longest',
+      judge: 'feedback',
+      feedback: { score: null, text: 'the user said 42', hint: null, rollout: null },
+    });
+    expect(second?.judgement).toMatchObject({ score: 0.5, scoreSource: 'rollout', judgeScore: null, votes: [], feedback: { rollout: { runId: 'run-1', outcomeReward: 1, processReward: -0.5, reward: 0.5 } } });
+    expect(third).toMatchObject({ id: plain, judgement: null, sample: null });
+
+    await gateway.store.recordFeedback({ turnId: judged, score: 1, text: 'actually fine', hint: 'Show the carry.', tenant: null, createdAt: 4 });
+    const turn = await read<TurnTokensResponse>(gateway, `/admin/dashboard/turns/${judged}`);
+    expect(turn.judgement).toMatchObject({ score: 1, scoreSource: 'feedback', judgeScore: -1, hint: 'Show the carry.', judgeHint: 'Carry the one when a column passes nine.', feedback: { text: 'actually fine' } });
+    expect(turn.judgement?.votes).toEqual(votes);
   });
 
   it("shows a turn's system prompt apart from what the user said, and no system prompt on a turn without one", async () => {

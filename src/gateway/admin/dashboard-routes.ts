@@ -1,13 +1,16 @@
 /**
  * The dashboard's data routes, `GET /admin/dashboard/...`: what each page of the web UI reads. Each
  * route reads one page or one time window through `store.dashboard` and the seam's point reads, so
- * a refresh costs the same however many turns the store holds (`clawrl bench dashboard`).
+ * a refresh costs the same however many turns the store holds (`clawrl bench dashboard`): a page
+ * of a session's turns is one read of the turns and one of their judging, never a read per turn.
  */
 import type { Env, Hono } from 'hono';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { ChatMessage } from '../../spec/chat.js';
-import type { SampleRecord, TurnRecord } from '../../spec/records.js';
-import { currentJudgement, statusOf, type TurnJudging } from './admin-routes.js';
+import { turnRewardOf } from '../../core/rl/build-samples.js';
+import type { SampleSummary, TurnJudgingSummary } from '../../spec/dashboard-queries.js';
+import type { FeedbackRecord, JudgementRecord, TurnRecord } from '../../spec/records.js';
+import { statusOf } from './admin-routes.js';
 import type {
   JudgementView,
   OverviewResponse,
@@ -47,30 +50,54 @@ function inputOf(turn: TurnRecord): { input: string; system: string | null } {
   };
 }
 
-function judgementView(judging: TurnJudging): JudgementView | null {
-  const judgement = currentJudgement(judging);
-  if (judgement === null) return null;
+/** Where the score a turn trains on came from (`turnRewardOf` picks it). */
+function scoreSourceOf(judgement: JudgementRecord | null, feedback: FeedbackRecord | null): JudgementView['scoreSource'] {
+  if (feedback?.rollout != null) return 'rollout';
+  if (feedback !== null && feedback.score !== null) return 'feedback';
+  return judgement !== null && judgement.score !== null ? 'judge' : null;
+}
+
+/** The latest judgement with the feedback that counts overriding its score and hint, as `/admin/turns/{id}`'s `judgement`. */
+function judgementView({ judgement, feedback }: Pick<TurnJudgingSummary, 'judgement' | 'feedback'>): JudgementView | null {
+  if (judgement === null && feedback === null) return null;
   return {
-    score: (judgement.score as number | null | undefined) ?? null,
-    votes: ((judgement.votes as { kind: string; score: number | null; text: string }[] | undefined) ?? []).map((vote) => ({ kind: vote.kind, score: vote.score, text: vote.text })),
-    hint: (judgement.hint as string | null | undefined) ?? null,
-    judge: String(judgement.judge),
+    score: turnRewardOf(feedback, judgement?.score ?? null),
+    scoreSource: scoreSourceOf(judgement, feedback),
+    judgeScore: judgement?.score ?? null,
+    votes: (judgement?.votes ?? []).map((vote) => ({ kind: vote.kind, text: vote.text, score: vote.score, hint: vote.hint, rejection: vote.rejection })),
+    hint: feedback?.hint ?? judgement?.hint ?? null,
+    hintCandidates: judgement?.hintCandidates ?? [],
+    judgeHint: judgement?.hint ?? null,
+    hintSelection: judgement?.hintSelection ?? null,
+    judge: feedback === null ? (judgement?.judge ?? '') : 'feedback',
+    feedback:
+      feedback === null
+        ? null
+        : {
+            score: feedback.score,
+            text: feedback.text,
+            hint: feedback.hint,
+            rollout:
+              feedback.rollout == null
+                ? null
+                : {
+                    runId: feedback.rollout.runId,
+                    environment: feedback.rollout.environment,
+                    step: feedback.rollout.step,
+                    outcomeReward: feedback.rollout.outcomeReward,
+                    processReward: feedback.rollout.processReward,
+                    reward: feedback.rollout.reward,
+                  },
+          },
   };
 }
 
-function sampleView(sample: SampleRecord | undefined): SampleView | null {
-  if (sample === undefined) return null;
+function sampleView(sample: SampleSummary | null): SampleView | null {
+  if (sample === null) return null;
   return { id: sample.id, status: sample.status, method: sample.method, score: sample.score, dropReason: sample.dropReason, policyVersion: sample.policyVersion };
 }
 
-async function judgingOf(context: GatewayContext, turnId: string): Promise<TurnJudging> {
-  const [judgements, feedback, samples] = await Promise.all([
-    context.store.listJudgements(turnId),
-    context.store.listFeedback(turnId),
-    context.store.listSamples({ turnId, limit: 1000 }),
-  ]);
-  return { judgements, feedback, samples };
-}
+const notJudged: Omit<TurnJudgingSummary, 'turnId'> = { judgement: null, feedback: null, sample: null };
 
 function decodeCursor(value: string | undefined): { createdAt: number; id: string } | undefined {
   if (value === undefined || value === '') return undefined;
@@ -152,13 +179,13 @@ export function registerDashboardRoutes<Environment extends Env>(app: Hono<Envir
     const from = integerQuery(c.req.query('from'), 'from', 0, 0, Number.MAX_SAFE_INTEGER);
     const limit = integerQuery(c.req.query('limit'), 'limit', 50, 1, 200);
     const ids = session.turnIds.slice(from, from + limit);
-    const [turns, judgings] = await Promise.all([context.store.getTurns(ids), Promise.all(ids.map((id) => judgingOf(context, id)))]);
-    const judgingById = new Map(ids.map((id, position) => [id, judgings[position] as TurnJudging]));
+    const [turns, judgings] = await Promise.all([context.store.getTurns(ids), context.store.dashboard.turnJudgings(ids)]);
+    const judgingById = new Map(judgings.map((judging) => [judging.turnId, judging]));
     const { turnIds, ...rest } = session;
     const body: SessionTurnsResponse = {
       session: { ...rest, mainTurns: turnIds.length },
       turns: turns.map((turn) => {
-        const judging = judgingById.get(turn.id) ?? { judgements: [], feedback: [], samples: [] };
+        const judging = judgingById.get(turn.id) ?? notJudged;
         return {
           id: turn.id,
           index: turn.index,
@@ -167,7 +194,7 @@ export function registerDashboardRoutes<Environment extends Env>(app: Hono<Envir
           ...inputOf(turn),
           response: textOf(turn.response),
           judgement: judgementView(judging),
-          sample: sampleView(judging.samples.at(-1)),
+          sample: sampleView(judging.sample),
         };
       }),
       next: from + limit < turnIds.length ? from + limit : null,
@@ -178,9 +205,9 @@ export function registerDashboardRoutes<Environment extends Env>(app: Hono<Envir
   app.get('/admin/dashboard/turns/:id', async (c) => {
     const turn = await context.store.getTurn(c.req.param('id'));
     if (turn === null) throw new ClawrlError('not_found', `No turn with id '${c.req.param('id')}'.`);
-    const judging = await judgingOf(context, turn.id);
-    const sample = judging.samples.at(-1);
-    const gaps = [...judging.samples].reverse().find((candidate) => candidate.distillationGaps !== null)?.distillationGaps ?? null;
+    const [judgings, samples] = await Promise.all([context.store.dashboard.turnJudgings([turn.id]), context.store.listSamples({ turnId: turn.id, limit: 1000 })]);
+    const judging = judgings[0] ?? notJudged;
+    const gaps = [...samples].reverse().find((candidate) => candidate.distillationGaps !== null)?.distillationGaps ?? null;
     const texts = context.decodeTokens === undefined ? null : await context.decodeTokens([...turn.promptTokenIds, ...turn.responseTokenIds]);
     const token = (id: number, position: number) => ({ id, text: texts?.[position] ?? null });
     const body: TurnTokensResponse = {
@@ -191,7 +218,7 @@ export function registerDashboardRoutes<Environment extends Env>(app: Hono<Envir
       prompt: turn.promptTokenIds.map(token),
       response: turn.responseTokenIds.map((id, position) => ({ ...token(id, turn.promptTokenIds.length + position), logprob: turn.logprobs[position] ?? null, teacherGap: gaps?.[position] ?? null })),
       judgement: judgementView(judging),
-      sample: sampleView(sample),
+      sample: sampleView(judging.sample),
     };
     return c.json(body);
   });

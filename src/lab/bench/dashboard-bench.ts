@@ -166,7 +166,6 @@ async function timed(repetitions: number, read: () => Promise<unknown>): Promise
 function dashboardReads(store: RecordStore, turns: number, now: number): Record<string, () => Promise<unknown>> {
   const middleSession = `dash-session-${Math.floor(turns / turnsPerSession / 2)}`;
   const middleTurn = `dash-turn-${Math.floor(turns / 2)}`;
-  const judgingOf = (id: string) => Promise.all([store.listJudgements(id), store.listFeedback(id), store.listSamples({ turnId: id, limit: 1000 })]);
   return {
     status: () => Promise.all([store.counts(), store.trainingSummary()]),
     overviewSeries: () => Promise.all([store.dashboard.activitySeries({ since: now - 3_600_000, until: now + 1, bucketMs: 60_000 }), store.listTrainingSteps({ limit: 500 })]),
@@ -176,9 +175,9 @@ function dashboardReads(store: RecordStore, turns: number, now: number): Record<
     sessionTurns: async () => {
       const session = await store.getSession(middleSession);
       const ids = session?.turnIds.slice(0, 50) ?? [];
-      return Promise.all([store.getTurns(ids), Promise.all(ids.map(judgingOf))]);
+      return Promise.all([store.getTurns(ids), store.dashboard.turnJudgings(ids)]);
     },
-    turnTokens: () => Promise.all([store.getTurn(middleTurn), judgingOf(middleTurn)]),
+    turnTokens: () => Promise.all([store.getTurn(middleTurn), store.dashboard.turnJudgings([middleTurn]), store.listSamples({ turnId: middleTurn, limit: 1000 })]),
     policies: async () => {
       const versions = await store.listPolicyVersions();
       const newest = versions.at(-1)?.version ?? 0;

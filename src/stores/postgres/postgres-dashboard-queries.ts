@@ -9,9 +9,11 @@ import type {
   ListSessionSummariesOptions,
   PolicyTurnScore,
   SessionSummary,
+  TurnJudgingSummary,
 } from '../../spec/dashboard-queries.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
 import { activityBucketsOf, likePrefixPattern, sampleBucketOf, sessionSummaryColumns, sessionSummaryOf, type SessionSummaryRow } from '../dashboard-rows.js';
+import { turnJudgingSelect, turnJudgingsOf, type TurnJudgingRow } from '../dashboard-rows.js';
 import type { PostgresDatabase } from './postgres-database.js';
 
 export function createPostgresDashboardQueries(database: PostgresDatabase): DashboardQueries {
@@ -82,6 +84,13 @@ export function createPostgresDashboardQueries(database: PostgresDatabase): Dash
         );
         return rows.map((row) => ({ version: row.version, scoredTurns: row.scored, meanScore: row.mean_score }));
       });
+    },
+
+    async turnJudgings(turnIds: readonly string[]): Promise<TurnJudgingSummary[]> {
+      if (turnIds.length === 0) return [];
+      return database.run('turnJudgings', async () =>
+        turnJudgingsOf(await database.rows<TurnJudgingRow>(turnJudgingSelect('turn.id = ANY($1::text[])'), [[...turnIds]]), turnIds),
+      );
     },
   };
 }

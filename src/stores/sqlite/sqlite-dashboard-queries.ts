@@ -10,9 +10,11 @@ import type {
   ListSessionSummariesOptions,
   PolicyTurnScore,
   SessionSummary,
+  TurnJudgingSummary,
 } from '../../spec/dashboard-queries.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
 import { activityBucketsOf, likePrefixPattern, sampleBucketOf, sessionSummaryColumns, sessionSummaryOf, type SessionSummaryRow } from '../dashboard-rows.js';
+import { turnJudgingSelect, turnJudgingsOf, type TurnJudgingRow } from '../dashboard-rows.js';
 
 const searchFilter = "(id LIKE @pattern ESCAPE '\\' OR tenant = @search)";
 const pageOrder = 'ORDER BY created_at DESC, id DESC LIMIT @limit';
@@ -65,6 +67,8 @@ export function createSqliteDashboardQueries(database: Database.Database, run: R
     SELECT policy_version AS version, count(*) AS scored, avg(score) AS mean_score FROM samples
     WHERE policy_version BETWEEN ? AND ? AND score IS NOT NULL AND (drop_reason IS NULL OR drop_reason <> 'superseded')
     GROUP BY policy_version ORDER BY policy_version`);
+  // The page's ids as one JSON array: one statement whatever the page's length.
+  const turnJudgings = database.prepare<[string], TurnJudgingRow>(turnJudgingSelect('turn.id IN (SELECT value FROM json_each(?))'));
 
   return {
     async listSessionSummaries(options: ListSessionSummariesOptions): Promise<SessionSummary[]> {
@@ -98,6 +102,11 @@ export function createSqliteDashboardQueries(database: Database.Database, run: R
       return run('policyTurnScores', () =>
         policyScores.all(options.from, options.to).map((row) => ({ version: row.version, scoredTurns: row.scored, meanScore: row.mean_score })),
       );
+    },
+
+    async turnJudgings(turnIds: readonly string[]): Promise<TurnJudgingSummary[]> {
+      if (turnIds.length === 0) return [];
+      return run('turnJudgings', () => turnJudgingsOf(turnJudgings.all(JSON.stringify(turnIds)), turnIds));
     },
   };
 }
