@@ -5,7 +5,6 @@
 import type { Logger } from '../../spec/logger.js';
 
 export function runUntilSignal(running: { close(): Promise<void> }, readyLine: string, logger: Logger): void {
-  process.stdout.write(`${readyLine}\n`);
   const shutdown = (signal: string) => {
     logger.info(`${signal} received: draining in-flight work and closing`);
     running.close().then(
@@ -18,4 +17,8 @@ export function runUntilSignal(running: { close(): Promise<void> }, readyLine: s
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));
+  // Ready only once the handlers stand: a supervisor that stops the process the moment it reads this
+  // line (stdout to a pipe is written synchronously) must reach the orderly shutdown, not the
+  // default action that kills the process with its files half closed.
+  process.stdout.write(`${readyLine}\n`);
 }
