@@ -65,8 +65,9 @@ export async function queryTestSchema<Row extends pg.QueryResultRow>(schema: str
   }
 }
 
-/** Undoes Postgres migrations 8 (samples' rollout group) and 7 (the counters and their triggers), for tests of upgrades from before them. */
+/** Undoes Postgres migrations 9 (policy versions' lifecycle state), 8 (samples' rollout group) and 7 (the counters and their triggers), for tests of upgrades from before them. */
 export const rollBackRecordCountsSql = `
+  ALTER TABLE policy_versions DROP COLUMN state, DROP COLUMN state_reason, DROP COLUMN state_changed_at, DROP COLUMN gate, DROP COLUMN canary;
   DROP INDEX samples_by_rollout_group;
   ALTER TABLE samples DROP COLUMN rollout_group, DROP COLUMN rollout_turn_index;
   DROP FUNCTION record_counts_sessions, record_counts_turn_inserted, record_counts_next_state_linked,
