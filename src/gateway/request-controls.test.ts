@@ -58,24 +58,36 @@ describe('X-Clawrl-Policy-Version on every protocol', () => {
   const responses = { model, input: 'hi' };
   const messages = { model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
 
+  /** Version 0 retired (version 1 replaced it), 1 active, 2 a candidate not serving yet. */
   async function pinnedGateway() {
     const gateway = createTestGateway();
-    for (const version of [0, 1, 2]) await gateway.store.recordPolicyVersion(newPolicyVersion(version), { activate: true });
+    await gateway.store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
+    await gateway.store.recordPolicyVersion(newPolicyVersion(1), { activate: true });
+    await gateway.store.recordPolicyVersion(newPolicyVersion(2), { activate: false });
     return gateway;
   }
 
   it('serves the pinned version, says so, and records it', async () => {
     const gateway = await pinnedGateway();
     for (const [body, path] of [[chat, '/v1/chat/completions'], [responses, '/v1/responses'], [messages, '/v1/messages']] as const) {
-      const response = await gateway.chat(body, { 'x-clawrl-policy-version': '1' }, path);
+      const response = await gateway.chat(body, { 'x-clawrl-policy-version': '2' }, path);
       expect(response.status).toBe(200);
-      expect(response.headers.get('x-clawrl-policy-version')).toBe('1');
-      expect(gateway.engine.generateCalls.at(-1)?.policyVersion).toBe(1);
-      expect(await gateway.store.getTurn(response.headers.get('x-clawrl-turn-id') ?? '')).toMatchObject({ policyVersion: 1 });
+      expect(response.headers.get('x-clawrl-policy-version')).toBe('2');
+      expect(gateway.engine.generateCalls.at(-1)?.policyVersion).toBe(2);
+      expect(await gateway.store.getTurn(response.headers.get('x-clawrl-turn-id') ?? '')).toMatchObject({ policyVersion: 2 });
     }
     const unpinned = await gateway.chat(chat);
     expect(unpinned.headers.get('x-clawrl-policy-version')).toBe('0');
     expect(gateway.engine.generateCalls.at(-1)?.policyVersion).toBeUndefined();
+  });
+
+  it('refuses a pin of a retired version, naming it', async () => {
+    const gateway = await pinnedGateway();
+    expect((await gateway.store.listPolicyVersions()).find((version) => version.version === 0)?.state).toBe('retired');
+    const response = await gateway.chat(chat, { 'x-clawrl-policy-version': '0' });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toContain('Policy version 0 is retired');
+    expect(gateway.engine.generateCalls).toHaveLength(0);
   });
 
   it('answers 400 in each protocol\'s own shape, naming the version, for an unknown or malformed pin, and generates nothing', async () => {

@@ -75,13 +75,6 @@ export function requestControlsOf(header: (name: string) => string | undefined, 
   };
 }
 
-/**
- * A version a person retired (the version lifecycle's `state`) must not serve a pin. Records
- * without a `state` (a store from before the lifecycle) have retired nothing.
- */
-export function isRetiredVersion(record: PolicyVersionRecord): boolean {
-  return 'state' in record && record.state === 'retired';
-}
 
 /**
  * Refuses a pin of a version the store does not know or that is retired, naming it (400). The
@@ -95,7 +88,8 @@ export function checkPinnedVersion(version: PolicyVersion, versions: readonly Po
       param: 'X-Clawrl-Policy-Version',
     });
   }
-  if (isRetiredVersion(record)) {
+  // A retired version (the version lifecycle's `state`) serves no request, pinned or not.
+  if (record.state === 'retired') {
     throw new ClawrlError('invalid_request', `Policy version ${version} is retired and serves no request (X-Clawrl-Policy-Version).`, {
       param: 'X-Clawrl-Policy-Version',
     });

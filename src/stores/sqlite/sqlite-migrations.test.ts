@@ -114,3 +114,45 @@ describe('SQLite migration 8: the counts of /admin/status as counters', () => {
     }
   });
 });
+
+describe('SQLite migration 10: policy versions have a lifecycle state', () => {
+  let directory: string;
+
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'clawrl-migration-'));
+  });
+
+  afterEach(() => {
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('gives the versions recorded before it the state their activations show', async () => {
+    const path = join(directory, 'records.db');
+    const store = createSqliteRecordStore({ path });
+    for (const version of [0, 1, 2, 3]) {
+      const policy = { version, parent: version === 0 ? null : version - 1, kind: 'base' as const, files: {}, step: null, samples: 0, metrics: null, createdAt: version };
+      await store.recordPolicyVersion(policy, { activate: true });
+    }
+    await store.activatePolicyVersion(1, 10);
+    await store.close();
+    const database = new Database(path);
+    // Migration 11 (turns' untrainable reason) goes first, then 10 itself.
+    database.exec(`DROP TRIGGER record_counts_turn_trainable; ALTER TABLE turns DROP COLUMN untrainable_reason; ALTER TABLE turns DROP COLUMN superseded_by;
+      ALTER TABLE policy_versions DROP COLUMN state; ALTER TABLE policy_versions DROP COLUMN state_reason;
+      ALTER TABLE policy_versions DROP COLUMN state_changed_at; ALTER TABLE policy_versions DROP COLUMN gate;
+      ALTER TABLE policy_versions DROP COLUMN canary; DELETE FROM schema_migrations WHERE version >= 10;`);
+    database.close();
+    const upgraded = createSqliteRecordStore({ path });
+    try {
+      expect((await upgraded.listPolicyVersions()).map((entry) => [entry.version, entry.state, entry.active, entry.gate])).toEqual([
+        [0, 'retired', false, null],
+        [1, 'active', true, null],
+        [2, 'rolled-back', false, null],
+        [3, 'rolled-back', false, null],
+      ]);
+      expect((await upgraded.listPolicyVersions())[0]?.stateReason).toBe('superseded before states were recorded');
+    } finally {
+      await upgraded.close();
+    }
+  });
+});

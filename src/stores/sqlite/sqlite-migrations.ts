@@ -6,6 +6,7 @@
 import type Database from 'better-sqlite3';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { sqliteCounterMigration } from './sqlite-counter-migration.js';
+import { policyStateBackfillSql } from '../policy-state-change.js';
 
 export const sqliteMigrations: readonly string[] = [
   `
@@ -269,7 +270,20 @@ export const sqliteMigrations: readonly string[] = [
   ALTER TABLE samples ADD COLUMN rollout_turn_index INTEGER;
   CREATE INDEX samples_by_rollout_group ON samples (rollout_group, ordinal) WHERE rollout_group IS NOT NULL;
   `,
-  // 10 (request controls): why the request kept a turn out of training (X-Clawrl-Train: off, or a
+  // 10: policy versions have a lifecycle state (candidate, canary, active, rejected, rolled-back,
+  // retired) with its reason and the gate's and canary's evidence as JSON. Existing versions get
+  // the state their activations show: the active one `active`; older ones `retired` (superseded);
+  // newer ones `rolled-back` (serving went back past them); with no activation at all, `retired`.
+  `
+  ALTER TABLE policy_versions ADD COLUMN state TEXT NOT NULL DEFAULT 'candidate'
+    CHECK (state IN ('candidate', 'canary', 'active', 'rejected', 'rolled-back', 'retired'));
+  ALTER TABLE policy_versions ADD COLUMN state_reason TEXT;
+  ALTER TABLE policy_versions ADD COLUMN state_changed_at INTEGER;
+  ALTER TABLE policy_versions ADD COLUMN gate TEXT;
+  ALTER TABLE policy_versions ADD COLUMN canary TEXT;
+  ${policyStateBackfillSql}
+  `,
+  // 11 (request controls): why the request kept a turn out of training (X-Clawrl-Train: off, or a
   // retry superseded it) and which retry did. Marking a recorded turn superseded is the one update
   // of a turn's trainable flag, so the counters of migration 8 follow it here.
   `

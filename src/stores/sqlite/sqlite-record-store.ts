@@ -45,6 +45,7 @@ import { toRecountedStoreCounts, toStoreCounts } from '../record-counts.js';
 import { createRecordEvents, type RecordEvents, type RecordEventsOptions } from '../record-events.js';
 import { createSqliteDashboardQueries } from './sqlite-dashboard-queries.js';
 import { SqliteJudgingRecords } from './sqlite-judging-records.js';
+import type { PolicyVersionState, SetPolicyVersionStateOptions } from '../../spec/policy-version-state.js';
 import { SqliteTrainingRecords } from './sqlite-training-records.js';
 import { sqliteStatements, type SqliteStatements } from './sqlite-statements.js';
 import { SqliteTurnReader } from './sqlite-turn-reader.js';
@@ -279,8 +280,11 @@ export class SqliteRecordStore implements RecordStore {
   async commitTrainingStep(options: CommitTrainingStepOptions): Promise<TrainingStepRecord> {
     return this.#write('commitTrainingStep', () => this.#training.commitStep(options));
   }
-  async activatePolicyVersion(version: PolicyVersion, at: number): Promise<boolean> {
-    return this.#write('activatePolicyVersion', () => this.#training.activate(version, at));
+  async activatePolicyVersion(version: PolicyVersion, at: number, options: { reason?: string } = {}): Promise<boolean> {
+    return this.#write('activatePolicyVersion', () => this.#training.activate(version, at, options.reason));
+  }
+  async setPolicyVersionState(version: PolicyVersion, state: PolicyVersionState, options: SetPolicyVersionStateOptions): Promise<boolean> {
+    return this.#write('setPolicyVersionState', () => this.#training.setState(version, state, options));
   }
   async listPolicyVersions(): Promise<PolicyVersionRecord[]> {
     return this.#run('listPolicyVersions', () => this.#training.listVersions());
