@@ -8,6 +8,7 @@ import type { TurnLog } from '../spec/turn-log.js';
 import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 import type { PolicyControl } from './policy-control.js';
+import type { ConsentDefaults } from './request-controls.js';
 
 export interface GatewayLimits {
   /** Largest accepted request body, in bytes. */
@@ -48,6 +49,8 @@ export interface GatewayContext {
   createId: (prefix: string) => string;
   /** Policy versions and training; without it the policy admin routes answer `unsupported`. */
   policies?: PolicyControl;
+  /** What each tenant's requests consent to when their headers say nothing (`--key-consent`); absent tenants consent to all. */
+  consentDefaults?: ReadonlyMap<string, ConsentDefaults>;
   /** Sessions keep the policy version they started with (`--pin-sessions`). */
   pinSessions?: boolean;
   /** The text of each token (alone) of the served model, for the dashboard's token view; absent without a tokenizer. */

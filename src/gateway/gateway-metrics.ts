@@ -13,6 +13,8 @@ export interface GatewayMetrics {
   timeToFirstToken: Histogram<'stream'>;
   tokens: Counter<'kind'>;
   turns: Counter<'type' | 'status'>;
+  /** Turns served with `X-Clawrl-Record: off`: counted, as numbers only, and nothing else kept. */
+  unrecordedTurns: Counter<'type' | 'status'>;
   inFlight: Gauge<'route'>;
   /** Set at scrape time from the record store. */
   queueDepth: Gauge<'queue'>;
@@ -113,6 +115,12 @@ export function createGatewayMetrics(options: { collectProcessMetrics: boolean }
     turns: new Counter({
       name: 'clawrl_turns_recorded_total',
       help: 'Turns written to the record store',
+      labelNames: ['type', 'status'],
+      registers: [registry],
+    }),
+    unrecordedTurns: new Counter({
+      name: 'clawrl_turns_unrecorded_total',
+      help: 'Turns served and not recorded (X-Clawrl-Record: off)',
       labelNames: ['type', 'status'],
       registers: [registry],
     }),

@@ -1,70 +1,50 @@
 /**
  * The turn lifecycle every protocol route shares, whatever its wire: a turn begins from a domain
- * request (model check, the key's concurrency slot, the engine started, the session resolved and
- * the previous turn's next state linked), is fed the engine's events, and ends completed, aborted
+ * request (model check, the request's controls, the key's concurrency slot, the engine started, the
+ * session resolved and the previous turn's next state linked: `turn-drafter.ts`), is fed the engine's events, and ends completed, aborted
  * or failed, recorded durably before the protocol's last byte. Routes (in `protocols/`: `chat-completions-route.ts`,
  * `responses-route.ts`, `messages-route.ts`) only parse their wire into a `GenerateRequest` and
  * encode the events back; nothing here knows a wire format.
  */
-import { isTruthyFlag, nextStateAfter, parseTurnType, quotedReplyIndex, replyKeyOf } from '../core/conversation.js';
-import { agentConversationRules, inferTurnType } from './agent-clients/known-agent-clients.js';
+import { replyKeyOf } from '../core/conversation.js';
+import { agentConversationRules } from './agent-clients/known-agent-clients.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { GenerateEvent, GenerateRequest, GenerateResult } from '../spec/inference-engine.js';
-import type { TurnStatus, TurnType } from '../spec/records.js';
+import type { TurnStatus, TurnType, UntrainableReason } from '../spec/records.js';
 import { tenantOf, type Principal } from './api-key-authenticator.js';
 import type { GatewayContext } from './gateway-context.js';
-import { resolveSession } from './session-resolver.js';
+import { createTurnDrafter, type TurnDraft, type TurnDrafter, type TurnRequest } from './turn-drafter.js';
 import { TurnCapture } from './turn-capture.js';
 import { writeTurnStream, type StreamSink, type TurnStreamEncoder } from './write-turn-stream.js';
 
 /** What a protocol route hands over once it has parsed its request. */
-export interface TurnStart {
+export interface TurnStart extends TurnRequest {
   /** The route's metric label (`chat`, `responses`, `messages`). */
   route: string;
-  model: string;
-  request: GenerateRequest;
   stream: boolean;
-  /** A request header by lower-case name. */
-  header(name: string): string | undefined;
   principal: Principal;
-  /** From the `/s/{sessionId}/v1` prefix. */
-  pathSessionId: string | undefined;
-  /** Body fallbacks for the session headers (`session_id`, `turn_type`, `session_done`). */
-  bodySessionId?: string | undefined;
-  bodyTurnType?: string | undefined;
-  bodySessionDone?: string | undefined;
-  /** A session the protocol itself names (the turn a Responses `previous_response_id` continues). */
-  continuedSessionId?: string | undefined;
   /** Aborted when the client goes away. */
   clientSignal: AbortSignal;
 }
 
 /** A begun turn: its engine has started and its session is known. It holds the key's slot until it ends. */
 export interface ActiveTurn {
+  /** Also for a turn not recorded (`X-Clawrl-Record: off`): the id no record will ever have. */
   readonly turnId: string;
-  readonly sessionId: string;
+  /** Null for a turn not recorded: it takes no part in any session. */
+  readonly sessionId: string | null;
   /** Epoch milliseconds when the request arrived. */
   readonly startedAt: number;
-  /** `X-Clawrl-Turn-Id`, `X-Clawrl-Policy-Version`, `X-Clawrl-Session-Id`, and `X-Clawrl-Prompt-Fitted` when the prompt was fitted. */
+  /**
+   * `X-Clawrl-Turn-Id`, `X-Clawrl-Policy-Version`, `X-Clawrl-Session-Id` (not for a turn not recorded, which says
+   * `X-Clawrl-Record: off` instead), and `X-Clawrl-Prompt-Fitted` when the prompt was fitted.
+   */
   readonly headers: Record<string, string>;
   readonly capture: TurnCapture;
   /** Runs the generation to its end and records it; resolves with the result once it is durable. */
   complete(): Promise<GenerateResult>;
   /** Streams the generation through `encoder` into `sink`; resolves once recorded and written. */
   stream(encoder: TurnStreamEncoder, sink: StreamSink): Promise<void>;
-}
-
-/** What a generation needs to be recorded once it ends, however it ends. */
-interface TurnDraft {
-  turnId: string;
-  sessionId: string;
-  type: TurnType;
-  tenant: string | null;
-  model: string;
-  conversationRoot: string;
-  request: GenerateRequest;
-  startedAt: number;
-  closeSessionAfter: boolean;
 }
 
 /** What a route hands over to count a prompt's tokens (Anthropic's `count_tokens`): engine work that is no turn. */
@@ -107,6 +87,7 @@ function abortOnClientGone(clientSignal: AbortSignal): { abort: AbortController;
 
 export function createTurnRecorder(context: GatewayContext): TurnRecorder {
   const inFlightByTenant = new Map<string, number>();
+  const { controlsOf, draftTurn } = createTurnDrafter(context);
 
   function checkModel(model: string): void {
     if (model !== context.engine.modelId && !context.modelAliases.includes(model)) {
@@ -139,16 +120,27 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
   async function recordTurn(draft: TurnDraft, capture: TurnCapture, status: TurnStatus, error: string | null): Promise<void> {
     const endedAt = context.now();
     const choices = capture.choices(status === 'aborted' ? 'aborted' : 'error');
+    if (draft.sessionId === null) {
+      // Not recorded: counted in the metrics as numbers, and nothing else.
+      for (const choice of choices) context.metrics.unrecordedTurns.inc({ type: choice.index === 0 ? draft.type : 'side', status });
+      countTokenMetrics(status, capture);
+      return;
+    }
     const trainable = status === 'completed' && (capture.result?.trainable ?? false);
+    // Read once, as the record is made: a retry arriving from now on marks the record in the store.
+    const supersededBy = draft.inFlight?.supersededBy ?? null;
     for (const choice of choices) {
       const isMainLine = choice.index === 0;
       const type: TurnType = isMainLine ? draft.type : 'side';
+      const untrainableReason: UntrainableReason | null = !draft.train ? 'train-off' : isMainLine && supersededBy !== null ? 'superseded' : null;
       await context.store.recordTurn({
         id: isMainLine ? draft.turnId : `${draft.turnId}-${choice.index}`,
         sessionId: draft.sessionId,
         type,
         status,
-        trainable: trainable && isMainLine && draft.type === 'main',
+        trainable: trainable && isMainLine && draft.type === 'main' && untrainableReason === null,
+        untrainableReason,
+        supersededBy: isMainLine ? supersededBy : null,
         tenant: draft.tenant,
         model: draft.model,
         policyVersion: capture.policyVersion,
@@ -166,40 +158,29 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
       });
       context.metrics.turns.inc({ type, status });
     }
-    if (status === 'completed' && capture.result !== null) {
-      context.metrics.tokens.inc({ kind: 'prompt' }, capture.result.usage.promptTokens);
-      context.metrics.tokens.inc({ kind: 'completion' }, capture.result.usage.completionTokens);
-    }
+    countTokenMetrics(status, capture);
     if (draft.closeSessionAfter) await context.store.closeSession(draft.sessionId, 'done', endedAt);
   }
 
-  /** Links the session's previous main turn to what followed it, if this request quotes its reply. */
-  async function linkPreviousTurn(sessionId: string, messages: GenerateRequest['messages'], root: string): Promise<void> {
-    const previous = await context.store.getLastMainTurn(sessionId);
-    if (previous === null || previous.linked || previous.replyKey === null) return;
-    const quoted = quotedReplyIndex(messages, root, previous.replyKey, agentConversationRules);
-    if (quoted === -1) {
-      context.logger.warn('request does not quote the previous reply of its session; next state not linked', {
-        sessionId,
-        turnId: previous.id,
-      });
-      return;
-    }
-    await context.store.linkNextState(previous.id, nextStateAfter(messages, quoted, agentConversationRules), context.now());
+  function countTokenMetrics(status: TurnStatus, capture: TurnCapture): void {
+    if (status !== 'completed' || capture.result === null) return;
+    context.metrics.tokens.inc({ kind: 'prompt' }, capture.result.usage.promptTokens);
+    context.metrics.tokens.inc({ kind: 'completion' }, capture.result.usage.completionTokens);
   }
 
   async function begin(start: TurnStart): Promise<ActiveTurn> {
     const startedAt = context.now();
-    const { header, clientSignal, request } = start;
+    const { clientSignal, request } = start;
     checkModel(start.model);
     refuseUnenforceable(request, context.engine);
     const tenant = tenantOf(start.principal);
+    const controls = await controlsOf(start, tenant);
     const release = acquireSlot(tenant ?? 'anonymous', start.route);
     try {
       const { abort, detach } = abortOnClientGone(clientSignal);
       // Start generating first: the session bookkeeping below then overlaps the engine's work
       // instead of adding to the time to first token. Pinned sessions must know their session's
-      // version first, so they start after it.
+      // version first, so they start after it; a request's own pin is known already.
       let events!: AsyncIterator<GenerateEvent>;
       let firstEvent!: Promise<IteratorResult<GenerateEvent>>;
       const startGeneration = (generateRequest: GenerateRequest) => {
@@ -207,56 +188,44 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
         firstEvent = events.next();
         firstEvent.catch(() => undefined);
       };
-      if (context.pinSessions !== true) startGeneration(request);
-      let pinnedVersion: number | null = null;
-      let draft: TurnDraft;
+      const requestPin = controls.pinnedVersion;
+      const waitsForSession = requestPin === null && context.pinSessions === true && controls.record;
+      if (!waitsForSession) startGeneration(requestPin === null ? request : { ...request, policyVersion: requestPin });
+      let sessionPin: number | null = null;
+      let drafted: Awaited<ReturnType<TurnDrafter['draftTurn']>> | undefined;
       try {
-        const session = await resolveSession({
-          store: context.store,
-          messages: request.messages,
-          headerSessionId: header('x-session-id'),
-          pathSessionId: start.pathSessionId,
-          bodySessionId: start.bodySessionId,
-          continuedSessionId: start.continuedSessionId,
-          createId: context.createId,
-        });
-        const type = parseTurnType(header('x-turn-type') ?? start.bodyTurnType) ?? inferTurnType(request.messages);
-        // Issued together, so a store that group-commits (SQLite) commits both at once: the link
-        // reads only the previous turn, which the session touch does not change. A session created
-        // for this request (a fresh id) has no previous turn to look up.
-        await Promise.all([
-          context.store.upsertSession({ id: session.sessionId, tenant, at: startedAt }),
-          type === 'main' && session.source !== 'new' ? linkPreviousTurn(session.sessionId, request.messages, session.conversationRoot) : undefined,
-        ]);
-        draft = {
-          turnId: context.createId('turn'),
-          sessionId: session.sessionId,
-          type,
-          tenant,
-          model: start.model,
-          conversationRoot: session.conversationRoot,
-          request,
-          startedAt,
-          closeSessionAfter: isTruthyFlag(header('x-session-done') ?? start.bodySessionDone),
-        };
-        if (context.pinSessions === true) {
-          pinnedVersion = await context.store.getSessionPolicyVersion(session.sessionId);
-          startGeneration(pinnedVersion === null ? request : { ...request, policyVersion: pinnedVersion });
+        drafted = await draftTurn(start, tenant, controls, startedAt);
+        if (waitsForSession && drafted.draft.sessionId !== null) {
+          sessionPin = await context.store.getSessionPolicyVersion(drafted.draft.sessionId);
+          startGeneration(sessionPin === null ? request : { ...request, policyVersion: sessionPin });
         }
       } catch (error) {
+        drafted?.end();
         abort.abort(error);
         detach();
         throw error;
       }
+      const { draft, end } = drafted;
       const capture = new TurnCapture(request.sampling.n);
       const first = await firstEvent.catch(async (error: unknown) => {
-        // A pinned version the engine no longer holds (a restart, or evicted): serve the active one.
-        if (pinnedVersion === null || !ClawrlError.isInstance(error) || error.code !== 'not_found') throw error;
-        context.logger.warn('pinned policy version unavailable; serving the active version', { sessionId: draft.sessionId, version: pinnedVersion });
+        if (!ClawrlError.isInstance(error) || error.code !== 'not_found') throw error;
+        // A version the store knows that the engine does not hold (not loaded, or evicted).
+        if (requestPin !== null) {
+          throw new ClawrlError('invalid_request', `Policy version ${requestPin} is not loaded on the ${context.engine.engineId} engine (X-Clawrl-Policy-Version): ${error.message}`, {
+            param: 'X-Clawrl-Policy-Version',
+          });
+        }
+        // A pinned session's version the engine no longer holds (a restart, or evicted): serve the active one.
+        if (sessionPin === null) throw error;
+        context.logger.warn('pinned policy version unavailable; serving the active version', { sessionId: draft.sessionId, version: sessionPin });
         startGeneration(request);
         return firstEvent;
+      }).catch((error: unknown) => {
+        end();
+        throw error;
       });
       if (first.done === true || first.value.type !== 'start') {
+        end();
         throw new ClawrlError('upstream_error', 'The inference engine ended without starting a generation.');
       }
       capture.apply(first.value, context.now());
@@ -272,7 +241,9 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
         if (capture.firstContentAt !== null) {
           context.metrics.timeToFirstToken.observe({ stream: String(start.stream) }, (capture.firstContentAt - startedAt) / 1000);
         }
-        return recordTurn(draft, capture, status, error);
+        const recorded = recordTurn(draft, capture, status, error);
+        if (draft.inFlight !== null) draft.inFlight.recording = recorded;
+        return recorded.finally(end);
       };
       return {
         turnId: draft.turnId,
@@ -281,7 +252,8 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
         headers: {
           'x-clawrl-turn-id': draft.turnId,
           'x-clawrl-policy-version': String(capture.policyVersion),
-          'x-clawrl-session-id': draft.sessionId,
+          ...(draft.sessionId === null ? { 'x-clawrl-record': 'off' } : { 'x-clawrl-session-id': draft.sessionId }),
+          ...(draft.train ? {} : { 'x-clawrl-train': 'off' }),
           ...(promptFit === undefined ? {} : { 'x-clawrl-prompt-fitted': `${promptFit.originalTokens}/${promptFit.fittedTokens}` }),
         },
         capture,

@@ -16,6 +16,13 @@ export type TurnType = 'main' | 'side';
  */
 export type TurnStatus = 'completed' | 'aborted' | 'failed';
 
+/**
+ * Why a turn the engine could have trained on is kept out of training: `train-off`, the request
+ * (or its API key) said `X-Clawrl-Train: off`; `superseded`, a retry with the same prompt in the
+ * same session replaced it (an agent SDK that timed out and sent the request again).
+ */
+export type UntrainableReason = 'train-off' | 'superseded';
+
 export type SessionStatus = 'open' | 'closed';
 
 /** Why a session closed. */
@@ -77,9 +84,15 @@ export interface NewTurn {
    * session stitching); null for turns that must not be matched.
    */
   replyKey: string | null;
+  /** Set when the request itself kept the turn out of training; absent or null otherwise. */
+  untrainableReason?: UntrainableReason | null;
+  /** The retry that replaced this turn (`untrainableReason` `superseded`); absent or null otherwise. */
+  supersededBy?: string | null;
 }
 
 export interface TurnRecord extends NewTurn {
+  untrainableReason: UntrainableReason | null;
+  supersededBy: string | null;
   /** Position among the session's main turns (0-based); side turns get -1. */
   index: number;
   /** What followed the turn: the user's reply or the tool results. Null until linked. */

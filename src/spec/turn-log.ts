@@ -34,7 +34,7 @@ export interface TurnLog {
    */
   recordTurn(turn: NewTurn): Promise<TurnRecord>;
   /**
-   * The session's latest main turn, whatever its status, as a reference: what linking the next
+   * The session's latest main turn that no retry superseded, whatever its status, as a reference: what linking the next
    * state needs, without rebuilding the turn (`getTurn` does that).
    */
   getLastMainTurn(sessionId: string): Promise<TurnReference | null>;
@@ -44,6 +44,13 @@ export interface TurnLog {
    * linked: the first link wins.
    */
   linkNextState(turnId: string, nextState: ChatMessage[], at: number): Promise<boolean>;
+  /**
+   * Marks a main turn that a retry replaced (same session, same prompt): it stays recorded, with
+   * `supersededBy`, and is never trained (trainable false, out of the judging queue), and
+   * `getLastMainTurn` passes over it. Returns false, changing nothing, for an unknown turn or one
+   * whose next state is linked already (a conversation continued from it: no orphan).
+   */
+  markSuperseded(turnId: string, supersededBy: string): Promise<boolean>;
   /** The open session whose turn recorded `replyKey`, with that turn's id; null when none. */
   findByReplyKey(replyKey: string): Promise<{ sessionId: string; turnId: string } | null>;
   /** The version that served the session's first turn (what a pinned session keeps); null when none. */

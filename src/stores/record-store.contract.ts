@@ -12,6 +12,7 @@ import { runRecordCountsContract } from './record-counts.contract.js';
 import { createRecordingEvents, runRecordEventsContract, type RecordingEvents } from './record-events.contract.js';
 import type { RecordEventsOptions } from './record-events.js';
 import { runRecordReadsContract } from './record-reads.contract.js';
+import { runRequestControlsContract } from './request-controls.contract.js';
 import { runTrainingQueueContract } from './training-queue.contract.js';
 import { runTurnLogContract } from './turn-log.contract.js';
 
@@ -47,6 +48,7 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
     runRecordReadsContract(() => store);
     runRecordCountsContract(() => store, options.recount);
     runRecordEventsContract(() => ({ store, events }));
+    runRequestControlsContract(() => store, options.recount);
 
     it('closes idempotently', async () => {
       await store.upsertSession({ id: 's1', tenant: null, at: 100 });

@@ -7,7 +7,7 @@ import { decodeFloat64Blob, decodeInt32Blob, reconstructPromptTokenIds } from '.
 import type { ChatMessage, ToolDefinition } from '../spec/chat.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { FinishReason } from '../spec/inference-engine.js';
-import type { SessionCloseReason, SessionRecord, SessionStatus, TurnRecord, TurnStatus, TurnType } from '../spec/records.js';
+import type { SessionCloseReason, SessionRecord, SessionStatus, TurnRecord, TurnStatus, TurnType, UntrainableReason } from '../spec/records.js';
 
 export interface SessionRow {
   id: string;
@@ -47,6 +47,8 @@ export interface TurnRow {
   ended_at: number;
   error: string | null;
   reply_key: string | null;
+  untrainable_reason: UntrainableReason | null;
+  superseded_by: string | null;
   next_state: string | null;
   next_state_at: number | null;
 }
@@ -121,6 +123,8 @@ export function toTurnRecord(
     timings: { startedAt: row.started_at, firstTokenAt: row.first_token_at, endedAt: row.ended_at },
     error: row.error,
     replyKey: row.reply_key,
+    untrainableReason: row.untrainable_reason,
+    supersededBy: row.superseded_by,
     index: row.turn_index,
     nextState: row.next_state === null ? null : (JSON.parse(row.next_state) as ChatMessage[]),
     nextStateAt: row.next_state_at,

@@ -102,6 +102,10 @@ export const configurationSections = {
     port: option(port().default(8400), { flag: '--port <number>', description: 'port to listen on (0 picks a free one)' }),
     apiKey: option(z.array(z.string().min(8, 'API keys need at least 8 characters')).default([]), { flag: '--api-key <key>', description: 'tenant API key, "tenant=key" or a bare key (repeatable)' }),
     adminKey: option(z.string().min(8, 'the admin key needs at least 8 characters').optional(), { flag: '--admin-key <key>', description: 'admin API key' }),
+    keyConsent: option(z.array(z.string().regex(/^.+=(train-off|record-off)$/, 'tenant=train-off or tenant=record-off')).default([]), {
+      flag: '--key-consent <tenant=setting>',
+      description: 'what an API key\'s requests consent to unless their X-Clawrl-Train / X-Clawrl-Record headers say: "tenant=train-off" (recorded, never trained on) or "tenant=record-off" (served, not recorded) (repeatable; docs/operations.md)',
+    }),
     bodyLimit: option(positive().default(8 * 1024 * 1024), { flag: '--body-limit <bytes>', description: 'largest request body accepted' }),
     concurrencyPerKey: option(positive().default(64), { flag: '--concurrency-per-key <n>', description: 'concurrent requests per API key before 429' }),
     maxTokens: option(positive().default(1024), { flag: '--max-tokens <n>', description: 'max_tokens when a request gives none' }),

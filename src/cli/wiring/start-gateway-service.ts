@@ -14,7 +14,9 @@ import { createGatewayRequestListener } from '../../gateway/create-gateway-reque
 import type { DashboardAssets } from '../../gateway/gateway-context.js';
 import { createGatewayMetrics } from '../../gateway/gateway-metrics.js';
 import type { PolicyControl } from '../../gateway/policy-control.js';
+import { parseKeyConsent, type ConsentDefaults } from '../../gateway/request-controls.js';
 import { createSessionReaper } from '../../gateway/session-reaper.js';
+import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';
 import type { RecordStore } from '../../spec/record-store.js';
@@ -64,12 +66,28 @@ export function listenHostOf(configuration: Pick<GatewayConfiguration, 'host' | 
   return open && !loopbackHosts.has(configuration.host) ? '127.0.0.1' : configuration.host;
 }
 
+/**
+ * Each tenant's consent defaults (`--key-consent`). A tenant no key names is refused: a misspelt
+ * name would otherwise leave that key's requests recorded and trained on without a word.
+ */
+export function consentDefaultsOf(configuration: Pick<GatewayConfiguration, 'apiKey' | 'keyConsent'>): Map<string, ConsentDefaults> {
+  const consent = parseKeyConsent(configuration.keyConsent);
+  const tenants = new Set(['admin', ...configuration.apiKey.map((value) => parseApiKeyEntry(value).tenant)]);
+  for (const tenant of consent.keys()) {
+    if (!tenants.has(tenant)) {
+      throw new ClawrlError('configuration_error', `--key-consent names the tenant '${tenant}', which no --api-key names ("tenant=key"; a bare key's tenant is key-<digest>, as the start-up log says).`);
+    }
+  }
+  return consent;
+}
+
 export async function startGatewayService(configuration: GatewayConfiguration, dependencies: GatewayServiceDependencies): Promise<RunningGateway> {
   const { store, engine, logger } = dependencies;
   const authenticator = createApiKeyAuthenticator({
     apiKeys: configuration.apiKey.map(parseApiKeyEntry),
     ...(configuration.adminKey === undefined ? {} : { adminKey: configuration.adminKey }),
   });
+  const consentDefaults = consentDefaultsOf(configuration);
   const host = listenHostOf(configuration);
   if (host !== configuration.host) {
     logger.warn(`no API key configured: binding 127.0.0.1 instead of ${configuration.host}; pass --api-key to serve other machines`);
@@ -92,6 +110,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     createId,
     policies: dependencies.policies,
     pinSessions: configuration.pinSessions,
+    consentDefaults,
     decodeTokens: createTokenDecoder(configuration.model, logger),
     ...(configuration.resultsDir === undefined ? {} : { experiments: createExperimentChartsReader(configuration.resultsDir) }),
     ...dashboardAssetsOf(logger),

@@ -78,6 +78,19 @@ describe('policy registry: LoRA versions on vLLM and SGLang', () => {
     await expect(failure(collectEvents(engine, contractRequest([{ role: 'user', content: 'x' }], {}, { policyVersion: 2 })))).resolves.toMatchObject({ code: 'not_found' });
   });
 
+  it('serves a request pinned to a loaded older version under that version\'s adapter name, and the base model for 0', async () => {
+    const { engine, server } = await setUp();
+    await engine.loadPolicy(adapter(1));
+    await engine.loadPolicy(adapter(2));
+    const pinned = (version: number) => contractRequest([{ role: 'user', content: 'pinned' }], {}, { policyVersion: version });
+    expect(resultOf(await collectEvents(engine, pinned(1))).policyVersion).toBe(1);
+    expect(server.requests.at(-1)).toMatchObject({ path: '/v1/chat/completions', served: loadedName(server, 1) });
+    expect(resultOf(await collectEvents(engine, pinned(0))).policyVersion).toBe(0);
+    expect(server.requests.at(-1)).toMatchObject({ path: '/v1/chat/completions', served: 'fake-model' });
+    expect(resultOf(await collectEvents(engine, hello)).policyVersion).toBe(2);
+    expect(server.requests.at(-1)?.served).toBe(loadedName(server, 2));
+  });
+
   it('keeps serving the previous version when the server refuses a load, and loads it when asked again', async () => {
     const { engine, server } = await setUp();
     await engine.loadPolicy(adapter(1));

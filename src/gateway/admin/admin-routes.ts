@@ -68,6 +68,9 @@ export function wireTurn(turn: TurnRecord, judging: TurnJudging = { judgements: 
     type: turn.type,
     status: turn.status,
     trainable: turn.trainable,
+    // Why the request kept it out of training (X-Clawrl-Train: off, or a retry superseded it), and by which retry.
+    untrainableReason: turn.untrainableReason,
+    supersededBy: turn.supersededBy,
     tenant: turn.tenant,
     model: turn.model,
     policyVersion: turn.policyVersion,

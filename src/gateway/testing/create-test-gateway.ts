@@ -45,6 +45,7 @@ export function createTestGateway(
     adminKey?: string;
     limits?: Partial<GatewayLimits>;
     samplingDefaults?: Partial<SamplingDefaults>;
+    consentDefaults?: GatewayContext['consentDefaults'];
   } = {},
 ): TestGateway {
   const engine = options.engine ?? createScriptedInferenceEngine({});
@@ -64,6 +65,7 @@ export function createTestGateway(
     modelAliases: [],
     now: () => 1_700_000_000_000 + counter * 1000,
     createId: (prefix) => `${prefix}_${(counter += 1)}`,
+    ...(options.consentDefaults === undefined ? {} : { consentDefaults: options.consentDefaults }),
   };
   const app = createGatewayApp(context);
   let listening: Promise<string> | undefined;

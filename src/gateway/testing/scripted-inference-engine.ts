@@ -67,7 +67,7 @@ export function createScriptedInferenceEngine(options: {
       engine.failNextMidStream = null;
       const promptTokenIds = promptIdsOf(request);
       const trainable = options.trainable ?? true;
-      yield { type: 'start', promptTokenIds: trainable ? promptTokenIds : [], policyVersion: engine.policyVersion };
+      yield { type: 'start', promptTokenIds: trainable ? promptTokenIds : [], policyVersion: request.policyVersion ?? engine.policyVersion };
       const choices: ChoiceResult[] = [];
       for (let choiceIndex = 0; choiceIndex < request.sampling.n; choiceIndex += 1) {
         const scripted = reply(request, choiceIndex);
@@ -116,7 +116,7 @@ export function createScriptedInferenceEngine(options: {
         result: {
           promptTokenIds: trainable ? promptTokenIds : [],
           choices,
-          policyVersion: engine.policyVersion,
+          policyVersion: request.policyVersion ?? engine.policyVersion,
           trainable,
           usage: {
             promptTokens: promptTokenIds.length,

@@ -239,6 +239,25 @@ export const postgresMigrations: readonly string[] = [
   ALTER TABLE policy_versions ADD COLUMN canary text;
   ${policyStateBackfillSql}
   `,
+  // 10 (request controls): why the request kept a turn out of training (X-Clawrl-Train: off, or a retry
+  // superseded it) and which retry did. Marking a recorded turn superseded is the one update of a
+  // turn's trainable flag, so the counters follow it (the turn's row is held by the update, the
+  // session is locked next, as a link does).
+  `
+  ALTER TABLE turns ADD COLUMN untrainable_reason text CHECK (untrainable_reason IN ('train-off', 'superseded')),
+    ADD COLUMN superseded_by text;
+  CREATE FUNCTION record_counts_turn_trainable() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM 1 FROM sessions WHERE id = NEW.session_id FOR NO KEY UPDATE;
+    PERFORM record_counts_add(ARRAY[
+      ('turns_trainable', NEW.trainable::integer - OLD.trainable::integer),
+      ('without_next_state', record_counts_without_next_state(NEW) - record_counts_without_next_state(OLD))
+    ]::record_count_deltas[]);
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER record_counts_turn_trainable AFTER UPDATE OF trainable ON turns
+    FOR EACH ROW WHEN (OLD.trainable IS DISTINCT FROM NEW.trainable) EXECUTE FUNCTION record_counts_turn_trainable();
+  `,
 ];
 
 // Advisory locks share one key space per database; the first key names clawrl ('claw'), the

@@ -168,7 +168,14 @@ export class PostgresRecordStore implements RecordStore {
       // Only after the commit: a rolled-back turn must never become another turn's base, nor be announced.
       this.#sequences.remember(turn.sessionId, turn.type, inserted.ordinal, turn.promptTokenIds, turn.responseTokenIds);
       if (inserted.root) this.#roots.remember(inserted.ordinal, turn.promptTokenIds);
-      const recorded: TurnRecord = { ...turn, index: inserted.index, nextState: null, nextStateAt: null };
+      const recorded: TurnRecord = {
+        ...turn,
+        untrainableReason: turn.untrainableReason ?? null,
+        supersededBy: turn.supersededBy ?? null,
+        index: inserted.index,
+        nextState: null,
+        nextStateAt: null,
+      };
       this.#events.turnRecorded(recorded);
       return recorded;
     });
@@ -193,7 +200,7 @@ export class PostgresRecordStore implements RecordStore {
     return this.#database.run('getLastMainTurn', async () => {
       const [row] = await this.#database.rows<{ id: string; reply_key: string | null; linked: boolean }>(
         `SELECT id, reply_key, next_state IS NOT NULL AS linked FROM turns
-         WHERE session_id = $1 AND turn_index >= 0 ORDER BY turn_index DESC LIMIT 1`,
+         WHERE session_id = $1 AND turn_index >= 0 AND superseded_by IS NULL ORDER BY turn_index DESC LIMIT 1`,
         [sessionId],
       );
       return row === undefined ? null : { id: row.id, replyKey: row.reply_key, linked: row.linked };
@@ -216,6 +223,25 @@ export class PostgresRecordStore implements RecordStore {
         [canonicalJson(nextState), at, turnId],
       );
       return (row?.linked ?? 0) > 0;
+    });
+  }
+
+  async markSuperseded(turnId: string, supersededBy: string): Promise<boolean> {
+    return this.#database.run('markSuperseded', async () => {
+      // One statement: the mark and the dequeue commit together. A superseded turn keeps the first
+      // reason it was kept out of training (train-off stays train-off).
+      const [row] = await this.#database.rows<{ marked: number }>(
+        `WITH marked AS (
+           UPDATE turns SET trainable = false, untrainable_reason = coalesce(untrainable_reason, 'superseded'), superseded_by = $1
+           WHERE id = $2 AND type = 'main' AND next_state IS NULL
+           RETURNING ordinal
+         ), dequeued AS (
+           DELETE FROM judge_queue WHERE turn_ordinal IN (SELECT ordinal FROM marked)
+         )
+         SELECT count(*)::integer AS marked FROM marked`,
+        [supersededBy, turnId],
+      );
+      return (row?.marked ?? 0) > 0;
     });
   }
 

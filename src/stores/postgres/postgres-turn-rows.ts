@@ -36,7 +36,7 @@ export const selectTurnRow = `
     turn.model, turn.policy_version, turn.messages_tip_id, turn.message_count, tool_set.body AS tools, turn.sampling,
     turn.prompt_base_ordinal, turn.prompt_suffix, turn.prompt_length, turn.response_token_ids, turn.logprobs,
     turn.response, turn.finish_reason, turn.started_at, turn.first_token_at, turn.ended_at, turn.error,
-    turn.reply_key, turn.next_state, turn.next_state_at
+    turn.reply_key, turn.untrainable_reason, turn.superseded_by, turn.next_state, turn.next_state_at
   FROM turns AS turn JOIN tool_sets AS tool_set ON tool_set.id = turn.tool_set_id
 `;
 

@@ -44,9 +44,9 @@ export async function insertTurn(
       `INSERT INTO turns (id, session_id, turn_index, type, status, trainable, tenant, model, policy_version,
          messages_tip_id, message_count, tool_set_id, sampling, prompt_base_ordinal, prompt_prefix_length,
          prompt_suffix, prompt_length, response_token_ids, logprobs, response, finish_reason, started_at,
-         first_token_at, ended_at, error, reply_key)
+         first_token_at, ended_at, error, reply_key, untrainable_reason, superseded_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-         $23, $24, $25, $26)
+         $23, $24, $25, $26, $27, $28)
        RETURNING ordinal`,
       [
         turn.id,
@@ -75,6 +75,8 @@ export async function insertTurn(
         turn.timings.endedAt,
         turn.error,
         turn.replyKey,
+        turn.untrainableReason ?? null,
+        turn.supersededBy ?? null,
       ],
     )
   ).rows;

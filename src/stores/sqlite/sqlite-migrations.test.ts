@@ -136,7 +136,9 @@ describe('SQLite migration 10: policy versions have a lifecycle state', () => {
     await store.activatePolicyVersion(1, 10);
     await store.close();
     const database = new Database(path);
-    database.exec(`ALTER TABLE policy_versions DROP COLUMN state; ALTER TABLE policy_versions DROP COLUMN state_reason;
+    // Migration 11 (turns' untrainable reason) goes first, then 10 itself.
+    database.exec(`DROP TRIGGER record_counts_turn_trainable; ALTER TABLE turns DROP COLUMN untrainable_reason; ALTER TABLE turns DROP COLUMN superseded_by;
+      ALTER TABLE policy_versions DROP COLUMN state; ALTER TABLE policy_versions DROP COLUMN state_reason;
       ALTER TABLE policy_versions DROP COLUMN state_changed_at; ALTER TABLE policy_versions DROP COLUMN gate;
       ALTER TABLE policy_versions DROP COLUMN canary; DELETE FROM schema_migrations WHERE version >= 10;`);
     database.close();

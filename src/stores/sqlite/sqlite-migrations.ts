@@ -283,6 +283,20 @@ export const sqliteMigrations: readonly string[] = [
   ALTER TABLE policy_versions ADD COLUMN canary TEXT;
   ${policyStateBackfillSql}
   `,
+  // 11 (request controls): why the request kept a turn out of training (X-Clawrl-Train: off, or a
+  // retry superseded it) and which retry did. Marking a recorded turn superseded is the one update
+  // of a turn's trainable flag, so the counters of migration 8 follow it here.
+  `
+  ALTER TABLE turns ADD COLUMN untrainable_reason TEXT CHECK (untrainable_reason IN ('train-off', 'superseded'));
+  ALTER TABLE turns ADD COLUMN superseded_by TEXT;
+  CREATE TRIGGER record_counts_turn_trainable AFTER UPDATE OF trainable ON turns WHEN OLD.trainable <> NEW.trainable BEGIN
+    UPDATE record_counts SET value = value + NEW.trainable - OLD.trainable WHERE name = 'turns_trainable';
+    UPDATE record_counts SET value = value + NEW.trainable - OLD.trainable WHERE name = 'without_next_state'
+      AND NEW.type = 'main' AND EXISTS (SELECT 1 FROM sessions WHERE id = NEW.session_id AND status = 'closed')
+      AND NOT EXISTS (SELECT 1 FROM turn_next_states WHERE turn_ordinal = NEW.ordinal)
+      AND NOT EXISTS (SELECT 1 FROM feedback WHERE turn_ordinal = NEW.ordinal);
+  END;
+  `,
 ];
 
 /**

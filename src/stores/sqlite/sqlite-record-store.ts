@@ -162,7 +162,7 @@ export class SqliteRecordStore implements RecordStore {
         this.#messageChain.remember(learned);
       },
     );
-    const recorded: TurnRecord = { ...turn, index, nextState: null, nextStateAt: null };
+    const recorded: TurnRecord = { ...turn, untrainableReason: turn.untrainableReason ?? null, supersededBy: turn.supersededBy ?? null, index, nextState: null, nextStateAt: null };
     this.#events.turnRecorded(recorded);
     return recorded;
   }
@@ -192,6 +192,15 @@ export class SqliteRecordStore implements RecordStore {
     return this.#write('linkNextState', () => {
       if (this.#statements.linkNextState.run(serialized, at, turnId).changes === 0) return false;
       this.#judging.queueLinkedTurn(turnId, at);
+      return true;
+    });
+  }
+
+  async markSuperseded(turnId: string, supersededBy: string): Promise<boolean> {
+    return this.#write('markSuperseded', () => {
+      const marked = this.#statements.markSuperseded.get(supersededBy, turnId);
+      if (marked === undefined) return false;
+      this.#statements.dequeueTurn.run(marked.ordinal);
       return true;
     });
   }

@@ -21,7 +21,7 @@ export type TurnInsert = Omit<TurnRow, 'ordinal' | 'next_state' | 'next_state_at
 const insertableTurnColumns = `id, session_id, turn_index, type, status, trainable, tenant, model, policy_version,
   messages_tip_id, message_count, tool_set_id, sampling, prompt_base_ordinal, prompt_prefix_length, prompt_suffix,
   prompt_length, response_token_ids, logprobs, response, finish_reason, started_at, first_token_at, ended_at,
-  error, reply_key`
+  error, reply_key, untrainable_reason, superseded_by`
   .split(',')
   .map((column) => column.trim());
 
@@ -71,8 +71,15 @@ export function sqliteStatements(database: Database.Database) {
     selectTurn: database.prepare<[string], TurnRow>(`${turnWithNextState} WHERE turn.id = ?`),
     selectLastMainTurnReference: database.prepare<[string], { id: string; reply_key: string | null; linked: number }>(`
       SELECT id, reply_key, EXISTS (SELECT 1 FROM turn_next_states WHERE turn_ordinal = turns.ordinal) AS linked
-      FROM turns WHERE session_id = ? AND turn_index >= 0 ORDER BY turn_index DESC LIMIT 1
+      FROM turns WHERE session_id = ? AND turn_index >= 0 AND superseded_by IS NULL ORDER BY turn_index DESC LIMIT 1
     `),
+    // A superseded turn keeps the first reason it was kept out of training (train-off stays train-off).
+    markSuperseded: database.prepare<[string, string], { ordinal: number }>(`
+      UPDATE turns SET trainable = 0, untrainable_reason = coalesce(untrainable_reason, 'superseded'), superseded_by = ?
+      WHERE id = ? AND type = 'main' AND NOT EXISTS (SELECT 1 FROM turn_next_states WHERE turn_ordinal = turns.ordinal)
+      RETURNING ordinal
+    `),
+    dequeueTurn: database.prepare<[number]>('DELETE FROM judge_queue WHERE turn_ordinal = ?'),
     selectLastTurnOrdinalOfType: database.prepare<[string, TurnType], { ordinal: number }>(
       'SELECT ordinal FROM turns WHERE session_id = ? AND type = ? ORDER BY ordinal DESC LIMIT 1',
     ),

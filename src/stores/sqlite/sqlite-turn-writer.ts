@@ -74,6 +74,8 @@ export function insertSqliteTurn(context: SqliteTurnWriterContext, turn: NewTurn
     ended_at: turn.timings.endedAt,
     error: turn.error,
     reply_key: turn.replyKey,
+    untrainable_reason: turn.untrainableReason ?? null,
+    superseded_by: turn.supersededBy ?? null,
   });
   return {
     ordinal: Number(inserted.lastInsertRowid),

@@ -25,6 +25,8 @@ export function newTurn(id: string, overrides: Partial<NewTurn> = {}): NewTurn {
     timings: { startedAt: 1_000, firstTokenAt: 1_010, endedAt: 1_020 },
     error: null,
     replyKey: null,
+    untrainableReason: null,
+    supersededBy: null,
     ...overrides,
   };
 }

@@ -65,8 +65,13 @@ export async function queryTestSchema<Row extends pg.QueryResultRow>(schema: str
   }
 }
 
-/** Undoes Postgres migrations 9 (policy versions' lifecycle state), 8 (samples' rollout group) and 7 (the counters and their triggers), for tests of upgrades from before them. */
+/**
+ * Undoes Postgres migrations 10 (turns' untrainable reason and supersession), 9 (policy versions' lifecycle state),
+ * 8 (samples' rollout group) and 7 (the counters and their triggers), for tests of upgrades from before them.
+ */
 export const rollBackRecordCountsSql = `
+  DROP FUNCTION record_counts_turn_trainable CASCADE;
+  ALTER TABLE turns DROP COLUMN untrainable_reason, DROP COLUMN superseded_by;
   ALTER TABLE policy_versions DROP COLUMN state, DROP COLUMN state_reason, DROP COLUMN state_changed_at, DROP COLUMN gate, DROP COLUMN canary;
   DROP INDEX samples_by_rollout_group;
   ALTER TABLE samples DROP COLUMN rollout_group, DROP COLUMN rollout_turn_index;

@@ -1,5 +1,6 @@
 /**
- * Undoes SQLite migrations 10 (policy versions without their lifecycle state), 9 (samples without their rollout group) and 8 (no record_counts table,
+ * Undoes SQLite migrations 11 (turns without their untrainable reason and supersession), 10 (policy versions
+ * without their lifecycle state), 9 (samples without their rollout group) and 8 (no record_counts table,
  * no triggers keeping it) on a store file: for tests of the upgrade, which must start the counters
  * from the rows written before it.
  */
@@ -7,6 +8,9 @@ import type Database from 'better-sqlite3';
 
 export function rollBackRecordCounts(database: Database.Database): void {
   database.exec(`
+    DROP TRIGGER record_counts_turn_trainable;
+    ALTER TABLE turns DROP COLUMN untrainable_reason;
+    ALTER TABLE turns DROP COLUMN superseded_by;
     ALTER TABLE policy_versions DROP COLUMN state;
     ALTER TABLE policy_versions DROP COLUMN state_reason;
     ALTER TABLE policy_versions DROP COLUMN state_changed_at;
