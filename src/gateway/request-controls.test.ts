@@ -41,6 +41,9 @@ describe('checkPinnedVersion', () => {
     expect(() => checkPinnedVersion(0, [])).not.toThrow();
     expect(() => checkPinnedVersion(7, versions)).toThrow(/Policy version 7 is unknown/);
     expect(() => checkPinnedVersion(2, versions)).toThrow(/Policy version 2 is retired/);
+    expect(() => checkPinnedVersion(4, [versionRecord(4, { state: 'candidate' })])).toThrow(/Policy version 4 is a candidate/);
+    expect(() => checkPinnedVersion(5, [versionRecord(5, { state: 'rejected' })])).toThrow(/Policy version 5 is rejected/);
+    expect(() => checkPinnedVersion(6, [versionRecord(6, { state: 'rolled-back' })])).not.toThrow();
   });
 });
 
@@ -58,12 +61,14 @@ describe('X-Clawrl-Policy-Version on every protocol', () => {
   const responses = { model, input: 'hi' };
   const messages = { model, max_tokens: 16, messages: [{ role: 'user', content: 'hi' }] };
 
-  /** Version 0 retired (version 1 replaced it), 1 active, 2 a candidate not serving yet. */
+  /** Version 0 retired (version 1 replaced it), 1 active, 2 rolled back by a person, 3 a candidate before the gate. */
   async function pinnedGateway() {
     const gateway = createTestGateway();
     await gateway.store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
     await gateway.store.recordPolicyVersion(newPolicyVersion(1), { activate: true });
     await gateway.store.recordPolicyVersion(newPolicyVersion(2), { activate: false });
+    await gateway.store.setPolicyVersionState(2, 'rolled-back', { reason: 'rolled back by a person', at: 1 });
+    await gateway.store.recordPolicyVersion(newPolicyVersion(3), { activate: false });
     return gateway;
   }
 
@@ -87,6 +92,14 @@ describe('X-Clawrl-Policy-Version on every protocol', () => {
     const response = await gateway.chat(chat, { 'x-clawrl-policy-version': '0' });
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: { message: string } }).error.message).toContain('Policy version 0 is retired');
+    expect(gateway.engine.generateCalls).toHaveLength(0);
+  });
+
+  it('refuses a pin of a candidate the gate has not passed, so no client routes around the gate', async () => {
+    const gateway = await pinnedGateway();
+    const response = await gateway.chat(chat, { 'x-clawrl-policy-version': '3' });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { message: string } }).error.message).toContain('Policy version 3 is a candidate');
     expect(gateway.engine.generateCalls).toHaveLength(0);
   });
 

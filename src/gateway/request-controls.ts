@@ -77,7 +77,8 @@ export function requestControlsOf(header: (name: string) => string | undefined, 
 
 
 /**
- * Refuses a pin of a version the store does not know or that is retired, naming it (400). The
+ * Refuses a pin of a version the store does not know, that is retired, or that has not passed the
+ * gate (a candidate, a rejected version), naming it (400). The
  * base model, version 0, is always known: every engine serves it, even before it is recorded.
  */
 export function checkPinnedVersion(version: PolicyVersion, versions: readonly PolicyVersionRecord[]): void {
@@ -91,6 +92,13 @@ export function checkPinnedVersion(version: PolicyVersion, versions: readonly Po
   // A retired version (the version lifecycle's `state`) serves no request, pinned or not.
   if (record.state === 'retired') {
     throw new ClawrlError('invalid_request', `Policy version ${version} is retired and serves no request (X-Clawrl-Policy-Version).`, {
+      param: 'X-Clawrl-Policy-Version',
+    });
+  }
+  // A candidate is judged by the gate before any user meets it, and a rejected one never earned
+  // users: a client's pin must not route around the gate (`clawrl eval replay` is how a person tries one).
+  if (record.state === 'candidate' || record.state === 'rejected') {
+    throw new ClawrlError('invalid_request', `Policy version ${version} is ${record.state === 'candidate' ? 'a candidate still before the gate' : 'rejected by the gate'} and serves no user (X-Clawrl-Policy-Version).`, {
       param: 'X-Clawrl-Policy-Version',
     });
   }
