@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import { postgresCounterMigration } from './postgres-counter-migration.js';
+import { postgresErasureMigration } from './postgres-erasure-migration.js';
 
 export const postgresMigrations: readonly string[] = [
   `
@@ -225,6 +226,10 @@ export const postgresMigrations: readonly string[] = [
   ALTER TABLE samples ADD COLUMN rollout_group text, ADD COLUMN rollout_turn_index integer;
   CREATE INDEX samples_by_rollout_group ON samples (rollout_group, ordinal) WHERE rollout_group IS NOT NULL;
   `,
+  // 9: erasure (`postgres-erasure.ts`): the lineage of each version, kept when its samples are
+  // erased, the versions an erasure tainted, and an index telling a shared message node from one
+  // only the erased turns used (as SQLite migration 10).
+  postgresErasureMigration,
 ];
 
 // Advisory locks share one key space per database; the first key names clawrl ('claw'), the

@@ -57,6 +57,9 @@ import {
   type TurnRow,
 } from './postgres-turn-rows.js';
 
+import { erasedTables, erasePostgresRows, listPostgresLineage, listPostgresTaintedVersions, requeuePostgresSamplesOf, retirePostgresVersions } from './postgres-erasure.js';
+import type { ErasureResult, ErasureTarget, TaintedVersion } from '../../spec/record-erasure.js';
+
 const defaultListLimit = 100;
 const uniqueViolation = '23505';
 
@@ -359,6 +362,31 @@ export class PostgresRecordStore implements RecordStore {
     } catch (error) {
       throw new ClawrlError('store_error', 'failed to close the Postgres record store', { cause: error });
     }
+  }
+
+  async erase(target: ErasureTarget, at: number): Promise<ErasureResult> {
+    const result = await this.#database.run('erase', () => this.#database.transaction((client) => erasePostgresRows(client, target, at)));
+    // A remembered base or root may be an erased turn.
+    this.#sequences.clear();
+    this.#roots.clear();
+    // Dead row versions keep the erased bytes until vacuumed; VACUUM cannot run in a transaction.
+    const storageWiped = await this.#database.query(`VACUUM ${erasedTables.join(', ')}`).then(
+      () => true,
+      () => false,
+    );
+    return { ...result, receipt: { ...result.receipt, storageWiped } };
+  }
+  async listTaintedVersions(): Promise<TaintedVersion[]> {
+    return this.#database.run('listTaintedVersions', () => listPostgresTaintedVersions(this.#database));
+  }
+  async retireVersions(versions: readonly PolicyVersion[], at: number): Promise<number> {
+    return this.#database.run('retireVersions', () => retirePostgresVersions(this.#database, versions, at));
+  }
+  async requeueSamplesOf(versions: readonly PolicyVersion[], at: number): Promise<number> {
+    return this.#database.run('requeueSamplesOf', () => requeuePostgresSamplesOf(this.#database, versions, at));
+  }
+  async listLineage(version: PolicyVersion): Promise<{ sampleId: string; erased: boolean }[]> {
+    return this.#database.run('listLineage', () => listPostgresLineage(this.#database, version));
   }
 
   async #loadTurn(client: Queryable, id: string): Promise<TurnRecord | null> {

@@ -65,8 +65,12 @@ export async function queryTestSchema<Row extends pg.QueryResultRow>(schema: str
   }
 }
 
-/** Undoes Postgres migrations 8 (samples' rollout group) and 7 (the counters and their triggers), for tests of upgrades from before them. */
+/** Undoes Postgres migrations 9 (lineage and taints), 8 (samples' rollout group) and 7 (the counters and their triggers), for tests of upgrades from before them. */
 export const rollBackRecordCountsSql = `
+  DROP TRIGGER policy_lineage_of_step ON training_steps;
+  DROP FUNCTION policy_lineage_of_step;
+  DROP TABLE policy_lineage, policy_taints;
+  DROP INDEX samples_by_training_step, turns_by_messages_tip;
   DROP INDEX samples_by_rollout_group;
   ALTER TABLE samples DROP COLUMN rollout_group, DROP COLUMN rollout_turn_index;
   DROP FUNCTION record_counts_sessions, record_counts_turn_inserted, record_counts_next_state_linked,

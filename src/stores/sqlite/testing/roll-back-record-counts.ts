@@ -1,5 +1,5 @@
 /**
- * Undoes SQLite migrations 9 (samples without their rollout group) and 8 (no record_counts table,
+ * Undoes SQLite migrations 10 (no lineage, no taints), 9 (samples without their rollout group) and 8 (no record_counts table,
  * no triggers keeping it) on a store file: for tests of the upgrade, which must start the counters
  * from the rows written before it.
  */
@@ -7,6 +7,11 @@ import type Database from 'better-sqlite3';
 
 export function rollBackRecordCounts(database: Database.Database): void {
   database.exec(`
+    DROP TRIGGER policy_lineage_of_step;
+    DROP TABLE policy_lineage;
+    DROP TABLE policy_taints;
+    DROP INDEX samples_by_training_step;
+    DROP INDEX turns_by_messages_tip;
     DROP INDEX samples_by_rollout_group;
     ALTER TABLE samples DROP COLUMN rollout_group;
     ALTER TABLE samples DROP COLUMN rollout_turn_index;
