@@ -9,6 +9,7 @@ import { registerAdminRoutes } from './admin/admin-routes.js';
 import type { Principal } from './api-key-authenticator.js';
 import { asClawrlError, errorResponse } from './error-response.js';
 import { registerDashboardRoutes } from './admin/dashboard-routes.js';
+import { registerErasureRoutes } from './admin/erasure-routes.js';
 import { registerFeedbackRoute } from './admin/feedback-route.js';
 import { registerHealthRoutes } from './admin/health-routes.js';
 import type { GatewayContext } from './gateway-context.js';
@@ -76,6 +77,7 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
   app.use('/admin/*', authenticate, requireAdmin);
   registerAdminRoutes(app, context);
   registerPolicyRoutes(app, context);
+  registerErasureRoutes(app, context);
   registerDashboardRoutes(app, context);
 
   // The dashboard's page and assets are public: they hold no data, and the page asks for the admin

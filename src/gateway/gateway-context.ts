@@ -6,6 +6,7 @@ import type { PolicyRegistry } from '../spec/policy-registry.js';
 import type { RecordReads } from '../spec/record-reads.js';
 import type { TurnLog } from '../spec/turn-log.js';
 import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
+import type { DataEraser } from './data-eraser.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 import type { PolicyControl } from './policy-control.js';
 
@@ -48,6 +49,8 @@ export interface GatewayContext {
   createId: (prefix: string) => string;
   /** Policy versions and training; without it the policy admin routes answer `unsupported`. */
   policies?: PolicyControl;
+  /** Erases sessions, tenants and periods (`DELETE /admin/sessions/{id}`, `POST /admin/erasures`); without it those answer `unsupported`. */
+  eraser?: DataEraser;
   /** Sessions keep the policy version they started with (`--pin-sessions`). */
   pinSessions?: boolean;
   /** The text of each token (alone) of the served model, for the dashboard's token view; absent without a tokenizer. */
