@@ -15,7 +15,7 @@ import { ClawrlError } from '../spec/clawrl-error.js';
 import type { PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { PolicyRegistry } from '../spec/policy-registry.js';
-import type { ErasureReceipt, ErasureTarget, RecordErasure } from '../spec/record-erasure.js';
+import type { ErasureReceipt, ErasureTarget, RecordErasure, TaintedVersion } from '../spec/record-erasure.js';
 import type { PolicyControl } from './policy-control.js';
 
 export const onDeleteActions = ['mark', 'retire', 'retrain'] as const;
@@ -58,6 +58,10 @@ export interface DataErasureResult extends ErasureReceipt {
 
 export interface DataEraser {
   erase(target: ErasureTarget): Promise<DataErasureResult>;
+  /** The samples that trained `version`, erased ones flagged. */
+  lineage(version: PolicyVersion): Promise<{ sampleId: string; erased: boolean }[]>;
+  /** The versions whose lineage holds an erased sample, with their marks. */
+  taintedVersions(): Promise<TaintedVersion[]>;
 }
 
 export function createDataEraser(options: DataEraserOptions): DataEraser {
@@ -119,5 +123,7 @@ export function createDataEraser(options: DataEraserOptions): DataEraser {
       chain = result.catch(() => undefined);
       return result;
     },
+    lineage: (version) => store.listLineage(version),
+    taintedVersions: () => store.listTaintedVersions(),
   };
 }

@@ -3,7 +3,9 @@
  * derived from it; `POST /admin/erasures` with `{"session": id}`, `{"user": tenant}` or
  * `{"before": ISO date or epoch ms}` erases what it names (what `clawrl data delete` calls). Both
  * answer the receipt (`data-eraser.ts`): what went, how many of each, the versions affected and
- * what `--on-delete` did about them.
+ * what `--on-delete` did about them. `GET /admin/policies/{version}/lineage` lists the samples that
+ * trained a version (erased ones flagged), `GET /admin/tainted-versions` the versions whose lineage
+ * holds an erased sample.
  */
 import type { Env, Hono } from 'hono';
 import { z } from 'zod';
@@ -37,6 +39,14 @@ function requireEraser(context: GatewayContext): DataEraser {
 
 export function registerErasureRoutes<Environment extends Env>(app: Hono<Environment>, context: GatewayContext): void {
   app.delete('/admin/sessions/:id', async (c) => c.json(await requireEraser(context).erase({ kind: 'session', sessionId: c.req.param('id') })));
+
+  app.get('/admin/policies/:version/lineage', async (c) => {
+    const version = Number(c.req.param('version'));
+    if (!Number.isSafeInteger(version) || version < 0) throw new ClawrlError('invalid_request', 'A policy version is a non-negative integer.', { param: 'version' });
+    return c.json({ object: 'list', version, data: await requireEraser(context).lineage(version) });
+  });
+
+  app.get('/admin/tainted-versions', async (c) => c.json({ object: 'list', data: await requireEraser(context).taintedVersions() }));
 
   app.post('/admin/erasures', async (c) => {
     const body: unknown = await c.req.json().catch(() => {
