@@ -24,7 +24,7 @@ let nats: NatsTestConnection;
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 
 function serverArguments(extra: string[]): string[] {
-  return ['--engine', 'local', '--model', folder, '--judge', 'rules', '--method', 'rl', '--train-every', '1000', '--max-tokens', '8', '--admin-key', adminKey, '--api-key', `bob=bob-key-erasure`, ...extra];
+  return ['--engine', 'local', '--model', folder, '--judge', 'rules', '--method', 'rl', '--train-every', '1000', '--max-tokens', '8', '--admin-key', adminKey, '--api-key', 'bob=bob-key-erasure', '--api-key', 'alice=alice-key-erasure', ...extra];
 }
 
 async function call<Body>(server: ClawrlServer, route: string, init: RequestInit = {}): Promise<Body> {
@@ -116,7 +116,7 @@ afterAll(async () => {
 });
 
 describe('erasure through the server', () => {
-  it('SQLite and NATS: after data delete --session the marker is in no file under --data and on no NATS message, and retraining serves a clean lineage', async () => {
+  it('SQLite and NATS: after data delete --session the marker is in no file under --data and on no NATS message, and retraining serves a clean lineage; a tenant key cannot read another tenant's turn', async () => {
     const stream = uniqueTestName('clawrl_erasure');
     const server = await startClawrlServer(serverArguments(['--bus', 'nats', '--bus-url', testNatsUrl, '--bus-prefix', stream, '--on-delete', 'retrain']));
     cleanups.push(() => rmSync(server.data, { recursive: true, force: true }), () => nats.manager.streams.delete(stream).catch(() => false), () => server.stop());
@@ -128,6 +128,20 @@ describe('erasure through the server', () => {
     expect(filesHolding(server.data, marker)).toEqual([]);
     expect(await natsHolds(stream, marker)).toBe(false);
     expect(await natsHolds(stream, 'kept-')).toBe(true);
+    // A tenant's key reads its own turns, never another tenant's; `clawrl status` with it shows its own counts.
+    const aliceTurn = await fetch(`${server.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer alice-key-erasure', 'x-session-id': 'alice-session' },
+      body: JSON.stringify({ model, messages: [{ role: 'user', content: 'hello' }] }),
+    });
+    const aliceTurnId = aliceTurn.headers.get('x-clawrl-turn-id') ?? '';
+    await aliceTurn.json();
+    const readAs = (key: string) => fetch(`${server.url}/admin/turns/${aliceTurnId}`, { headers: { authorization: `Bearer ${key}` } });
+    expect((await readAs('bob-key-erasure')).status).toBe(404);
+    expect((await readAs('alice-key-erasure')).status).toBe(200);
+    const status = await promisify(execFile)(process.execPath, [cliPath, 'status', '--url', server.url, '--admin-key', 'alice-key-erasure']);
+    expect(status.stdout).toContain('tenant          alice');
+    expect(status.stdout).toContain('sessions        1 (1 open)');
     // Still after the server stopped and closed its files.
     await server.stop();
     expect(filesHolding(server.data, marker)).toEqual([]);

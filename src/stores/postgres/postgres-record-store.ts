@@ -121,9 +121,9 @@ export class PostgresRecordStore implements RecordStore {
     checkPaging(limit, offset);
     return this.#database.run('listSessions', async () => {
       const rows = await this.#database.rows<SessionRow>(
-        `SELECT ${sessionColumns} FROM sessions AS session WHERE ($1::text IS NULL OR status = $1)
+        `SELECT ${sessionColumns} FROM sessions AS session WHERE ($1::text IS NULL OR status = $1) AND ($4::text IS NULL OR tenant = $4)
          ORDER BY created_at DESC, ordinal DESC LIMIT $2 OFFSET $3`,
-        [options.status ?? null, limit, offset],
+        [options.status ?? null, limit, offset, options.tenant ?? null],
       );
       return rows.map(sessionRecordOf);
     });

@@ -136,7 +136,9 @@ export class SqliteRecordStore implements RecordStore {
     }
     return this.#run('listSessions', () => {
       const rows =
-        options.status === undefined
+        options.tenant !== undefined
+          ? this.#statements.listSessionsOfTenant.all({ tenant: options.tenant, status: options.status ?? null, limit, offset })
+          : options.status === undefined
           ? this.#statements.listSessions.all(limit, offset)
           : this.#statements.listSessionsByStatus.all(options.status, limit, offset);
       return rows.map((row) => this.#reader.session(row));
