@@ -101,6 +101,9 @@ async function expectServedLineageClean(server: ClawrlServer, receipt: Receipt):
   const lineage = await call<{ data: { erased: boolean }[] }>(server, '/admin/policies/2/lineage');
   expect(lineage.data).toEqual([{ sampleId: expect.any(String), erased: false }]);
   expect((await call<{ data: { version: number }[] }>(server, '/admin/policies/1/lineage')).data).toContainEqual({ sampleId: expect.any(String), erased: true });
+  // The retired version is never served again.
+  const activate = await fetch(`${server.url}/admin/policies/1/activate`, { method: 'POST', headers: { authorization: `Bearer ${adminKey}` } });
+  expect(activate.status).toBe(400);
 }
 
 beforeAll(async () => {
@@ -116,7 +119,7 @@ afterAll(async () => {
 });
 
 describe('erasure through the server', () => {
-  it('SQLite and NATS: after data delete --session the marker is in no file under --data and on no NATS message, and retraining serves a clean lineage; a tenant key cannot read another tenant's turn', async () => {
+  it('SQLite and NATS: after data delete --session the marker is in no file under --data and on no NATS message, and retraining serves a clean lineage; a tenant key cannot read another tenant\'s turn', async () => {
     const stream = uniqueTestName('clawrl_erasure');
     const server = await startClawrlServer(serverArguments(['--bus', 'nats', '--bus-url', testNatsUrl, '--bus-prefix', stream, '--on-delete', 'retrain']));
     cleanups.push(() => rmSync(server.data, { recursive: true, force: true }), () => nats.manager.streams.delete(stream).catch(() => false), () => server.stop());

@@ -242,6 +242,19 @@ describe('createPostgresRecordStore', () => {
     expect(stored).toEqual({ prompt_bytes: (3_040 + 19 * 40) * 4, rooted: 1 });
   });
 
+  it('records a session\'s first turn after another process erased the root this one remembered as its base', async () => {
+    schema = uniqueTestSchema();
+    const [writer, eraser] = [await open(), await open()] as [RecordStore, RecordStore];
+    const shared = Array.from({ length: 300 }, (_, index) => 100 + index);
+    await writer.upsertSession({ id: 'root', tenant: null, at: 0 });
+    await writer.recordTurn(newTurn('root-turn', { sessionId: 'root', promptTokenIds: shared }));
+    await eraser.erase({ kind: 'session', sessionId: 'root' }, 10);
+    await writer.upsertSession({ id: 'next', tenant: null, at: 20 });
+    const next = newTurn('next-turn', { sessionId: 'next', promptTokenIds: [...shared, 1, 2] });
+    await writer.recordTurn(next);
+    expect((await writer.getTurn('next-turn'))?.promptTokenIds).toEqual(next.promptTokenIds);
+  });
+
   it('rejects a bad schema name, and names the server without its password when it cannot connect', async () => {
     schema = uniqueTestSchema();
     await expect(createPostgresRecordStore({ connectionString: testPostgresUrl, schema: 'Robert"; DROP' })).rejects.toMatchObject({

@@ -74,6 +74,10 @@ function isDuplicateTurnId(error: unknown): boolean {
   );
 }
 
+function isMissingPromptBase(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === '23503' && 'constraint' in error && error.constraint === 'turns_prompt_base_ordinal_fkey';
+}
+
 // Each write adds one to a few delta rows; a thousand keep the counts' read to a millisecond or so.
 const foldDeltasAbove = 1_000;
 
@@ -157,10 +161,14 @@ export class PostgresRecordStore implements RecordStore {
       const logprobs = encodeFloat64Blob(turn.logprobs, 'logprobs');
       encodeInt32Blob(turn.promptTokenIds, 'promptTokenIds');
       let inserted: { ordinal: number; index: number; root: boolean };
+      const insert = () => this.#database.transaction((client) => insertTurn(client, turn, { response, logprobs }, { sequences: this.#sequences, roots: this.#roots }));
       try {
-        inserted = await this.#database.transaction((client) =>
-          insertTurn(client, turn, { response, logprobs }, { sequences: this.#sequences, roots: this.#roots }),
-        );
+        inserted = await insert().catch(async (error: unknown) => {
+          // Another process erased the root this process remembered as the prompt's base: forget the roots, store it again.
+          if (!isMissingPromptBase(error)) throw error;
+          this.#roots.clear();
+          return insert();
+        });
       } catch (error) {
         if (isDuplicateTurnId(error)) {
           throw new ClawrlError('store_error', `turn ${turn.id} is already recorded`, { cause: error });
@@ -370,10 +378,7 @@ export class PostgresRecordStore implements RecordStore {
     this.#sequences.clear();
     this.#roots.clear();
     // Dead row versions keep the erased bytes until vacuumed; VACUUM cannot run in a transaction.
-    const storageWiped = await this.#database.query(`VACUUM ${erasedTables.join(', ')}`).then(
-      () => true,
-      () => false,
-    );
+    const storageWiped = await this.#database.query(`VACUUM ${erasedTables.join(', ')}`).then(() => true, () => false);
     return { ...result, receipt: { ...result.receipt, storageWiped } };
   }
   async listTaintedVersions(): Promise<TaintedVersion[]> {
@@ -388,7 +393,6 @@ export class PostgresRecordStore implements RecordStore {
   async listLineage(version: PolicyVersion): Promise<{ sampleId: string; erased: boolean }[]> {
     return this.#database.run('listLineage', () => listPostgresLineage(this.#database, version));
   }
-
   async #loadTurn(client: Queryable, id: string): Promise<TurnRecord | null> {
     const [row] = (await client.query<TurnRow>(`${selectTurnRow} WHERE turn.id = $1`, [id])).rows;
     return row === undefined ? null : toTurnRecord(client, row);
