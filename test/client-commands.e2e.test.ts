@@ -42,7 +42,7 @@ function createStandIn(name: string): Server {
     if (request.url === '/admin/status') {
       response.end(JSON.stringify({ model: name, engine: 'local', policyVersion: 3, sessions: 1, sessionsOpen: 1, turns: { main: 2 }, samples: {} }));
     } else if (request.url === '/admin/policies') {
-      response.end(JSON.stringify({ data: [{ version: 0, createdAt: 0, parent: null, active: true, kind: 'base', step: null, samples: 0, metrics: null }] }));
+      response.end(JSON.stringify({ data: [{ version: 0, createdAt: 0, parent: null, active: true, kind: 'base', step: null, samples: 0, metrics: null, state: 'active', stateReason: 'activated', gate: null }] }));
     } else {
       response.statusCode = 404;
       response.end(JSON.stringify({ error: { message: `Unknown route ${request.method} ${request.url}.` } }));

@@ -172,12 +172,18 @@ describe('the dashboard in a browser', () => {
   it('activates version 0 from the policies page after a confirmation', async () => {
     await page.goto(`${server.url}/#/policies`);
     const base = page.locator('li[data-version="0"]');
+    await expect.poll(() => base.getByTestId('policy-state').textContent()).toBe('retired');
     await base.getByRole('button', { name: 'Activate…' }).click();
     await capture('policies');
     await base.getByRole('button', { name: 'Confirm activation' }).click();
     await expect.poll(() => page.getByTestId('policy-message').textContent()).toContain('Serving version 0');
     expect((await admin<Status>('/admin/status')).policyVersion).toBe(0);
     await expect.poll(() => page.getByTestId('active-version').textContent()).toBe('0');
+    // The version it replaced went back in time: rolled back, with the reason.
+    const trained = page.locator('li[data-version="1"]');
+    await expect.poll(() => trained.getByTestId('policy-state').textContent()).toBe('rolled-back');
+    expect(await trained.getByTestId('policy-state-reason').textContent()).toBe('rolled back to version 0');
+    expect(await base.getByTestId('policy-state-reason').textContent()).toBe('activated by a person');
   });
 
   it('charts the personalize and rollout results under --results-dir', async () => {

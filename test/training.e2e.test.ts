@@ -99,6 +99,12 @@ describe('training inside clawrl serve', () => {
     const { stdout } = await promisify(execFile)(process.execPath, [cliPath, 'policy', 'activate', '1', '--url', server.url]);
     expect(stdout).toContain('serving policy version 1');
     expect((await chat('after-roll-forward')).version).toBe('1');
+    // Without a gate (this server's default) each step's version is active at once; a person's activation says so.
+    const states = (await admin<{ data: Array<Record<string, unknown>> }>('/admin/policies')).data;
+    expect(states.map((entry) => [entry.version, entry.state, entry.stateReason])).toEqual([
+      [0, 'retired', 'superseded by version 1'],
+      [1, 'active', 'activated by a person'],
+    ]);
     expect((await fetch(`${server.url}/admin/policies/7/activate`, { method: 'POST' })).status).toBe(404);
 
     await admin('/admin/training/pause', 'POST');

@@ -79,6 +79,8 @@ describe('createDataEraser', () => {
     expect(result.action).toMatchObject({ activated: 1, retired: [2] });
     expect((await store.trainingSummary()).activeVersion).toBe(1);
     expect(await store.listTaintedVersions()).toEqual([{ version: 2, erasedSamples: 1, markedAt: 90 * dayMs, retiredAt: 90 * dayMs }]);
+    expect((await store.listPolicyVersions()).find((entry) => entry.version === 2)).toMatchObject({ state: 'retired', stateReason: 'its lineage holds samples of erased data' });
+    expect((await store.listPolicyVersions()).find((entry) => entry.version === 1)).toMatchObject({ state: 'active' });
   });
 
   it('retrain: retires, then trains from the untouched version on the samples that remain, and serves a version whose lineage holds no erased sample', async () => {

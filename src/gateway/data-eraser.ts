@@ -4,7 +4,9 @@
  * them are erased, and `--on-delete` decides what follows for the versions:
  * - `mark`: nothing more; the marks show in `/admin/policies` and the receipt.
  * - `retire`: serving (and training) move back to the newest version untouched by erased samples,
- *   and every tainted version is retired.
+ *   and every tainted version is retired: its lifecycle state becomes `retired` with the reason, and
+ *   the erasure's own mark records it (`retiredAt`), which keeps it from being activated again (a
+ *   `retired` state alone also names a version merely superseded, which a person may roll back to).
  * - `retrain`: retire, then the remaining samples that trained a tainted version go back in the
  *   training queue and one step runs at once, from the untouched version, on them.
  * Once the action has run, the served version's lineage holds no erased sample (unless the action is
@@ -29,7 +31,7 @@ export interface ErasedIds {
 }
 
 export interface DataEraserOptions {
-  store: RecordErasure & Pick<PolicyRegistry, 'listPolicyVersions' | 'trainingSummary'>;
+  store: RecordErasure & Pick<PolicyRegistry, 'listPolicyVersions' | 'trainingSummary' | 'setPolicyVersionState'>;
   onDelete: OnDeleteAction;
   /** Serving and training; without it `retire` and `retrain` only record the retirement. */
   policies?: PolicyControl;
@@ -79,11 +81,14 @@ export function createDataEraser(options: DataEraserOptions): DataEraser {
       if (options.policies === undefined) {
         throw new ClawrlError('unsupported', `Version ${served} is tainted, and this server cannot move serving; activate version ${fallback} yourself.`);
       }
-      await options.policies.activate(fallback);
+      await options.policies.activate(fallback, `serving moved back from version ${served}, trained on erased data`);
       activated = fallback;
     }
     const retired = taints.filter((entry) => entry.retiredAt === null).map((entry) => entry.version);
     await store.retireVersions(retired, at);
+    for (const version of retired) {
+      await store.setPolicyVersionState(version, 'retired', { reason: 'its lineage holds samples of erased data', at });
+    }
     return { activated, retired, tainted: [...tainted] };
   }
 

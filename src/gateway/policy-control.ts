@@ -8,8 +8,8 @@ import type { TrainingStepRecord } from '../spec/records.js';
 
 /** What the admin routes may do to serving and training. */
 export interface PolicyControl {
-  /** Serves `version` from now on (and training continues from it); `not_found` for an unknown one. */
-  activate(version: PolicyVersion): Promise<void>;
+  /** Serves `version` from now on (and training continues from it), recording `reason`; `not_found` for an unknown one. */
+  activate(version: PolicyVersion, reason?: string): Promise<void>;
   /** Null when training is off (`--no-train`, or an engine that cannot load versions). */
   readonly training: TrainingControl | null;
   /** Which version each engine of this process serves (the gateway's, and the judge's own), and what is pending. */

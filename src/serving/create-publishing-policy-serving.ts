@@ -29,8 +29,8 @@ export function createPublishingPolicyServing(serving: PolicyServing, bus: Event
     start: () => serving.start(),
     status: () => serving.status(),
     close: () => serving.close(),
-    async activate(version) {
-      const artifact = await serving.activate(version);
+    async activate(version, reason) {
+      const artifact = await serving.activate(version, reason);
       await announce(version);
       return artifact;
     },

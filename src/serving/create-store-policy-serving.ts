@@ -32,12 +32,12 @@ export function createStorePolicyServing(options: StorePolicyServingOptions): Po
       servedVersion = summary.activeVersion ?? 0;
       return servedVersion;
     },
-    async activate(version) {
+    async activate(version, reason) {
       const artifact = await artifactOf(version);
       // Re-recording the version that is already active would only add noise to the history,
       // and could undo an activation another process made in the meantime.
       if ((await store.trainingSummary()).activeVersion !== version) {
-        await store.activatePolicyVersion(version, options.now());
+        await store.activatePolicyVersion(version, options.now(), reason === undefined ? {} : { reason });
         logger.info('activated policy version', { version });
       }
       servedVersion = version;

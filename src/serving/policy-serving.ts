@@ -37,8 +37,8 @@ export interface PolicyServing {
   readonly servedVersion: PolicyVersion;
   /** The stored artifact of a version; `not_found` for an unknown one. */
   artifactOf(version: PolicyVersion): Promise<PolicyArtifact>;
-  /** Serves `version` and records the activation. */
-  activate(version: PolicyVersion): Promise<PolicyArtifact>;
+  /** Serves `version` and records the activation with `reason` (default "activated"). */
+  activate(version: PolicyVersion, reason?: string): Promise<PolicyArtifact>;
   /** Serves a version the trainer just committed (already active in the store); retried until it loads when it fails. */
   serve(artifact: PolicyArtifact): Promise<void>;
   /** What the engine serves, and a version it is still trying to load. */
@@ -179,7 +179,7 @@ export function createPolicyServing(options: PolicyServingOptions): PolicyServin
             recordFailure(artifact, error);
           } else {
             logger.error('cannot serve the active policy version; serving the base model', { version: active, error: String(error) });
-            await store.activatePolicyVersion(0, options.now());
+            await store.activatePolicyVersion(0, options.now(), { reason: `version ${active} cannot be served: ${String(error)}` });
             await enqueue(() => load({ version: 0, kind: 'base', files: {} }));
           }
         }
@@ -187,15 +187,18 @@ export function createPolicyServing(options: PolicyServingOptions): PolicyServin
       logger.info('serving policy version', { version: servedVersion });
       return servedVersion;
     },
-    async activate(version) {
+    async activate(version, reason) {
       const artifact = await artifactOf(version);
       // A failed activation changes nothing: the admin sees the error, serving and the store stay as they were.
       await enqueue(() => load(artifact));
       target = artifact;
       pending = null;
       clearRetry();
-      await store.activatePolicyVersion(version, options.now());
-      logger.info('activated policy version', { version });
+      // Following an activation made elsewhere (no reason of its own) must not overwrite the reason recorded then.
+      if (reason !== undefined || (await store.trainingSummary()).activeVersion !== version) {
+        await store.activatePolicyVersion(version, options.now(), reason === undefined ? {} : { reason });
+      }
+      logger.info('activated policy version', { version, ...(reason === undefined ? {} : { reason }) });
       return artifact;
     },
     serve,

@@ -4,9 +4,13 @@
  * plays it; a training step's commit (`training-queue.ts`) adds versions too.
  *
  * Policy versions are immutable; which one serving uses is the latest activation, so a rollback
- * is just another activation.
+ * is just another activation. Each version also has a lifecycle state (`policy-version-state.ts`):
+ * exactly the latest activation is `active`; activating a version moves the one it replaces to
+ * `retired` ("superseded by version N") when the new one is newer, to `rolled-back` ("rolled back
+ * to version N") when it is older.
  */
 import type { PolicyVersion } from './inference-engine.js';
+import type { PolicyVersionState, SetPolicyVersionStateOptions } from './policy-version-state.js';
 import type { NewPolicyVersion, PolicyArtifactKind, PolicyVersionRecord, TrainingStepRecord } from './records.js';
 
 /** Where training stands, for `/admin/status` and a trainer resuming after a restart. */
@@ -22,11 +26,22 @@ export interface TrainingSummary {
 export interface PolicyRegistry {
   /**
    * Records a policy version that no step produced (the base, version 0) and, with `activate`,
-   * activates it. Fails with `store_error` for an existing version.
+   * activates it (state `active`); without, it is a `candidate`. Fails with `store_error` for an
+   * existing version.
    */
   recordPolicyVersion(version: NewPolicyVersion, options: { activate: boolean }): Promise<PolicyVersionRecord>;
-  /** Makes `version` the one serving uses; false, changing nothing, for an unknown version. */
-  activatePolicyVersion(version: PolicyVersion, at: number): Promise<boolean>;
+  /**
+   * Makes `version` the one serving uses (state `active`, with `reason`, default "activated");
+   * false, changing nothing, for an unknown version.
+   */
+  activatePolicyVersion(version: PolicyVersion, at: number, options?: { reason?: string }): Promise<boolean>;
+  /**
+   * Moves a version to `state` with the reason and, when given, its gate or canary evidence;
+   * false, changing nothing, for an unknown version. `active` is an activation (as
+   * `activatePolicyVersion`). The active version cannot leave `active` this way (`invalid_request`):
+   * activate its successor first, so serving always has a version.
+   */
+  setPolicyVersionState(version: PolicyVersion, state: PolicyVersionState, options: SetPolicyVersionStateOptions): Promise<boolean>;
   /** Every version, ascending (the base first). */
   listPolicyVersions(): Promise<PolicyVersionRecord[]>;
   /** A version's artifact; null for an unknown version. */

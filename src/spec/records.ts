@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { ChatMessage, SamplingOptions, ToolDefinition } from './chat.js';
 import type { FinishReason, PolicyVersion } from './inference-engine.js';
+import type { PolicyCanaryEvidence, PolicyGateEvidence, PolicyVersionState } from './policy-version-state.js';
 
 /** `main`: the agent's line of work, trained on. `side`: heartbeats, memory, cron; served, never trained. */
 export type TurnType = 'main' | 'side';
@@ -375,6 +376,14 @@ export interface PolicyVersionRecord extends Omit<NewPolicyVersion, 'files'> {
   active: boolean;
   /** Total bytes of its artifact files. */
   bytes: number;
+  /** Its lifecycle state (`policy-version-state.ts`), why it is there and since when. */
+  state: PolicyVersionState;
+  stateReason: string | null;
+  stateChangedAt: number | null;
+  /** The replay gate's evidence; null when no gate ran. */
+  gate: PolicyGateEvidence | null;
+  /** The canary watch's evidence; null when it served no canary. */
+  canary: PolicyCanaryEvidence | null;
 }
 
 /**

@@ -21,6 +21,11 @@ export interface CommitTrainingStepOptions {
   version: NewPolicyVersion;
   /** The trainer holding the samples' leases. */
   workerId: string;
+  /**
+   * `active` (the default) activates the version at once; `candidate` records it for the gate
+   * and leaves serving as it is.
+   */
+  state?: 'active' | 'candidate';
 }
 
 export interface TrainingQueue {
@@ -41,7 +46,7 @@ export interface TrainingQueue {
   updateSampleStatus(input: { ids: string[]; status: 'trained' | 'dropped'; reason?: string; at: number }): Promise<number>;
   /**
    * In one write: records the version and the step, marks the step's samples `trained` (those
-   * still `ready`), ends their leases and activates the version. Fails with `store_error`, writing
+   * still `ready`), ends their leases and activates the version (or records it as a candidate). Fails with `store_error`, writing
    * nothing, when the version or the step number exists already.
    */
   commitTrainingStep(options: CommitTrainingStepOptions): Promise<TrainingStepRecord>;

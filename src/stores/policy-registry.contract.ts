@@ -5,6 +5,7 @@
  * so every store implementation does.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
+import type { PolicyGateEvidence } from '../spec/policy-version-state.js';
 import type { RecordStore } from '../spec/record-store.js';
 import { expectStoreError, newPolicyVersion } from './testing/record-fixtures.js';
 
@@ -41,5 +42,47 @@ export function runPolicyRegistryContract(getStore: () => RecordStore): void {
       expect(await active()).toEqual([[0, true], [1, false]]);
       expect(await store.trainingSummary()).toMatchObject({ activeVersion: 0, latestVersion: 1 });
     });
+
+    it('gives each version a lifecycle state: the latest activation is active, the one it replaces retired or rolled back', async () => {
+      const states = async () => (await store.listPolicyVersions()).map((entry) => [entry.version, entry.state, entry.stateReason]);
+      await store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
+      await store.recordPolicyVersion(newPolicyVersion(1, { step: null }), { activate: false });
+      expect(await states()).toEqual([[0, 'active', 'activated'], [1, 'candidate', 'waiting for the gate']]);
+
+      expect(await store.activatePolicyVersion(1, 8_000, { reason: 'the gate promoted it' })).toBe(true);
+      expect(await states()).toEqual([[0, 'retired', 'superseded by version 1'], [1, 'active', 'the gate promoted it']]);
+      expect(await store.activatePolicyVersion(0, 8_001, { reason: 'activated by a person' })).toBe(true);
+      expect(await states()).toEqual([[0, 'active', 'activated by a person'], [1, 'rolled-back', 'rolled back to version 0']]);
+      expect((await store.listPolicyVersions())[1]).toMatchObject({ stateChangedAt: 8_001, active: false });
+    });
+
+    it('sets any state with its reason and evidence, and never leaves serving without an active version', async () => {
+      await store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
+      await store.recordPolicyVersion(newPolicyVersion(1, { step: null }), { activate: false });
+      const gate = gateEvidence(1, 0);
+      expect(await store.setPolicyVersionState(1, 'canary', { reason: 'passed the replay gate', at: 9_000, gate })).toBe(true);
+      const canary = await store.listPolicyVersions().then((entries) => entries[1]);
+      expect(canary).toMatchObject({ state: 'canary', stateReason: 'passed the replay gate', stateChangedAt: 9_000, gate, canary: null, active: false });
+
+      // Evidence not given is kept; a new state replaces the reason.
+      expect(await store.setPolicyVersionState(1, 'rolled-back', { reason: 'canary feedback fell', at: 9_001 })).toBe(true);
+      expect((await store.listPolicyVersions())[1]).toMatchObject({ state: 'rolled-back', stateReason: 'canary feedback fell', gate });
+      expect(await store.setPolicyVersionState(7, 'retired', { reason: 'erased', at: 9_002 })).toBe(false);
+      await expect(store.setPolicyVersionState(0, 'retired', { reason: 'erased', at: 9_003 })).rejects.toMatchObject({ code: 'invalid_request' });
+      expect(await store.trainingSummary()).toMatchObject({ activeVersion: 0 });
+
+      expect(await store.setPolicyVersionState(1, 'active', { reason: 'the canary held', at: 9_004 })).toBe(true);
+      expect((await store.listPolicyVersions()).map((entry) => [entry.state, entry.active])).toEqual([['retired', false], ['active', true]]);
+      expect(await store.trainingSummary()).toMatchObject({ activeVersion: 1 });
+    });
   });
+}
+
+function gateEvidence(candidate: number, incumbent: number): PolicyGateEvidence {
+  return {
+    method: 'replay', candidate, incumbent, decision: 'promote', rule: 'sign test', reason: 'more wins',
+    sessions: 1, turns: 1, wins: 1, losses: 0, ties: 0, pValue: 0.5, candidateMeanScore: 1, incumbentMeanScore: 0,
+    items: [{ turnId: 'turn-1', sessionId: 'session-1', candidate: 1, incumbent: 0, preferred: 'candidate' }],
+    startedAt: 1, endedAt: 2,
+  };
 }

@@ -25,6 +25,7 @@ import type {
   SupportToken,
 } from '../spec/records.js';
 import { sampleMethodSchema } from '../spec/records.js';
+import type { PolicyCanaryEvidence, PolicyGateEvidence, PolicyVersionState } from '../spec/policy-version-state.js';
 
 export interface JudgementRow {
   id: number;
@@ -236,6 +237,12 @@ export interface PolicyVersionRow {
   created_at: number;
   /** SQLite answers comparisons with 0/1, Postgres with a boolean. */
   active: boolean | number;
+  state: PolicyVersionState;
+  state_reason: string | null;
+  state_changed_at: number | null;
+  /** JSON text. */
+  gate: string | null;
+  canary: string | null;
 }
 
 export interface TrainingStepRow {
@@ -259,6 +266,11 @@ export function toPolicyVersionRecord(row: PolicyVersionRow): PolicyVersionRecor
     createdAt: row.created_at,
     active: row.active === true || row.active === 1,
     bytes: row.bytes,
+    state: row.state,
+    stateReason: row.state_reason,
+    stateChangedAt: row.state_changed_at,
+    gate: row.gate === null ? null : (JSON.parse(row.gate) as PolicyGateEvidence),
+    canary: row.canary === null ? null : (JSON.parse(row.canary) as PolicyCanaryEvidence),
   };
 }
 

@@ -90,6 +90,15 @@ export function runTrainingQueueContract(getStore: () => RecordStore): void {
       expect(await store.trainingSummary()).toEqual({ steps: 1, lastStep: committed, activeVersion: 1, latestVersion: 1 });
     });
 
+    it('commits a candidate without activating it: serving stays on the incumbent until the gate decides', async () => {
+      await store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
+      await store.commitTrainingStep({ step: step(1, ['sample-a']), version: newPolicyVersion(1), workerId: 'trainer-1', state: 'candidate' });
+      expect((await store.listSamples({ turnId: 'a' }))[0]?.status).toBe('trained');
+      const versions = await store.listPolicyVersions();
+      expect(versions.map((entry) => [entry.version, entry.state, entry.active])).toEqual([[0, 'active', true], [1, 'candidate', false]]);
+      expect(await store.trainingSummary()).toMatchObject({ steps: 1, activeVersion: 0, latestVersion: 1 });
+    });
+
     it('writes nothing when a commit repeats a step or a version', async () => {
       await store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
       await store.commitTrainingStep({ step: step(1, ['sample-a']), version: newPolicyVersion(1), workerId: 'trainer-1' });

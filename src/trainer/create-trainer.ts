@@ -108,8 +108,8 @@ export interface Trainer {
   trainNow(): Promise<TrainStepOutcome>;
   pause(): void;
   resume(): void;
-  /** Serves `version` and continues training from it. */
-  activate(version: PolicyVersion): Promise<void>;
+  /** Serves `version` and continues training from it, recording `reason` with the activation. */
+  activate(version: PolicyVersion, reason?: string): Promise<void>;
   status(): TrainerStatus;
   close(): Promise<void>;
 }
@@ -370,12 +370,12 @@ export function createTrainer(options: TrainerOptions): Trainer {
     resume() {
       paused = false;
     },
-    activate(version) {
+    activate(version, reason) {
       return enqueue(async () => {
         // Training weights first: a version the trainer cannot continue from changes nothing.
         await trainingEngine.resetWeights(await serving.artifactOf(version));
         try {
-          await serving.activate(version);
+          await serving.activate(version, reason);
         } catch (error) {
           await restoreTrainingWeights();
           throw error;

@@ -1,4 +1,7 @@
-/** `clawrl policy list | activate <version>`: policy versions of a running server; roll serving back or forward. */
+/**
+ * `clawrl policy list | activate <version>`: policy versions of a running server with their lifecycle state, the gate's
+ * decision and why; roll serving back or forward (a person's override, recorded as "activated by a person").
+ */
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { callServerAdmin } from './call-server-admin.js';
 
@@ -14,6 +17,15 @@ export interface PolicyListEntry {
   step: number | null;
   samples: number;
   metrics: { loss: number } | null;
+  state: string;
+  stateReason: string | null;
+  gate: { decision: string; wins: number; losses: number; ties: number; pValue: number | null } | null;
+}
+
+/** The gate's evidence in a few words: its decision and the paired counts. */
+function gateSummary(gate: PolicyListEntry['gate']): string {
+  if (gate === null) return '-';
+  return `${gate.decision} ${gate.wins}/${gate.losses}/${gate.ties}${gate.pValue === null ? '' : ` p=${gate.pValue.toFixed(3)}`}`;
 }
 
 export async function listPolicies(url: string, adminKey: string | undefined): Promise<PolicyListEntry[]> {
@@ -26,19 +38,22 @@ export async function activatePolicy(url: string, adminKey: string | undefined, 
 }
 
 export function formatPolicies(policies: PolicyListEntry[]): string {
-  const lines = ['   version  parent  kind     step  samples  loss       created'];
+  const lines = ['   version  state        parent  kind     step  samples  loss       created                   gate (w/l/t)          reason'];
   for (const policy of policies) {
     lines.push(
       [
         policy.active ? ' * ' : '   ',
         String(policy.version).padEnd(9),
+        policy.state.padEnd(13),
         String(policy.parent ?? '-').padEnd(8),
         policy.kind.padEnd(9),
         String(policy.step ?? '-').padEnd(6),
         String(policy.samples).padEnd(9),
         (policy.metrics === null ? '-' : policy.metrics.loss.toFixed(4)).padEnd(11),
-        new Date(policy.createdAt).toISOString(),
-      ].join(''),
+        new Date(policy.createdAt).toISOString().padEnd(26),
+        gateSummary(policy.gate).padEnd(22),
+        policy.stateReason ?? '',
+      ].join('').trimEnd(),
     );
   }
   return lines.join('\n');

@@ -76,7 +76,7 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
       return status === null ? [] : [status];
     };
     const policies: PolicyControl = {
-      activate: (version) => training.policies.activate(version),
+      activate: (version, reason) => training.policies.activate(version, reason),
       get training() {
         return training.policies.training;
       },

@@ -106,7 +106,7 @@ export async function startServingOnly(dependencies: Omit<TrainingDependencies, 
   await startPolicyServing(dependencies.serving, dependencies.store);
   const serving = createPublishingPolicyServing(dependencies.serving, dependencies.bus, dependencies.logger);
   return {
-    policies: { training: null, activate: async (version) => void (await serving.activate(version)), servingStatus: () => [dependencies.serving.status()] },
+    policies: { training: null, activate: async (version, reason) => void (await serving.activate(version, reason)), servingStatus: () => [dependencies.serving.status()] },
     // Followed versions are loaded without a new announcement: they were announced already.
     follow: serveActiveVersion(dependencies.serving),
     close: async () => undefined,
@@ -132,7 +132,7 @@ export async function startFollowerServing(dependencies: Omit<TrainingDependenci
   }
   const serving = createPublishingPolicyServing(dependencies.serving, dependencies.bus, logger);
   return {
-    policies: { training: null, activate: async (version) => void (await serving.activate(version)), servingStatus: () => [dependencies.serving.status()] },
+    policies: { training: null, activate: async (version, reason) => void (await serving.activate(version, reason)), servingStatus: () => [dependencies.serving.status()] },
     follow,
     close: async () => undefined,
   };
@@ -207,7 +207,7 @@ export async function startTraining(configuration: TrainingConfiguration, depend
   const running = trainer;
   const runningEngine = trainingEngine;
   return {
-    policies: { training: running, activate: (version) => running.activate(version), servingStatus: () => [dependencies.serving.status()] },
+    policies: { training: running, activate: (version, reason) => running.activate(version, reason), servingStatus: () => [dependencies.serving.status()] },
     async follow(activeVersion) {
       const status = running.status();
       // A running step commits and serves its own version; the next check sees the outcome.

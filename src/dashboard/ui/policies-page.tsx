@@ -1,6 +1,6 @@
 /**
- * Policies: versions newest first with their parent, step metrics and the mean reward of the turns
- * they served; activate one (roll back or forward) after a confirmation; pause, resume or step training.
+ * Policies: versions newest first with their lifecycle state and why, the gate's and canary's evidence,
+ * their parent, step metrics and the mean reward of the turns they served; activate one (roll back or forward) after a confirmation; pause, resume or step training.
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { PoliciesResponse, PolicyView, StatusView } from '../../gateway/admin/dashboard-api.js';
@@ -11,6 +11,29 @@ import { palette } from './palette.js';
 
 function figure(value: number | null | undefined, digits = 3): string {
   return value === null || value === undefined ? '–' : value.toFixed(digits);
+}
+
+/** The replay gate's and the canary watch's evidence, in a line each, with the rule that decided. */
+function Evidence(props: { policy: PolicyView }) {
+  const { gate, canary } = props.policy;
+  return (
+    <>
+      {gate === null ? null : (
+        <div class="policy-gate" data-testid="policy-gate">
+          gate: <strong>{gate.decision}</strong> against version {gate.incumbent} · {gate.turns} turns of {gate.sessions} sessions · wins {gate.wins} ·
+          losses {gate.losses} · ties {gate.ties} · p {figure(gate.pValue)} · mean score {figure(gate.candidateMeanScore, 2)} vs {figure(gate.incumbentMeanScore, 2)}
+          <div class="muted">{gate.rule}</div>
+        </div>
+      )}
+      {canary === null ? null : (
+        <div class="policy-canary" data-testid="policy-canary">
+          canary ({Math.round(canary.share * 100)}% of sessions): <strong>{canary.decision}</strong> · {canary.canary.turns} canary turns, mean{' '}
+          {figure(canary.canary.meanScore, 2)} vs {figure(canary.incumbentCohort.meanScore, 2)} on version {canary.incumbent} · {canary.reason}
+          <div class="muted">{canary.rule}</div>
+        </div>
+      )}
+    </>
+  );
 }
 
 export function PoliciesPage(props: { onRefused: () => void }) {
@@ -93,8 +116,11 @@ export function PoliciesPage(props: { onRefused: () => void }) {
             <div class="policy-head">
               <strong>version {policy.version}</strong>
               <span class="muted"> · {policy.kind}{policy.parent === null ? '' : ` · from ${policy.parent}`}{policy.step === null ? '' : ` · step ${policy.step}`} · {formatTime(policy.createdAt)}</span>
-              {policy.active ? <span class="badge">serving</span> : null}
+              {policy.active ? <span class="badge">serving</span> : null}{' '}
+              <span class={`badge state-${policy.state}`} data-testid="policy-state">{policy.state}</span>
             </div>
+            {policy.stateReason === null ? null : <div class="muted" data-testid="policy-state-reason">{policy.stateReason}</div>}
+            <Evidence policy={policy} />
             <div class="policy-metrics">
               samples {policy.samples} · loss {figure(policy.metrics?.loss)} · clip {figure(policy.metrics?.clipFraction)} · KL {figure(policy.metrics?.kl)} · lr{' '}
               {policy.metrics === null ? '–' : policy.metrics.learningRate.toExponential(1)} · reward {figure(policy.score?.meanScore, 2)} over {policy.score?.scoredTurns ?? 0} turns

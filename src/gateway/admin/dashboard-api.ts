@@ -4,6 +4,7 @@
  */
 import type { ActivitySeries, PolicyTurnScore, SessionCursor, SessionSummary } from '../../spec/dashboard-queries.js';
 import type { ExperimentChart } from '../../spec/experiment-charts.js';
+import type { PolicyCanaryEvidence, PolicyGateEvidence, PolicyVersionState } from '../../spec/policy-version-state.js';
 
 export type { ActivitySeries, ExperimentChart, SessionCursor, SessionSummary };
 
@@ -158,6 +159,12 @@ export interface PolicyView {
   samples: number;
   metrics: { loss: number; clipFraction: number; kl: number | null; learningRate: number } | null;
   score: PolicyTurnScore | null;
+  /** The lifecycle state (`candidate` … `retired`), why and since when, and the gate's and canary's evidence. */
+  state: PolicyVersionState;
+  stateReason: string | null;
+  stateChangedAt: number | null;
+  gate: PolicyGateEvidence | null;
+  canary: PolicyCanaryEvidence | null;
 }
 
 export interface PoliciesResponse {

@@ -250,6 +250,11 @@ export function registerDashboardRoutes(app: Hono<{ Variables: GatewayVariables 
         samples: record.samples,
         metrics: record.metrics === null ? null : { loss: record.metrics.loss, clipFraction: record.metrics.clipFraction, kl: record.metrics.kl, learningRate: record.metrics.learningRate },
         score: scores.get(record.version) ?? null,
+        state: record.state,
+        stateReason: record.stateReason,
+        stateChangedAt: record.stateChangedAt,
+        gate: record.gate,
+        canary: record.canary,
       })),
       next: page.length === limit && oldest > 0 ? oldest : null,
     };

@@ -1,7 +1,8 @@
 /**
  * Admin routes of policy versions and training: `GET /admin/policies` (`{data:[{version,
- * createdAt, parent, active, ...}]}`, the base first), `POST /admin/policies/{version}/activate`
- * (roll serving back or forward), `POST /admin/training/pause | resume | step` (`step` runs one
+ * createdAt, parent, active, state, stateReason, gate, canary, ...}]}`, the base first),
+ * `POST /admin/policies/{version}/activate` (a person's override: roll serving back or forward,
+ * recorded with the reason "activated by a person"), `POST /admin/training/pause | resume | step` (`step` runs one
  * training step now). The gateway knows nothing of the trainer: the composition root hands it a
  * `PolicyControl` (`gateway-context.ts`).
  */
@@ -10,6 +11,9 @@ import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyVersionRecord } from '../../spec/records.js';
 import type { GatewayContext } from '../gateway-context.js';
 import type { PolicyControl, TrainingControl } from '../policy-control.js';
+
+/** The reason recorded when a person activates a version through the admin API (the CLI and the dashboard use it). */
+export const personActivationReason = 'activated by a person';
 
 export function wirePolicyVersion(record: PolicyVersionRecord): Record<string, unknown> {
   return {
@@ -22,6 +26,11 @@ export function wirePolicyVersion(record: PolicyVersionRecord): Record<string, u
     samples: record.samples,
     bytes: record.bytes,
     metrics: record.metrics,
+    state: record.state,
+    stateReason: record.stateReason,
+    stateChangedAt: record.stateChangedAt,
+    gate: record.gate,
+    canary: record.canary,
   };
 }
 
@@ -46,7 +55,7 @@ export function registerPolicyRoutes<Environment extends Env>(app: Hono<Environm
     // A version retired after an erasure (`--on-delete retire | retrain`) learnt from erased data: it is never served again.
     const retired = (await context.eraser?.taintedVersions())?.some((tainted) => tainted.version === version && tainted.retiredAt !== null) ?? false;
     if (retired) throw new ClawrlError('invalid_request', `Version ${version} was retired: its lineage holds erased samples (GET /admin/tainted-versions).`, { param: 'version' });
-    await requireControl(context).activate(version);
+    await requireControl(context).activate(version, personActivationReason);
     const active = (await context.store.listPolicyVersions()).find((record) => record.version === version);
     return c.json(active === undefined ? { version, active: true } : wirePolicyVersion(active));
   });

@@ -1,4 +1,4 @@
-/** Postgres migration 9: the lineage of policy versions and the versions erasures tainted (see `postgres-migrations.ts`). */
+/** Postgres migration 10: the lineage of policy versions and the versions erasures tainted (see `postgres-migrations.ts`). */
 export const postgresErasureMigration = `
   CREATE TABLE policy_lineage (
     version bigint NOT NULL,

@@ -11,6 +11,7 @@ import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import { postgresCounterMigration } from './postgres-counter-migration.js';
 import { postgresErasureMigration } from './postgres-erasure-migration.js';
+import { policyStateBackfillSql } from '../policy-state-change.js';
 
 export const postgresMigrations: readonly string[] = [
   `
@@ -226,9 +227,22 @@ export const postgresMigrations: readonly string[] = [
   ALTER TABLE samples ADD COLUMN rollout_group text, ADD COLUMN rollout_turn_index integer;
   CREATE INDEX samples_by_rollout_group ON samples (rollout_group, ordinal) WHERE rollout_group IS NOT NULL;
   `,
-  // 9: erasure (`postgres-erasure.ts`): the lineage of each version, kept when its samples are
+  // 9: policy versions have a lifecycle state (candidate, canary, active, rejected, rolled-back,
+  // retired) with its reason and the gate's and canary's evidence as JSON. Existing versions get
+  // the state their activations show: the active one `active`; older ones `retired` (superseded);
+  // newer ones `rolled-back` (serving went back past them); with no activation at all, `retired`.
+  `
+  ALTER TABLE policy_versions ADD COLUMN state text NOT NULL DEFAULT 'candidate'
+    CHECK (state IN ('candidate', 'canary', 'active', 'rejected', 'rolled-back', 'retired'));
+  ALTER TABLE policy_versions ADD COLUMN state_reason text;
+  ALTER TABLE policy_versions ADD COLUMN state_changed_at bigint;
+  ALTER TABLE policy_versions ADD COLUMN gate text;
+  ALTER TABLE policy_versions ADD COLUMN canary text;
+  ${policyStateBackfillSql}
+  `,
+  // 10: erasure (`postgres-erasure.ts`): the lineage of each version, kept when its samples are
   // erased, the versions an erasure tainted, and an index telling a shared message node from one
-  // only the erased turns used (as SQLite migration 10).
+  // only the erased turns used (as SQLite migration 11).
   postgresErasureMigration,
 ];
 

@@ -43,6 +43,7 @@ import { createSharedPromptRoots } from '../shared-prompt-roots.js';
 import { encodeFloat64Blob, encodeInt32Blob } from '../../core/token-blob-codec.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { PostgresJudgingRecords } from './postgres-judging-records.js';
+import type { PolicyVersionState, SetPolicyVersionStateOptions } from '../../spec/policy-version-state.js';
 import { PostgresTrainingRecords } from './postgres-training-records.js';
 import { checkPaging } from './postgres-paging.js';
 import { insertTurn } from './postgres-turn-writer.js';
@@ -304,8 +305,11 @@ export class PostgresRecordStore implements RecordStore {
   async commitTrainingStep(options: CommitTrainingStepOptions): Promise<TrainingStepRecord> {
     return this.#database.run('commitTrainingStep', () => this.#training.commitStep(options));
   }
-  async activatePolicyVersion(version: PolicyVersion, at: number): Promise<boolean> {
-    return this.#database.run('activatePolicyVersion', () => this.#training.activate(version, at));
+  async activatePolicyVersion(version: PolicyVersion, at: number, options: { reason?: string } = {}): Promise<boolean> {
+    return this.#database.run('activatePolicyVersion', () => this.#training.activate(version, at, options.reason));
+  }
+  async setPolicyVersionState(version: PolicyVersion, state: PolicyVersionState, options: SetPolicyVersionStateOptions): Promise<boolean> {
+    return this.#database.run('setPolicyVersionState', () => this.#training.setState(version, state, options));
   }
   async listPolicyVersions(): Promise<PolicyVersionRecord[]> {
     return this.#database.run('listPolicyVersions', () => this.#training.listVersions());

@@ -22,6 +22,8 @@ import type {
 } from '../../spec/records.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { checkPaging } from './postgres-paging.js';
+import type { PolicyVersionState, SetPolicyVersionStateOptions } from '../../spec/policy-version-state.js';
+import { checkStateChange, defaultActivationReason, replacedVersionState } from '../policy-state-change.js';
 import { toPolicyVersionRecord, toTrainingStepRecord, type PolicyVersionRow, type TrainingStepRow } from '../record-rows.js';
 import { sampleSelectList, toSampleRecord, type PostgresSampleRow } from './postgres-sample-rows.js';
 
@@ -32,7 +34,7 @@ import { sampleSelectList, toSampleRecord, type PostgresSampleRow } from './post
 const claimLockNamespace = 0x636c6173;
 
 const activeVersion = '(SELECT version FROM policy_activations ORDER BY id DESC LIMIT 1)';
-const selectVersions = `SELECT version, parent, kind, step, samples, metrics, bytes, created_at,
+const selectVersions = `SELECT version, parent, kind, step, samples, metrics, bytes, created_at, state, state_reason, state_changed_at, gate, canary,
   coalesce(version = ${activeVersion}, false) AS active FROM policy_versions`;
 const selectSteps = 'SELECT step, policy_version, samples_used, metrics, checkpoint, started_at, ended_at FROM training_steps';
 
@@ -109,7 +111,7 @@ export class PostgresTrainingRecords {
     await this.#database.transaction(async (client) => {
       const existing = await client.query('SELECT 1 FROM training_steps WHERE step = $1', [step.step]);
       if ((existing.rowCount ?? 0) > 0) throw new ClawrlError('store_error', `training step ${step.step} is already recorded`);
-      await this.#storeVersion(client, version, true);
+      await this.#storeVersion(client, version, (options.state ?? 'active') === 'active');
       await client.query(
         `UPDATE samples SET status = 'trained', training_step = $1, updated_at = $2, lease_owner = NULL, lease_expires_at = NULL
          WHERE id = ANY($3::text[]) AND status = 'ready'`,
@@ -134,12 +136,43 @@ export class PostgresTrainingRecords {
     return toTrainingStepRecord(row);
   }
 
-  async activate(version: PolicyVersion, at: number): Promise<boolean> {
-    const result = await this.#database.query(
-      'INSERT INTO policy_activations (version, activated_at) SELECT version, $2 FROM policy_versions WHERE version = $1',
-      [version, at],
-    );
-    return (result.rowCount ?? 0) > 0;
+  async activate(version: PolicyVersion, at: number, reason = defaultActivationReason): Promise<boolean> {
+    return this.setState(version, 'active', { reason, at });
+  }
+
+  async setState(version: PolicyVersion, state: PolicyVersionState, options: SetPolicyVersionStateOptions): Promise<boolean> {
+    return this.#database.transaction((client) => this.#changeState(client, version, state, options));
+  }
+
+  /**
+   * Runs inside the caller's transaction. The activations table is locked first, so two changes at
+   * once cannot both read the same active version and leave two versions `active`.
+   */
+  async #changeState(client: Queryable, version: PolicyVersion, state: PolicyVersionState, options: SetPolicyVersionStateOptions): Promise<boolean> {
+    await client.query('LOCK TABLE policy_activations IN EXCLUSIVE MODE');
+    const known = await client.query('SELECT 1 FROM policy_versions WHERE version = $1', [version]);
+    if ((known.rowCount ?? 0) === 0) return false;
+    const { rows } = await client.query<{ version: number | null }>(`SELECT ${activeVersion} AS version`);
+    const active = rows[0]?.version ?? null;
+    checkStateChange(version, state, active);
+    const update = `UPDATE policy_versions SET state = $2, state_reason = $3, state_changed_at = $4,
+      gate = coalesce($5, gate), canary = coalesce($6, canary) WHERE version = $1`;
+    if (state === 'active') {
+      if (active !== null && active !== version) {
+        const replaced = replacedVersionState(active, version);
+        await client.query(update, [active, replaced.state, replaced.reason, options.at, null, null]);
+      }
+      await client.query('INSERT INTO policy_activations (version, activated_at) VALUES ($1, $2)', [version, options.at]);
+    }
+    await client.query(update, [
+      version,
+      state,
+      options.reason,
+      options.at,
+      options.gate === undefined ? null : JSON.stringify(options.gate),
+      options.canary === undefined ? null : JSON.stringify(options.canary),
+    ]);
+    return true;
   }
 
   async listVersions(): Promise<PolicyVersionRecord[]> {
@@ -199,8 +232,8 @@ export class PostgresTrainingRecords {
     }
     const files = Object.entries(version.files);
     const inserted = await client.query(
-      `INSERT INTO policy_versions (version, parent, kind, step, samples, metrics, bytes, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (version) DO NOTHING`,
+      `INSERT INTO policy_versions (version, parent, kind, step, samples, metrics, bytes, created_at, state, state_reason, state_changed_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'candidate', $9, $8) ON CONFLICT (version) DO NOTHING`,
       [
         version.version,
         version.parent,
@@ -210,6 +243,7 @@ export class PostgresTrainingRecords {
         version.metrics === null ? null : JSON.stringify(version.metrics),
         files.reduce((total, [, bytes]) => total + bytes.byteLength, 0),
         version.createdAt,
+        activate ? null : 'waiting for the gate',
       ],
     );
     if ((inserted.rowCount ?? 0) === 0) {
@@ -222,8 +256,6 @@ export class PostgresTrainingRecords {
         Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
       ]);
     }
-    if (activate) {
-      await client.query('INSERT INTO policy_activations (version, activated_at) VALUES ($1, $2)', [version.version, version.createdAt]);
-    }
+    if (activate) await this.#changeState(client, version.version, 'active', { reason: defaultActivationReason, at: version.createdAt });
   }
 }

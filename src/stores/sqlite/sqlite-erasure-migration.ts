@@ -1,4 +1,4 @@
-/** SQLite migration 10: the lineage of policy versions and the versions erasures tainted (see `sqlite-migrations.ts`). */
+/** SQLite migration 11: the lineage of policy versions and the versions erasures tainted (see `sqlite-migrations.ts`). */
 export const sqliteErasureMigration = `
   CREATE TABLE policy_lineage (
     version INTEGER NOT NULL,

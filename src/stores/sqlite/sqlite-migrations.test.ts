@@ -7,7 +7,7 @@ import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 import type { NewTurn } from '../../spec/records.js';
 import { createSqliteRecordStore } from './create-sqlite-record-store.js';
 import { SqliteRecordStore } from './sqlite-record-store.js';
-import { rollBackRecordCounts } from './testing/roll-back-record-counts.js';
+import { rollBackErasureLineage, rollBackRecordCounts } from './testing/roll-back-record-counts.js';
 import { rollBackSampleMeasures } from './testing/roll-back-sample-measures.js';
 
 function turnOf(id: string): NewTurn {
@@ -109,6 +109,47 @@ describe('SQLite migration 8: the counts of /admin/status as counters', () => {
       expect(before).toMatchObject({ sessions: { open: 0, closed: 1 }, turns: { main: 3 }, linked: 1, judging: { judged: 1, pending: 2, withoutNextState: 1 } });
       if (!(upgraded instanceof SqliteRecordStore)) throw new Error('expected the SQLite record store');
       expect(await upgraded.counts()).toEqual(await upgraded.recount());
+    } finally {
+      await upgraded.close();
+    }
+  });
+});
+
+describe('SQLite migration 10: policy versions have a lifecycle state', () => {
+  let directory: string;
+
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'clawrl-migration-'));
+  });
+
+  afterEach(() => {
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('gives the versions recorded before it the state their activations show', async () => {
+    const path = join(directory, 'records.db');
+    const store = createSqliteRecordStore({ path });
+    for (const version of [0, 1, 2, 3]) {
+      const policy = { version, parent: version === 0 ? null : version - 1, kind: 'base' as const, files: {}, step: null, samples: 0, metrics: null, createdAt: version };
+      await store.recordPolicyVersion(policy, { activate: true });
+    }
+    await store.activatePolicyVersion(1, 10);
+    await store.close();
+    const database = new Database(path);
+    rollBackErasureLineage(database);
+    database.exec(`ALTER TABLE policy_versions DROP COLUMN state; ALTER TABLE policy_versions DROP COLUMN state_reason;
+      ALTER TABLE policy_versions DROP COLUMN state_changed_at; ALTER TABLE policy_versions DROP COLUMN gate;
+      ALTER TABLE policy_versions DROP COLUMN canary; DELETE FROM schema_migrations WHERE version >= 10;`);
+    database.close();
+    const upgraded = createSqliteRecordStore({ path });
+    try {
+      expect((await upgraded.listPolicyVersions()).map((entry) => [entry.version, entry.state, entry.active, entry.gate])).toEqual([
+        [0, 'retired', false, null],
+        [1, 'active', true, null],
+        [2, 'rolled-back', false, null],
+        [3, 'rolled-back', false, null],
+      ]);
+      expect((await upgraded.listPolicyVersions())[0]?.stateReason).toBe('superseded before states were recorded');
     } finally {
       await upgraded.close();
     }

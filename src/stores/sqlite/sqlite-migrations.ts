@@ -7,6 +7,7 @@ import type Database from 'better-sqlite3';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { sqliteCounterMigration } from './sqlite-counter-migration.js';
 import { sqliteErasureMigration } from './sqlite-erasure-migration.js';
+import { policyStateBackfillSql } from '../policy-state-change.js';
 
 export const sqliteMigrations: readonly string[] = [
   `
@@ -270,7 +271,20 @@ export const sqliteMigrations: readonly string[] = [
   ALTER TABLE samples ADD COLUMN rollout_turn_index INTEGER;
   CREATE INDEX samples_by_rollout_group ON samples (rollout_group, ordinal) WHERE rollout_group IS NOT NULL;
   `,
-  // 10: erasure (`sqlite-erasure.ts`). The lineage of each version (the samples its step trained) is
+  // 10: policy versions have a lifecycle state (candidate, canary, active, rejected, rolled-back,
+  // retired) with its reason and the gate's and canary's evidence as JSON. Existing versions get
+  // the state their activations show: the active one `active`; older ones `retired` (superseded);
+  // newer ones `rolled-back` (serving went back past them); with no activation at all, `retired`.
+  `
+  ALTER TABLE policy_versions ADD COLUMN state TEXT NOT NULL DEFAULT 'candidate'
+    CHECK (state IN ('candidate', 'canary', 'active', 'rejected', 'rolled-back', 'retired'));
+  ALTER TABLE policy_versions ADD COLUMN state_reason TEXT;
+  ALTER TABLE policy_versions ADD COLUMN state_changed_at INTEGER;
+  ALTER TABLE policy_versions ADD COLUMN gate TEXT;
+  ALTER TABLE policy_versions ADD COLUMN canary TEXT;
+  ${policyStateBackfillSql}
+  `,
+  // 11: erasure (`sqlite-erasure.ts`). The lineage of each version (the samples its step trained) is
   // its own table, filled by a trigger as a step commits and kept when its samples are erased, with
   // the time they were; the versions an erasure tainted are marked, and retired when the chosen
   // action retires them. Existing steps' lineage is rebuilt from the samples' training step. The

@@ -47,6 +47,7 @@ import { createRecordEvents, type RecordEvents, type RecordEventsOptions } from 
 import { createSqliteDashboardQueries } from './sqlite-dashboard-queries.js';
 import { eraseSqliteRows, listSqliteLineage, listSqliteTaintedVersions, requeueSqliteSamplesOf, retireSqliteVersions } from './sqlite-erasure.js';
 import { SqliteJudgingRecords } from './sqlite-judging-records.js';
+import type { PolicyVersionState, SetPolicyVersionStateOptions } from '../../spec/policy-version-state.js';
 import { SqliteTrainingRecords } from './sqlite-training-records.js';
 import { sqliteStatements, type SqliteStatements } from './sqlite-statements.js';
 import { SqliteTurnReader } from './sqlite-turn-reader.js';
@@ -276,8 +277,11 @@ export class SqliteRecordStore implements RecordStore {
   async commitTrainingStep(options: CommitTrainingStepOptions): Promise<TrainingStepRecord> {
     return this.#write('commitTrainingStep', () => this.#training.commitStep(options));
   }
-  async activatePolicyVersion(version: PolicyVersion, at: number): Promise<boolean> {
-    return this.#write('activatePolicyVersion', () => this.#training.activate(version, at));
+  async activatePolicyVersion(version: PolicyVersion, at: number, options: { reason?: string } = {}): Promise<boolean> {
+    return this.#write('activatePolicyVersion', () => this.#training.activate(version, at, options.reason));
+  }
+  async setPolicyVersionState(version: PolicyVersion, state: PolicyVersionState, options: SetPolicyVersionStateOptions): Promise<boolean> {
+    return this.#write('setPolicyVersionState', () => this.#training.setState(version, state, options));
   }
   async listPolicyVersions(): Promise<PolicyVersionRecord[]> {
     return this.#run('listPolicyVersions', () => this.#training.listVersions());

@@ -22,11 +22,13 @@ import type {
   TrainingSample,
   TrainingStepRecord,
 } from '../../spec/records.js';
+import type { PolicyVersionState, SetPolicyVersionStateOptions } from '../../spec/policy-version-state.js';
+import { checkStateChange, defaultActivationReason, replacedVersionState } from '../policy-state-change.js';
 import { toPolicyVersionRecord, toTrainingStepRecord, type PolicyVersionRow, type TrainingStepRow } from '../record-rows.js';
 
 
 
-const versionColumns = `version, parent, kind, step, samples, metrics, bytes, created_at,
+const versionColumns = `version, parent, kind, step, samples, metrics, bytes, created_at, state, state_reason, state_changed_at, gate, canary,
   (version = (SELECT version FROM policy_activations ORDER BY id DESC LIMIT 1)) AS active`;
 
 function statements(database: Database.Database) {
@@ -57,10 +59,16 @@ function statements(database: Database.Database) {
     `),
     selectVersion: database.prepare<[number], PolicyVersionRow>(`SELECT ${versionColumns} FROM policy_versions WHERE version = ?`),
     listVersions: database.prepare<[], PolicyVersionRow>(`SELECT ${versionColumns} FROM policy_versions ORDER BY version`),
-    insertVersion: database.prepare<Omit<PolicyVersionRow, 'active'>>(`
-      INSERT INTO policy_versions (version, parent, kind, step, samples, metrics, bytes, created_at)
-      VALUES (@version, @parent, @kind, @step, @samples, @metrics, @bytes, @created_at)
+    insertVersion: database.prepare<Omit<PolicyVersionRow, 'active' | 'state_changed_at' | 'gate' | 'canary'>>(`
+      INSERT INTO policy_versions (version, parent, kind, step, samples, metrics, bytes, created_at, state, state_reason, state_changed_at)
+      VALUES (@version, @parent, @kind, @step, @samples, @metrics, @bytes, @created_at, @state, @state_reason, @created_at)
     `),
+    setState: database.prepare<{ version: number; state: string; reason: string; at: number; gate: string | null; canary: string | null }>(`
+      UPDATE policy_versions SET state = @state, state_reason = @reason, state_changed_at = @at,
+        gate = coalesce(@gate, gate), canary = coalesce(@canary, canary)
+      WHERE version = @version
+    `),
+    activeVersion: database.prepare<[], { version: number }>('SELECT version FROM policy_activations ORDER BY id DESC LIMIT 1'),
     insertFile: database.prepare<[number, string, Uint8Array]>('INSERT INTO policy_files (version, name, bytes) VALUES (?, ?, ?)'),
     selectFiles: database.prepare<[number], { name: string; bytes: Buffer }>('SELECT name, bytes FROM policy_files WHERE version = ? ORDER BY name'),
     activate: database.prepare<[number, number]>('INSERT INTO policy_activations (version, activated_at) VALUES (?, ?)'),
@@ -95,12 +103,14 @@ export class SqliteTrainingRecords {
   readonly #claim: Database.Transaction<(options: ClaimSamplesOptions) => TrainingSample[]>;
   readonly #insertVersion: Database.Transaction<(version: NewPolicyVersion, activate: boolean) => void>;
   readonly #commit: Database.Transaction<(options: CommitTrainingStepOptions) => void>;
+  readonly #setState: Database.Transaction<(version: PolicyVersion, state: PolicyVersionState, options: SetPolicyVersionStateOptions) => boolean>;
 
   constructor(database: Database.Database, readySampleOfTurn: (turnId: string) => SampleRecord | null) {
     this.#statements = statements(database);
     this.#readySampleOfTurn = readySampleOfTurn;
     this.#claim = database.transaction((options) => this.#claimDue(options));
     this.#insertVersion = database.transaction((version, activate) => this.#storeVersion(version, activate));
+    this.#setState = database.transaction((version, state, options) => this.#changeState(version, state, options));
     this.#commit = database.transaction((options) => {
       const { step, version } = options;
       if (step.policyVersion !== version.version) {
@@ -109,7 +119,7 @@ export class SqliteTrainingRecords {
       if (this.#statements.selectStep.get(step.step) !== undefined) {
         throw new ClawrlError('store_error', `training step ${step.step} is already recorded`);
       }
-      this.#storeVersion(version, true);
+      this.#storeVersion(version, (options.state ?? 'active') === 'active');
       for (const id of step.trainedSampleIds) this.#statements.markTrained.run(step.step, step.endedAt, id);
       this.#statements.insertStep.run({
         step: step.step,
@@ -147,10 +157,12 @@ export class SqliteTrainingRecords {
     return toTrainingStepRecord(row);
   }
 
-  activate(version: PolicyVersion, at: number): boolean {
-    if (this.#statements.selectVersion.get(version) === undefined) return false;
-    this.#statements.activate.run(version, at);
-    return true;
+  activate(version: PolicyVersion, at: number, reason = defaultActivationReason): boolean {
+    return this.#setState.immediate(version, 'active', { reason, at });
+  }
+
+  setState(version: PolicyVersion, state: PolicyVersionState, options: SetPolicyVersionStateOptions): boolean {
+    return this.#setState.immediate(version, state, options);
   }
 
   listVersions(): PolicyVersionRecord[] {
@@ -191,6 +203,29 @@ export class SqliteTrainingRecords {
     return toPolicyVersionRecord(row);
   }
 
+  /** Runs inside a transaction: an activation also moves the version it replaces out of `active`. */
+  #changeState(version: PolicyVersion, state: PolicyVersionState, options: SetPolicyVersionStateOptions): boolean {
+    if (this.#statements.selectVersion.get(version) === undefined) return false;
+    const active = this.#statements.activeVersion.get()?.version ?? null;
+    checkStateChange(version, state, active);
+    if (state === 'active') {
+      if (active !== null && active !== version) {
+        const replaced = replacedVersionState(active, version);
+        this.#statements.setState.run({ version: active, state: replaced.state, reason: replaced.reason, at: options.at, gate: null, canary: null });
+      }
+      this.#statements.activate.run(version, options.at);
+    }
+    this.#statements.setState.run({
+      version,
+      state,
+      reason: options.reason,
+      at: options.at,
+      gate: options.gate === undefined ? null : JSON.stringify(options.gate),
+      canary: options.canary === undefined ? null : JSON.stringify(options.canary),
+    });
+    return true;
+  }
+
   #storeVersion(version: NewPolicyVersion, activate: boolean): void {
     checkVersion(version);
     if (this.#statements.selectVersion.get(version.version) !== undefined) {
@@ -206,9 +241,11 @@ export class SqliteTrainingRecords {
       metrics: version.metrics === null ? null : JSON.stringify(version.metrics),
       bytes: files.reduce((total, [, bytes]) => total + bytes.byteLength, 0),
       created_at: version.createdAt,
+      state: 'candidate',
+      state_reason: activate ? null : 'waiting for the gate',
     });
     for (const [name, bytes] of files) this.#statements.insertFile.run(version.version, name, bytes);
-    if (activate) this.#statements.activate.run(version.version, version.createdAt);
+    if (activate) this.#changeState(version.version, 'active', { reason: defaultActivationReason, at: version.createdAt });
   }
 
   #claimDue(options: ClaimSamplesOptions): TrainingSample[] {

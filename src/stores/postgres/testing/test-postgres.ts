@@ -65,12 +65,13 @@ export async function queryTestSchema<Row extends pg.QueryResultRow>(schema: str
   }
 }
 
-/** Undoes Postgres migrations 9 (lineage and taints), 8 (samples' rollout group) and 7 (the counters and their triggers), for tests of upgrades from before them. */
+/** Undoes Postgres migrations 10 (lineage and taints), 9 (policy versions' lifecycle state), 8 (samples' rollout group) and 7 (the counters and their triggers), for tests of upgrades from before them. */
 export const rollBackRecordCountsSql = `
   DROP TRIGGER policy_lineage_of_step ON training_steps;
   DROP FUNCTION policy_lineage_of_step;
   DROP TABLE policy_lineage, policy_taints;
   DROP INDEX samples_by_training_step, turns_by_messages_tip;
+  ALTER TABLE policy_versions DROP COLUMN state, DROP COLUMN state_reason, DROP COLUMN state_changed_at, DROP COLUMN gate, DROP COLUMN canary;
   DROP INDEX samples_by_rollout_group;
   ALTER TABLE samples DROP COLUMN rollout_group, DROP COLUMN rollout_turn_index;
   DROP FUNCTION record_counts_sessions, record_counts_turn_inserted, record_counts_next_state_linked,

@@ -1,17 +1,30 @@
 /**
- * Undoes SQLite migrations 10 (no lineage, no taints), 9 (samples without their rollout group) and 8 (no record_counts table,
+ * Undoes SQLite migrations 11 (no lineage, no taints), 10 (policy versions without their lifecycle state), 9 (samples without their rollout group) and 8 (no record_counts table,
  * no triggers keeping it) on a store file: for tests of the upgrade, which must start the counters
  * from the rows written before it.
  */
 import type Database from 'better-sqlite3';
 
-export function rollBackRecordCounts(database: Database.Database): void {
+/** Undoes SQLite migration 11: no lineage, no taints, nor their indexes. */
+export function rollBackErasureLineage(database: Database.Database): void {
   database.exec(`
     DROP TRIGGER policy_lineage_of_step;
     DROP TABLE policy_lineage;
     DROP TABLE policy_taints;
     DROP INDEX samples_by_training_step;
     DROP INDEX turns_by_messages_tip;
+    DELETE FROM schema_migrations WHERE version >= 11;
+  `);
+}
+
+export function rollBackRecordCounts(database: Database.Database): void {
+  rollBackErasureLineage(database);
+  database.exec(`
+    ALTER TABLE policy_versions DROP COLUMN state;
+    ALTER TABLE policy_versions DROP COLUMN state_reason;
+    ALTER TABLE policy_versions DROP COLUMN state_changed_at;
+    ALTER TABLE policy_versions DROP COLUMN gate;
+    ALTER TABLE policy_versions DROP COLUMN canary;
     DROP INDEX samples_by_rollout_group;
     ALTER TABLE samples DROP COLUMN rollout_group;
     ALTER TABLE samples DROP COLUMN rollout_turn_index;
