@@ -10,16 +10,22 @@ import { createRetentionSchedule } from './retention-schedule.js';
 const dayMs = 24 * 60 * 60 * 1000;
 
 /** Serving is the store's activation; a training step trains every ready sample into the next version, from the active one. */
-function policiesOver(store: RecordStore): PolicyControl & { steps: number; training: TrainingControl } {
+function policiesOver(store: RecordStore): PolicyControl & { steps: number; paused: boolean; stepping: boolean; training: TrainingControl } {
   const control = {
     steps: 0,
+    paused: false,
+    stepping: false,
     async activate(version: number) {
       await store.activatePolicyVersion(version, 50_000);
     },
     training: {
-      pause() {},
-      resume() {},
-      status: () => ({ paused: false, training: false, trainingVersion: 0, samplesDroppedStale: 0, failedSteps: 0, trainEvery: 1 }),
+      pause() {
+        control.paused = true;
+      },
+      resume() {
+        control.paused = false;
+      },
+      status: () => ({ paused: control.paused, training: control.stepping, trainingVersion: 0, samplesDroppedStale: 0, failedSteps: 0, trainEvery: 1 }),
       trainNow: async () => {
         const claimed = await store.claimSamplesForTraining({ limit: 10, leaseMs: 1_000, now: 60_000, workerId: 'trainer' });
         const summary = await store.trainingSummary();
@@ -93,6 +99,21 @@ describe('createDataEraser', () => {
     expect(versions.find((entry) => entry.version === served)?.parent).toBe(1);
     expect(await store.listLineage(served)).toEqual([{ sampleId: 'kept-2-sample', erased: false }]);
     expect(policies.steps).toBe(1);
+  });
+
+  it('waits for a training step in flight and holds training during the erasure, then resumes it', async () => {
+    const { eraser, policies } = eraserOf('mark');
+    policies.stepping = true;
+    let erased = false;
+    const erasure = eraser.erase({ kind: 'session', sessionId: 'gone' }).then(() => {
+      erased = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(erased).toBe(false);
+    expect(policies.paused).toBe(true);
+    policies.stepping = false;
+    await erasure;
+    expect(policies.paused).toBe(false);
   });
 
   it('retention erases, on its schedule\'s clock, the turns older than the days kept and nothing newer', async () => {

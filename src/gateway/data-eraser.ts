@@ -21,6 +21,8 @@ import type { ErasureReceipt, ErasureTarget, RecordErasure, TaintedVersion } fro
 import type { PolicyControl } from './policy-control.js';
 
 export const onDeleteActions = ['mark', 'retire', 'retrain'] as const;
+// How often an erasure looks whether the training step it waits for has ended.
+const trainingPollMs = 50;
 export type OnDeleteAction = (typeof onDeleteActions)[number];
 
 /** The ids an erasure removed, for erasing the events that name them. */
@@ -92,9 +94,27 @@ export function createDataEraser(options: DataEraserOptions): DataEraser {
     return { activated, retired, tainted: [...tainted] };
   }
 
+  /**
+   * Erases with this server's training held: a step in flight may hold samples the erasure deletes,
+   * and the version it would commit would then carry them without a lineage naming them. A trainer
+   * in another process (`clawrl trainer`) is not held; its step's erased samples are not recorded.
+   */
+  async function eraseWithTrainingHeld(target: ErasureTarget, at: number): ReturnType<typeof store.erase> {
+    const training = options.policies?.training ?? null;
+    if (training === null) return store.erase(target, at);
+    const wasPaused = training.status().paused;
+    training.pause();
+    try {
+      while (training.status().training) await new Promise((resolve) => setTimeout(resolve, trainingPollMs));
+      return await store.erase(target, at);
+    } finally {
+      if (!wasPaused) training.resume();
+    }
+  }
+
   async function run(target: ErasureTarget): Promise<DataErasureResult> {
     const at = options.now();
-    const { receipt, ...ids } = await store.erase(target, at);
+    const { receipt, ...ids } = await eraseWithTrainingHeld(target, at);
     let eventsErased: number | null = null;
     if (options.forgetEvents !== undefined) {
       try {
