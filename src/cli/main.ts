@@ -27,6 +27,7 @@ import { runRejudgeCommand } from './commands/rejudge-command.js';
 import { runSamplesExportCommand } from './commands/samples-export-command.js';
 import { resolveServerUrl } from './commands/resolve-server-url.js';
 import { activatePolicy, formatPolicies, listPolicies } from './commands/policy-command.js';
+import { formatReceipt, requestErasure, type DataDeleteOptions } from './commands/data-command.js';
 import { startManagerProcess } from './commands/manager-command.js';
 import { startWorkerProcess } from './commands/worker-command.js';
 import { runUntilSignal } from './commands/run-until-signal.js';
@@ -368,5 +369,23 @@ addOptions(policy.command('activate').description('serve this version from now o
     }
   },
 );
+
+const data = program.command('data').description('records of a running server');
+addOptions(
+  data.command('delete').description('erase a session, a tenant or a period with everything derived from it, and print the receipt'),
+  commandSchemas.client,
+)
+  .option('--session <id>', 'the session to erase')
+  .option('--user <tenant>', "the tenant (an API key's name) whose sessions, turns and feedback to erase")
+  .option('--before <date>', 'erase every turn started before this ISO date or epoch milliseconds')
+  .action(async (options: DataDeleteOptions, command: Command) => {
+    try {
+      const configuration = configurationOf(command, commandSchemas.client, undefined);
+      const receipt = await requestErasure(serverUrlOf(command, configuration.url), configuration.adminKey, options);
+      process.stdout.write(`${configuration.json ? JSON.stringify(receipt, null, 2) : formatReceipt(receipt)}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  });
 
 await program.parseAsync(process.argv);

@@ -13,6 +13,11 @@ export interface ApiKeyEntry {
 
 export type Principal = { kind: 'anonymous' } | { kind: 'tenant'; tenant: string } | { kind: 'admin' };
 
+/** What the gateway's Hono app keeps per request: who is asking. */
+export interface GatewayVariables {
+  principal: Principal;
+}
+
 export interface ApiKeyAuthenticator {
   /** True when no key is configured: the server then binds loopback only. */
   readonly open: boolean;
@@ -66,6 +71,14 @@ export function createApiKeyAuthenticator(options: { apiKeys: ApiKeyEntry[]; adm
       throw new ClawrlError('permission_denied', 'This route needs the admin key.');
     },
   };
+}
+
+/**
+ * Whose records a principal may read: a tenant reads only its own (its sessions, turns and
+ * feedback); the admin key, and everyone on a server without keys, read all (undefined).
+ */
+export function readScopeOf(principal: Principal): string | undefined {
+  return principal.kind === 'tenant' ? principal.tenant : undefined;
 }
 
 export function tenantOf(principal: Principal): string | null {

@@ -6,15 +6,24 @@
 import { Hono, type Context } from 'hono';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { registerAdminRoutes } from './admin/admin-routes.js';
-import type { Principal } from './api-key-authenticator.js';
+import type { GatewayVariables } from './api-key-authenticator.js';
 import { asClawrlError, errorResponse } from './error-response.js';
 import { registerDashboardRoutes } from './admin/dashboard-routes.js';
+import { registerErasureRoutes } from './admin/erasure-routes.js';
 import { registerFeedbackRoute } from './admin/feedback-route.js';
 import { registerHealthRoutes } from './admin/health-routes.js';
 import type { GatewayContext } from './gateway-context.js';
 import { registerPolicyRoutes } from './admin/policy-routes.js';
 
-type Variables = { principal: Principal };
+type Variables = GatewayVariables;
+
+/**
+ * The read-only admin routes a tenant's key may read too, each answering only that tenant's records
+ * (another tenant's session or turn is 404): the status, the session list, a turn, and the
+ * dashboard's sessions and turns. Everything else under /admin — writes, policies, training,
+ * erasure, the dashboard's aggregate charts — needs the admin key.
+ */
+const tenantReadableRoute = /^\/admin\/(?:status|sessions|turns\/[^/]+|dashboard\/sessions(?:\/[^/]+\/turns)?|dashboard\/turns\/[^/]+)$/;
 
 function routeLabel(path: string): string {
   if (path.endsWith('/chat/completions')) return 'chat';
@@ -41,7 +50,9 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
     await next();
   };
   const requireAdmin = async (c: Context<{ Variables: Variables }>, next: () => Promise<void>) => {
-    context.authenticator.requireAdmin(c.get('principal'));
+    const principal = c.get('principal');
+    const tenantReads = principal.kind === 'tenant' && c.req.method === 'GET' && tenantReadableRoute.test(c.req.path);
+    if (!tenantReads) context.authenticator.requireAdmin(principal);
     await next();
   };
 
@@ -76,6 +87,7 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
   app.use('/admin/*', authenticate, requireAdmin);
   registerAdminRoutes(app, context);
   registerPolicyRoutes(app, context);
+  registerErasureRoutes(app, context);
   registerDashboardRoutes(app, context);
 
   // The dashboard's page and assets are public: they hold no data, and the page asks for the admin

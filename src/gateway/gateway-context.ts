@@ -6,6 +6,7 @@ import type { PolicyRegistry } from '../spec/policy-registry.js';
 import type { RecordReads } from '../spec/record-reads.js';
 import type { TurnLog } from '../spec/turn-log.js';
 import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
+import type { DataEraser } from './data-eraser.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
 import type { PolicyControl } from './policy-control.js';
 import type { ConsentDefaults } from './request-controls.js';
@@ -51,6 +52,8 @@ export interface GatewayContext {
   policies?: PolicyControl;
   /** What each tenant's requests consent to when their headers say nothing (`--key-consent`); absent tenants consent to all. */
   consentDefaults?: ReadonlyMap<string, ConsentDefaults>;
+  /** Erases sessions, tenants and periods (`DELETE /admin/sessions/{id}`, `POST /admin/erasures`); without it those answer `unsupported`. */
+  eraser?: DataEraser;
   /** Sessions keep the policy version they started with (`--pin-sessions`). */
   pinSessions?: boolean;
   /** The text of each token (alone) of the served model, for the dashboard's token view; absent without a tokenizer. */

@@ -29,6 +29,8 @@ export interface ListSessionSummariesOptions {
   /** Newest first, strictly older than this session. */
   after?: SessionCursor;
   limit: number;
+  /** Only this tenant's sessions (a tenant key's view); absent, every session. */
+  tenant?: string;
 }
 
 export interface ActivitySeriesOptions {
@@ -125,4 +127,14 @@ export interface DashboardQueries {
    * session), in the order of `turnIds`: one read for the page, never one per turn.
    */
   turnJudgings(turnIds: readonly string[]): Promise<TurnJudgingSummary[]>;
+  /** What one tenant has in the store, for its own `/admin/status` (counted from the rows: a scan of its sessions and turns). */
+  tenantCounts(tenant: string): Promise<TenantCounts>;
+}
+
+/** A tenant's sessions, turns and feedback. */
+export interface TenantCounts {
+  sessions: { open: number; closed: number };
+  turns: { main: number; side: number };
+  /** Feedback the tenant's key sent. */
+  feedback: number;
 }

@@ -18,6 +18,8 @@ import type {
 
 export interface ListSessionsOptions {
   status?: SessionStatus;
+  /** Only this tenant's sessions (a tenant key's view); absent, every session. */
+  tenant?: string;
   /** Newest first; default 100. */
   limit?: number;
   offset?: number;

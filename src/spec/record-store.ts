@@ -6,7 +6,8 @@
  * - `JudgingQueue` (`judging-queue.ts`): what the judge worker claims and records;
  * - `TrainingQueue` (`training-queue.ts`): what the trainer claims and commits;
  * - `PolicyRegistry` (`policy-registry.ts`): policy versions and activations, for policy serving;
- * - `RecordReads` (`record-reads.ts`): the read models of admin, the dashboard and offline commands.
+ * - `RecordReads` (`record-reads.ts`): the read models of admin, the dashboard and offline commands;
+ * - `RecordErasure` (`record-erasure.ts`): erasing sessions, tenants and periods, and the lineage of versions.
  * Only the adapters and the composition root (`src/cli`) hold the whole store, which adds `close`.
  *
  * Implementations: SQLite (embedded default) and Postgres. Every implementation runs
@@ -22,11 +23,12 @@
  */
 import type { JudgingQueue } from './judging-queue.js';
 import type { PolicyRegistry } from './policy-registry.js';
+import type { RecordErasure } from './record-erasure.js';
 import type { RecordReads } from './record-reads.js';
 import type { TrainingQueue } from './training-queue.js';
 import type { TurnLog } from './turn-log.js';
 
-export interface RecordStore extends TurnLog, JudgingQueue, TrainingQueue, PolicyRegistry, RecordReads {
+export interface RecordStore extends TurnLog, JudgingQueue, TrainingQueue, PolicyRegistry, RecordReads, RecordErasure {
   /** Flushes and closes. Idempotent. */
   close(): Promise<void>;
 }

@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RecordStore } from '../spec/record-store.js';
 import type { StoreCounts } from '../spec/records.js';
+import { runRecordErasureContract } from './record-erasure.contract.js';
 import { runJudgingQueueContract } from './judging-queue.contract.js';
 import { runPolicyRegistryContract } from './policy-registry.contract.js';
 import { runRecordCountsContract } from './record-counts.contract.js';
@@ -49,6 +50,7 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
     runRecordCountsContract(() => store, options.recount);
     runRecordEventsContract(() => ({ store, events }));
     runRequestControlsContract(() => store, options.recount);
+    runRecordErasureContract(() => store, options.recount);
 
     it('closes idempotently', async () => {
       await store.upsertSession({ id: 's1', tenant: null, at: 100 });

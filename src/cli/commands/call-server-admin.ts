@@ -11,6 +11,8 @@ export interface ServerAdminCall {
   route: string;
   method: 'GET' | 'POST';
   timeoutMs: number;
+  /** Sent as JSON. */
+  body?: unknown;
 }
 
 /** `fetch failed` says nothing; the cause's code (ECONNREFUSED, ENOTFOUND) says what happened. */
@@ -26,7 +28,11 @@ export async function callServerAdmin(call: ServerAdminCall): Promise<Record<str
   try {
     response = await fetch(new URL(call.route, call.url), {
       method: call.method,
-      headers: call.adminKey === undefined ? {} : { authorization: `Bearer ${call.adminKey}` },
+      headers: {
+        ...(call.adminKey === undefined ? {} : { authorization: `Bearer ${call.adminKey}` }),
+        ...(call.body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
       signal: AbortSignal.timeout(call.timeoutMs),
     });
   } catch (error) {

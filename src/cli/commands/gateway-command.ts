@@ -14,7 +14,7 @@ import { createPolicyServing } from '../../serving/policy-serving.js';
 import { createInferenceEngine, localModelDirectoryOf } from '../wiring/create-inference-engine.js';
 import { checkEngineConfiguration } from '../configuration/check-engine-configuration.js';
 import { createShutdownStack } from '../wiring/create-shutdown-stack.js';
-import { consumerNameOf, openEventBus } from '../wiring/open-event-bus.js';
+import { consumerNameOf, eventForgetterOf, openEventBus } from '../wiring/open-event-bus.js';
 import { openRecordStore } from '../wiring/open-record-store.js';
 import { runUntilSignal } from './run-until-signal.js';
 import { listenHostOf, startGatewayService } from '../wiring/start-gateway-service.js';
@@ -41,7 +41,7 @@ export async function startGatewayProcess(configuration: GatewayCommandConfigura
     const policyServing = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
     const serving = await startFollowerServing({ store, serving: policyServing, bus, logger, now });
     const gateway = parts.add(
-      await startGatewayService(configuration, { store, engine, policies: serving.policies, logger }),
+      await startGatewayService(configuration, { store, engine, policies: serving.policies, logger , ...eventForgetterOf(configuration) }),
       (started) => started.close(),
     );
     const consumer = consumerNameOf('gateway', configuration.instance, `${hostname()}-${gateway.port}`);

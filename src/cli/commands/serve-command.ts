@@ -19,7 +19,7 @@ import { checkPortFree } from '../wiring/check-port-free.js';
 import { createInferenceEngine, localModelDirectoryOf } from '../wiring/create-inference-engine.js';
 import { checkEngineConfiguration, checkTrainedVersionServing } from '../configuration/check-engine-configuration.js';
 import { createShutdownStack } from '../wiring/create-shutdown-stack.js';
-import { consumerNameOf, openEventBus } from '../wiring/open-event-bus.js';
+import { consumerNameOf, eventForgetterOf, openEventBus } from '../wiring/open-event-bus.js';
 import { openRecordStore } from '../wiring/open-record-store.js';
 import { runUntilSignal } from './run-until-signal.js';
 import { listenHostOf, startGatewayService } from '../wiring/start-gateway-service.js';
@@ -83,7 +83,7 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
       servingStatus: () => [...(training.policies.servingStatus?.() ?? []), ...judgeServing()],
     };
     const gateway = parts.add(
-      await startGatewayService(configuration, { store, engine, policies, logger }),
+      await startGatewayService(configuration, { store, engine, policies, logger , ...eventForgetterOf(configuration) }),
       (started) => started.close(),
     );
     parts.add(

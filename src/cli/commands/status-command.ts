@@ -6,6 +6,7 @@ export async function fetchStatus(url: string, adminKey: string | undefined): Pr
 }
 
 export function formatStatus(status: Record<string, unknown>): string {
+  if (typeof status.tenant === 'string') return formatTenantStatus(status);
   const turns = (status.turns ?? {}) as Record<string, number>;
   const samples = (status.samples ?? {}) as Record<string, number>;
   return [
@@ -18,6 +19,19 @@ export function formatStatus(status: Record<string, unknown>): string {
     `samples         ${samples.ready ?? 0} ready, ${samples.trained ?? 0} trained`,
     `train steps     ${String(status.trainSteps)}`,
     ...trainingLines(status.training),
+  ].join('\n');
+}
+
+/** A tenant key's view (`/admin/status` answers only its own records). */
+function formatTenantStatus(status: Record<string, unknown>): string {
+  const turns = (status.turns ?? {}) as Record<string, number>;
+  return [
+    `tenant          ${String(status.tenant)}`,
+    `model           ${String(status.model)} (${String(status.engine)} engine)`,
+    `policy version  ${String(status.policyVersion)}`,
+    `sessions        ${String(status.sessions)} (${String(status.sessionsOpen)} open)`,
+    `turns           ${turns.main ?? 0} main, ${turns.side ?? 0} side`,
+    `feedback        ${String(status.feedback)}`,
   ].join('\n');
 }
 

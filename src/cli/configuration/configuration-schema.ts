@@ -6,6 +6,7 @@
  * a recipe file (`--recipe`, or the model folder's `recipe.json`), which may also set some
  * operator options below a flag, the config file and the environment.
  */
+import { onDeleteActions } from '../../gateway/data-eraser.js';
 import { z } from 'zod';
 import { defaultAnchorTopK } from '../../core/rl/policy-loss.js';
 import { sampleMethodSchema } from '../../spec/records.js';
@@ -114,6 +115,8 @@ export const configurationSections = {
     topK: option(z.number().int().min(0).optional(), { flag: '--top-k <k>', description: "top_k when a request gives none (default: the model folder's generation_config.json, else none; 0: none)" }),
     sessionIdleTimeout: option(positive().default(1800), { flag: '--session-idle-timeout <seconds>', description: 'close sessions idle this long' }),
     pinSessions: option(z.boolean().default(false), { flag: '--pin-sessions', description: 'a session keeps the policy version it started with until it ends' }),
+    retainDays: option(positive().optional(), { flag: '--retain-days <n>', description: 'erase turns older than n days, with everything derived from them, on a schedule (default: keep them)' }),
+    onDelete: option(z.enum(onDeleteActions).default('mark'), { flag: '--on-delete <action>', description: 'what an erasure does to the versions its samples trained: mark | retire (serve the newest untouched version) | retrain (retire, then train again on the samples that remain)' }),
     resultsDir: option(z.string().min(1).optional(), { flag: '--results-dir <dir>', description: 'folder of `eval personalize` and `rollout` results (their --out) the dashboard\'s Experiments page charts' }),
   }),
   judge: z.object({

@@ -5,6 +5,7 @@
  */
 import { createMemoryEventBus } from '../../buses/memory/create-memory-event-bus.js';
 import { createNatsEventBus } from '../../buses/nats/create-nats-event-bus.js';
+import { eraseNatsEvents, type ErasedEventIds } from '../../buses/nats/erase-nats-events.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { EventBus } from '../../spec/event-bus.js';
 import type { Logger } from '../../spec/logger.js';
@@ -24,6 +25,16 @@ export async function openEventBus(configuration: BusConfiguration, logger: Logg
     logger,
     connectionName,
   });
+}
+
+/**
+ * What erases the bus's retained events of erased records: for NATS, JetStream's erase of each event
+ * naming an erased id; the memory bus keeps nothing past the process, so none.
+ */
+export function eventForgetterOf(configuration: BusConfiguration): { forgetEvents?: (ids: ErasedEventIds) => Promise<number> } {
+  if (configuration.bus === 'memory') return {};
+  const servers = natsServersOf(configuration);
+  return { forgetEvents: (ids) => eraseNatsEvents({ servers, streamName: configuration.busPrefix }, ids) };
 }
 
 /** `--bus-url`, split into the servers of a cluster. */

@@ -17,6 +17,8 @@ import type { PolicyControl } from '../../gateway/policy-control.js';
 import { parseKeyConsent, type ConsentDefaults } from '../../gateway/request-controls.js';
 import { createSessionReaper } from '../../gateway/session-reaper.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
+import { createDataEraser, type ErasedIds } from '../../gateway/data-eraser.js';
+import { createRetentionSchedule } from '../../gateway/retention-schedule.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';
 import type { RecordStore } from '../../spec/record-store.js';
@@ -36,7 +38,12 @@ export interface GatewayServiceDependencies {
   engine: InferenceEngine;
   policies: PolicyControl;
   logger: Logger;
+  /** Erases the bus's retained events of erased records (`--bus nats`); absent, the bus keeps none durably. */
+  forgetEvents?: (ids: ErasedIds) => Promise<number>;
 }
+
+// Retention erases what aged past its cut this often; a day's cut moves by an hour between runs.
+const retentionIntervalMs = 60 * 60 * 1000;
 
 export interface RunningGateway {
   url: string;
@@ -93,8 +100,18 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     logger.warn(`no API key configured: binding 127.0.0.1 instead of ${configuration.host}; pass --api-key to serve other machines`);
   }
   const sampling = await resolveSamplingDefaults({ ...configuration, temperatureScoring: engine.capabilities.temperatureScoring });
+  const now = () => Date.now();
+  const eraser = createDataEraser({
+    store,
+    onDelete: configuration.onDelete,
+    policies: dependencies.policies,
+    ...(dependencies.forgetEvents === undefined ? {} : { forgetEvents: dependencies.forgetEvents }),
+    now,
+    logger,
+  });
   const context = {
     engine,
+    eraser,
     store,
     authenticator,
     metrics: createGatewayMetrics({ collectProcessMetrics: true }),
@@ -106,7 +123,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     samplingDefaults: sampling.defaults,
     // Requests must name one of the served names; the engine's own name is the first.
     modelAliases: servedModelNamesOf(configuration).filter((name) => name !== engine.modelId),
-    now: () => Date.now(),
+    now,
     createId,
     policies: dependencies.policies,
     pinSessions: configuration.pinSessions,
@@ -132,6 +149,9 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     });
   });
   reaper.start();
+  const retention =
+    configuration.retainDays === undefined ? null : createRetentionSchedule({ eraser, retainDays: configuration.retainDays, intervalMs: retentionIntervalMs, now, logger });
+  retention?.start();
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   logger.info(`clawrl listening on ${url}/v1`, { model: engine.modelId, engine: engine.engineId });
@@ -150,6 +170,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
         const drainTimeout = new Promise<void>((resolve) => setTimeout(resolve, 30_000).unref());
         await Promise.race([drained, drainTimeout]);
         await reaper.close();
+        await retention?.close();
       })();
       return closing;
     },

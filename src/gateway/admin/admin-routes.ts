@@ -1,8 +1,9 @@
 /** Admin routes: read-only views of the record store in the shapes of the design brief §3. */
-import type { Env, Hono } from 'hono';
+import type { Hono } from 'hono';
 import { turnRewardOf } from '../../core/rl/build-samples.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { FeedbackRecord, JudgementRecord, SampleRecord, SessionStatus, TurnRecord } from '../../spec/records.js';
+import { readScopeOf, type GatewayVariables } from '../api-key-authenticator.js';
 import type { GatewayContext } from '../gateway-context.js';
 
 /** What the judge and feedback made of a turn, for its admin view. */
@@ -136,8 +137,33 @@ export async function statusOf(context: GatewayContext): Promise<Record<string, 
   };
 }
 
-export function registerAdminRoutes<Environment extends Env>(app: Hono<Environment>, context: GatewayContext): void {
-  app.get('/admin/status', async (c) => c.json(await statusOf(context)));
+/** A tenant's own status: its sessions, turns and feedback, and what the server serves. */
+async function tenantStatusOf(context: GatewayContext, tenant: string): Promise<Record<string, unknown>> {
+  const [counts, training] = await Promise.all([context.store.dashboard.tenantCounts(tenant), context.store.trainingSummary()]);
+  return {
+    tenant,
+    sessions: counts.sessions.open + counts.sessions.closed,
+    sessionsOpen: counts.sessions.open,
+    turns: counts.turns,
+    feedback: counts.feedback,
+    policyVersion: training.activeVersion ?? 0,
+    model: context.engine.modelId,
+    engine: context.engine.engineId,
+  };
+}
+
+/** The turn, unless the reader may not see it (another tenant's): then, as for an unknown one, 404. */
+export async function visibleTurn(context: GatewayContext, id: string, scope: string | undefined): Promise<TurnRecord> {
+  const turn = await context.store.getTurn(id);
+  if (turn === null || (scope !== undefined && turn.tenant !== scope)) throw new ClawrlError('not_found', `No turn with id '${id}'.`);
+  return turn;
+}
+
+export function registerAdminRoutes(app: Hono<{ Variables: GatewayVariables }>, context: GatewayContext): void {
+  app.get('/admin/status', async (c) => {
+    const scope = readScopeOf(c.get('principal'));
+    return c.json(scope === undefined ? await statusOf(context) : await tenantStatusOf(context, scope));
+  });
 
   app.get('/admin/sessions', async (c) => {
     const status = c.req.query('status');
@@ -149,8 +175,10 @@ export function registerAdminRoutes<Environment extends Env>(app: Hono<Environme
     if (!Number.isInteger(limit) || limit < 1 || limit > 1000 || !Number.isInteger(offset) || offset < 0) {
       throw new ClawrlError('invalid_request', 'limit must be 1..1000 and offset a non-negative integer');
     }
+    const scope = readScopeOf(c.get('principal'));
     const sessions = await context.store.listSessions({
       ...(status === undefined ? {} : { status: status as SessionStatus }),
+      ...(scope === undefined ? {} : { tenant: scope }),
       limit,
       offset,
     });
@@ -158,8 +186,7 @@ export function registerAdminRoutes<Environment extends Env>(app: Hono<Environme
   });
 
   app.get('/admin/turns/:id', async (c) => {
-    const turn = await context.store.getTurn(c.req.param('id'));
-    if (turn === null) throw new ClawrlError('not_found', `No turn with id '${c.req.param('id')}'.`);
+    const turn = await visibleTurn(context, c.req.param('id'), readScopeOf(c.get('principal')));
     const [judgements, feedback, samples] = await Promise.all([
       context.store.listJudgements(turn.id),
       context.store.listFeedback(turn.id),

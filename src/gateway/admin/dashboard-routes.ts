@@ -4,13 +4,14 @@
  * a refresh costs the same however many turns the store holds (`clawrl bench dashboard`): a page
  * of a session's turns is one read of the turns and one of their judging, never a read per turn.
  */
-import type { Env, Hono } from 'hono';
+import type { Hono } from 'hono';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { ChatMessage } from '../../spec/chat.js';
 import { turnRewardOf } from '../../core/rl/build-samples.js';
 import type { SampleSummary, TurnJudgingSummary } from '../../spec/dashboard-queries.js';
 import type { FeedbackRecord, JudgementRecord, TurnRecord } from '../../spec/records.js';
-import { statusOf } from './admin-routes.js';
+import { readScopeOf, type GatewayVariables } from '../api-key-authenticator.js';
+import { statusOf, visibleTurn } from './admin-routes.js';
 import type {
   JudgementView,
   OverviewResponse,
@@ -115,7 +116,7 @@ function decodeCursor(value: string | undefined): { createdAt: number; id: strin
  */
 const statusReuseMs = 10_000;
 
-export function registerDashboardRoutes<Environment extends Env>(app: Hono<Environment>, context: GatewayContext): void {
+export function registerDashboardRoutes(app: Hono<{ Variables: GatewayVariables }>, context: GatewayContext): void {
   let status: { at: number; value: Promise<Record<string, unknown>> } | null = null;
   const recentStatus = () => {
     const now = context.now();
@@ -167,14 +168,23 @@ export function registerDashboardRoutes<Environment extends Env>(app: Hono<Envir
     const limit = integerQuery(c.req.query('limit'), 'limit', 50, 1, 500);
     const search = c.req.query('search')?.trim();
     const after = decodeCursor(c.req.query('after'));
-    const data = await context.store.dashboard.listSessionSummaries({ limit, ...(search === undefined ? {} : { search }), ...(after === undefined ? {} : { after }) });
+    const scope = readScopeOf(c.get('principal'));
+    const data = await context.store.dashboard.listSessionSummaries({
+      limit,
+      ...(search === undefined ? {} : { search }),
+      ...(after === undefined ? {} : { after }),
+      ...(scope === undefined ? {} : { tenant: scope }),
+    });
     const last = data.at(-1);
     const body: SessionPageResponse = { data, next: data.length === limit && last !== undefined ? `${last.createdAt}:${last.id}` : null };
     return c.json(body);
   });
 
   app.get('/admin/dashboard/sessions/:id/turns', async (c) => {
-    const session = await context.store.getSession(c.req.param('id'));
+    const scope = readScopeOf(c.get('principal'));
+    const found = await context.store.getSession(c.req.param('id'));
+    // Another tenant's session is as unknown as a missing one.
+    const session = found === null || (scope !== undefined && found.tenant !== scope) ? null : found;
     if (session === null) throw new ClawrlError('not_found', `No session with id '${c.req.param('id')}'.`);
     const from = integerQuery(c.req.query('from'), 'from', 0, 0, Number.MAX_SAFE_INTEGER);
     const limit = integerQuery(c.req.query('limit'), 'limit', 50, 1, 200);
@@ -203,8 +213,7 @@ export function registerDashboardRoutes<Environment extends Env>(app: Hono<Envir
   });
 
   app.get('/admin/dashboard/turns/:id', async (c) => {
-    const turn = await context.store.getTurn(c.req.param('id'));
-    if (turn === null) throw new ClawrlError('not_found', `No turn with id '${c.req.param('id')}'.`);
+    const turn = await visibleTurn(context, c.req.param('id'), readScopeOf(c.get('principal')));
     const [judgings, samples] = await Promise.all([context.store.dashboard.turnJudgings([turn.id]), context.store.listSamples({ turnId: turn.id, limit: 1000 })]);
     const judging = judgings[0] ?? notJudged;
     const gaps = [...samples].reverse().find((candidate) => candidate.distillationGaps !== null)?.distillationGaps ?? null;

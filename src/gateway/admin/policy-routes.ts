@@ -52,6 +52,9 @@ export function registerPolicyRoutes<Environment extends Env>(app: Hono<Environm
     const text = c.req.param('version');
     const version = /^\d+$/.test(text) ? Number(text) : Number.NaN;
     if (!Number.isSafeInteger(version)) throw new ClawrlError('invalid_request', `A policy version is a non-negative integer, got '${text}'.`, { param: 'version' });
+    // A version retired after an erasure (`--on-delete retire | retrain`) learnt from erased data: it is never served again.
+    const retired = (await context.eraser?.taintedVersions())?.some((tainted) => tainted.version === version && tainted.retiredAt !== null) ?? false;
+    if (retired) throw new ClawrlError('invalid_request', `Version ${version} was retired: its lineage holds erased samples (GET /admin/tainted-versions).`, { param: 'version' });
     await requireControl(context).activate(version, personActivationReason);
     const active = (await context.store.listPolicyVersions()).find((record) => record.version === version);
     return c.json(active === undefined ? { version, active: true } : wirePolicyVersion(active));

@@ -138,7 +138,7 @@ describe('createPostgresRecordStore', () => {
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(1)));
     expect(stores).toHaveLength(4);
     const versions = await queryTestSchema<{ version: number }>(schema, 'SELECT version FROM schema_migrations ORDER BY version');
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
   });
 
   it('keeps the samples judged before migration 4 on their judged advantages, and lets the methods be checked above the database', async () => {
@@ -242,6 +242,19 @@ describe('createPostgresRecordStore', () => {
     );
     // Whole, it would be 20 × 3,040 ids × 4 bytes.
     expect(stored).toEqual({ prompt_bytes: (3_040 + 19 * 40) * 4, rooted: 1 });
+  });
+
+  it('records a session\'s first turn after another process erased the root this one remembered as its base', async () => {
+    schema = uniqueTestSchema();
+    const [writer, eraser] = [await open(), await open()] as [RecordStore, RecordStore];
+    const shared = Array.from({ length: 300 }, (_, index) => 100 + index);
+    await writer.upsertSession({ id: 'root', tenant: null, at: 0 });
+    await writer.recordTurn(newTurn('root-turn', { sessionId: 'root', promptTokenIds: shared }));
+    await eraser.erase({ kind: 'session', sessionId: 'root' }, 10);
+    await writer.upsertSession({ id: 'next', tenant: null, at: 20 });
+    const next = newTurn('next-turn', { sessionId: 'next', promptTokenIds: [...shared, 1, 2] });
+    await writer.recordTurn(next);
+    expect((await writer.getTurn('next-turn'))?.promptTokenIds).toEqual(next.promptTokenIds);
   });
 
   it('rejects a bad schema name, and names the server without its password when it cannot connect', async () => {

@@ -15,10 +15,11 @@
  * the turn instead did, against a link waiting for the judge-queue row a feedback had just queued).
  * The migration starts the counters from the rows already there.
  */
-export const postgresCounterMigration = `
-  CREATE TABLE record_count_deltas (name text NOT NULL, delta double precision NOT NULL);
-  INSERT INTO record_count_deltas (name, delta)
-    SELECT 'sessions_open', count(*) FROM sessions WHERE status = 'open'
+/**
+ * The counts computed from the rows themselves: what the migration started the counters from, and
+ * what an erasure (`record-erasure.ts`) resets them to after deleting rows the triggers do not follow.
+ */
+export const postgresCounterSeed = `    SELECT 'sessions_open', count(*) FROM sessions WHERE status = 'open'
     UNION ALL SELECT 'sessions_closed', count(*) FROM sessions WHERE status = 'closed'
     UNION ALL SELECT 'turns_main', count(*) FROM turns WHERE type = 'main'
     UNION ALL SELECT 'turns_side', count(*) FROM turns WHERE type = 'side'
@@ -42,7 +43,12 @@ export const postgresCounterMigration = `
       FROM (VALUES ('ready'), ('trained'), ('dropped')) AS status (name)
     UNION ALL SELECT 'rollout_samples_' || status.name, (SELECT count(*) FROM samples JOIN feedback ON feedback.id = samples.feedback_id
         WHERE samples.status = status.name AND feedback.rollout IS NOT NULL)
-      FROM (VALUES ('ready'), ('trained'), ('dropped')) AS status (name);
+      FROM (VALUES ('ready'), ('trained'), ('dropped')) AS status (name)`;
+
+export const postgresCounterMigration = `
+  CREATE TABLE record_count_deltas (name text NOT NULL, delta double precision NOT NULL);
+  INSERT INTO record_count_deltas (name, delta)
+${postgresCounterSeed};
 
   CREATE FUNCTION record_counts_add(deltas record_count_deltas[]) RETURNS void LANGUAGE sql AS $$
     INSERT INTO record_count_deltas (name, delta) SELECT name, delta FROM unnest(deltas) WHERE delta <> 0

@@ -7,6 +7,7 @@ import type {
   ActivitySeriesOptions,
   DashboardQueries,
   ListSessionSummariesOptions,
+  TenantCounts,
   PolicyTurnScore,
   SessionSummary,
   TurnJudgingSummary,
@@ -18,6 +19,25 @@ import type { PostgresDatabase } from './postgres-database.js';
 
 export function createPostgresDashboardQueries(database: PostgresDatabase): DashboardQueries {
   return {
+    async tenantCounts(tenant: string): Promise<TenantCounts> {
+      return database.run('tenantCounts', async () => {
+        const [row] = await database.rows<{ open: string; closed: string; main: string; side: string; feedback: string }>(
+          `SELECT
+             (SELECT count(*) FROM sessions WHERE tenant = $1 AND status = 'open') AS open,
+             (SELECT count(*) FROM sessions WHERE tenant = $1 AND status = 'closed') AS closed,
+             (SELECT count(*) FROM turns WHERE tenant = $1 AND type = 'main') AS main,
+             (SELECT count(*) FROM turns WHERE tenant = $1 AND type = 'side') AS side,
+             (SELECT count(*) FROM feedback WHERE tenant = $1) AS feedback`,
+          [tenant],
+        );
+        return {
+          sessions: { open: Number(row?.open ?? 0), closed: Number(row?.closed ?? 0) },
+          turns: { main: Number(row?.main ?? 0), side: Number(row?.side ?? 0) },
+          feedback: Number(row?.feedback ?? 0),
+        };
+      });
+    },
+
     async listSessionSummaries(options: ListSessionSummariesOptions): Promise<SessionSummary[]> {
       const search = options.search === undefined || options.search === '' ? null : options.search;
       const cursor = options.after ?? null;
@@ -26,9 +46,10 @@ export function createPostgresDashboardQueries(database: PostgresDatabase): Dash
         const rows = await database.rows<SessionSummaryRow>(
           `SELECT ${sessionSummaryColumns} FROM sessions
            WHERE ($1::bigint IS NULL OR (created_at, id) < ($1::bigint, $2::text))
-             AND ($3::text IS NULL OR id LIKE $4 OR tenant = $3)
+             AND ($3::text IS NULL OR id LIKE $4 OR ($6::text IS NULL AND tenant = $3))
+             AND ($6::text IS NULL OR tenant = $6)
            ORDER BY created_at DESC, id DESC LIMIT $5`,
-          [cursor?.createdAt ?? null, cursor?.id ?? null, search, search === null ? null : likePrefixPattern(search), options.limit],
+          [cursor?.createdAt ?? null, cursor?.id ?? null, search, search === null ? null : likePrefixPattern(search), options.limit, options.tenant ?? null],
         );
         return rows.map(sessionSummaryOf);
       });

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PostgresDatabase } from './postgres-database.js';
 import { postgresCounterMigration } from './postgres-counter-migration.js';
+import { postgresErasureMigration } from './postgres-erasure-migration.js';
 import { policyStateBackfillSql } from '../policy-state-change.js';
 
 export const postgresMigrations: readonly string[] = [
@@ -258,6 +259,10 @@ export const postgresMigrations: readonly string[] = [
   CREATE TRIGGER record_counts_turn_trainable AFTER UPDATE OF trainable ON turns
     FOR EACH ROW WHEN (OLD.trainable IS DISTINCT FROM NEW.trainable) EXECUTE FUNCTION record_counts_turn_trainable();
   `,
+  // 11: erasure (`postgres-erasure.ts`): the lineage of each version, kept when its samples are
+  // erased, the versions an erasure tainted, and an index telling a shared message node from one
+  // only the erased turns used (as SQLite migration 12).
+  postgresErasureMigration,
 ];
 
 // Advisory locks share one key space per database; the first key names clawrl ('claw'), the

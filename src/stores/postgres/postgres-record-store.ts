@@ -58,6 +58,9 @@ import {
   type TurnRow,
 } from './postgres-turn-rows.js';
 
+import { erasedTables, erasePostgresRows, listPostgresLineage, listPostgresTaintedVersions, requeuePostgresSamplesOf, retirePostgresVersions } from './postgres-erasure.js';
+import type { ErasureResult, ErasureTarget, TaintedVersion } from '../../spec/record-erasure.js';
+
 const defaultListLimit = 100;
 const uniqueViolation = '23505';
 
@@ -70,6 +73,10 @@ function isDuplicateTurnId(error: unknown): boolean {
     'constraint' in error &&
     error.constraint === 'turns_id_key'
   );
+}
+
+function isMissingPromptBase(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && 'code' in error && error.code === '23503' && 'constraint' in error && error.constraint === 'turns_prompt_base_ordinal_fkey';
 }
 
 // Each write adds one to a few delta rows; a thousand keep the counts' read to a millisecond or so.
@@ -119,9 +126,9 @@ export class PostgresRecordStore implements RecordStore {
     checkPaging(limit, offset);
     return this.#database.run('listSessions', async () => {
       const rows = await this.#database.rows<SessionRow>(
-        `SELECT ${sessionColumns} FROM sessions AS session WHERE ($1::text IS NULL OR status = $1)
+        `SELECT ${sessionColumns} FROM sessions AS session WHERE ($1::text IS NULL OR status = $1) AND ($4::text IS NULL OR tenant = $4)
          ORDER BY created_at DESC, ordinal DESC LIMIT $2 OFFSET $3`,
-        [options.status ?? null, limit, offset],
+        [options.status ?? null, limit, offset, options.tenant ?? null],
       );
       return rows.map(sessionRecordOf);
     });
@@ -155,10 +162,14 @@ export class PostgresRecordStore implements RecordStore {
       const logprobs = encodeFloat64Blob(turn.logprobs, 'logprobs');
       encodeInt32Blob(turn.promptTokenIds, 'promptTokenIds');
       let inserted: { ordinal: number; index: number; root: boolean };
+      const insert = () => this.#database.transaction((client) => insertTurn(client, turn, { response, logprobs }, { sequences: this.#sequences, roots: this.#roots }));
       try {
-        inserted = await this.#database.transaction((client) =>
-          insertTurn(client, turn, { response, logprobs }, { sequences: this.#sequences, roots: this.#roots }),
-        );
+        inserted = await insert().catch(async (error: unknown) => {
+          // Another process erased the root this process remembered as the prompt's base: forget the roots, store it again.
+          if (!isMissingPromptBase(error)) throw error;
+          this.#roots.clear();
+          return insert();
+        });
       } catch (error) {
         if (isDuplicateTurnId(error)) {
           throw new ClawrlError('store_error', `turn ${turn.id} is already recorded`, { cause: error });
@@ -391,6 +402,27 @@ export class PostgresRecordStore implements RecordStore {
     }
   }
 
+  async erase(target: ErasureTarget, at: number): Promise<ErasureResult> {
+    const result = await this.#database.run('erase', () => this.#database.transaction((client) => erasePostgresRows(client, target, at)));
+    // A remembered base or root may be an erased turn.
+    this.#sequences.clear();
+    this.#roots.clear();
+    // Dead row versions keep the erased bytes until vacuumed; VACUUM cannot run in a transaction.
+    const storageWiped = await this.#database.query(`VACUUM ${erasedTables.join(', ')}`).then(() => true, () => false);
+    return { ...result, receipt: { ...result.receipt, storageWiped } };
+  }
+  async listTaintedVersions(): Promise<TaintedVersion[]> {
+    return this.#database.run('listTaintedVersions', () => listPostgresTaintedVersions(this.#database));
+  }
+  async retireVersions(versions: readonly PolicyVersion[], at: number): Promise<number> {
+    return this.#database.run('retireVersions', () => retirePostgresVersions(this.#database, versions, at));
+  }
+  async requeueSamplesOf(versions: readonly PolicyVersion[], at: number): Promise<number> {
+    return this.#database.run('requeueSamplesOf', () => requeuePostgresSamplesOf(this.#database, versions, at));
+  }
+  async listLineage(version: PolicyVersion): Promise<{ sampleId: string; erased: boolean }[]> {
+    return this.#database.run('listLineage', () => listPostgresLineage(this.#database, version));
+  }
   async #loadTurn(client: Queryable, id: string): Promise<TurnRecord | null> {
     const [row] = (await client.query<TurnRow>(`${selectTurnRow} WHERE turn.id = $1`, [id])).rows;
     return row === undefined ? null : toTurnRecord(client, row);

@@ -69,6 +69,10 @@ export function createSqliteRecordStore(options: SqliteRecordStoreOptions): Reco
     database.pragma('synchronous = NORMAL');
     database.pragma(`busy_timeout = ${busyTimeoutMilliseconds}`);
     database.pragma('foreign_keys = ON');
+    // Deleted and overwritten content is zeroed in its page at once, on every connection that writes
+    // (the judge's, the trainer's): a row updated before an erasure (a sample's status) must leave no
+    // older copy of its text in the page's free space for the erasure to miss.
+    database.pragma('secure_delete = ON');
     applySqliteMigrations(database);
     const checkpointer = options.checkpointInBackground === true && !inMemory ? startSqliteCheckpointer(database, { path: options.path }) : null;
     const events = options.events === undefined ? {} : { events: options.events };

@@ -8,8 +8,8 @@
  * the chain remembers which node each (parent, body) is: a known message costs a map lookup instead
  * of a SHA-256, a query and reading the body back. The lookup is keyed by the text itself, not by a
  * longer string built around it, so finding the system prompt copies nothing. Only committed nodes
- * are remembered (the caller hands `learned` to `remember` after its commit), and nodes are never
- * deleted, so a remembered id stays right. Bounded by the characters it holds; least recently used
+ * are remembered (the caller hands `learned` to `remember` after its commit), and only an erasure
+ * deletes nodes, which then calls `forget`, so a remembered id stays right. Bounded by the characters it holds; least recently used
  * texts go first.
  *
  * Serializing a 40 KB system prompt canonically costs more than everything else in finding it, so
@@ -45,6 +45,8 @@ export interface MessageChain {
   loadTools(toolSetId: number): ToolDefinition[];
   /** Call only after the transaction that stored these nodes has committed. */
   remember(learned: readonly KnownNode[]): void;
+  /** Forgets every remembered node: after an erasure deleted nodes, a remembered id may name none. */
+  forget(): void;
 }
 
 /** Tool lists compared by value before serializing one (each comparison that fails ends early). */
@@ -217,6 +219,13 @@ export function createMessageChain(database: Database.Database, options: { budge
         }
       }
       if (knownCharacters > knownBudget) evict();
+    },
+
+    forget() {
+      knownLong.clear();
+      knownShort.clear();
+      knownCharacters = 0;
+      recentTools.length = 0;
     },
 
     loadTools(toolSetId) {

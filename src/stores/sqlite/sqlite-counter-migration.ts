@@ -6,10 +6,11 @@
  * has the turn feedback) see every earlier write. The value column has no type: integer counts
  * stay integers, the latency sum stays real.
  */
-export const sqliteCounterMigration = `
-  CREATE TABLE record_counts (name TEXT PRIMARY KEY, value NOT NULL) WITHOUT ROWID;
-  INSERT INTO record_counts (name, value)
-    SELECT 'sessions_open', count(*) FROM sessions WHERE status = 'open'
+/**
+ * The counts computed from the rows themselves: what the migration started the counters from, and
+ * what an erasure (`record-erasure.ts`) resets them to after deleting rows the triggers do not follow.
+ */
+export const sqliteCounterSeed = `    SELECT 'sessions_open', count(*) FROM sessions WHERE status = 'open'
     UNION ALL SELECT 'sessions_closed', count(*) FROM sessions WHERE status = 'closed'
     UNION ALL SELECT 'turns_main', count(*) FROM turns WHERE type = 'main'
     UNION ALL SELECT 'turns_side', count(*) FROM turns WHERE type = 'side'
@@ -34,7 +35,12 @@ export const sqliteCounterMigration = `
       FROM (SELECT 'ready' AS name UNION ALL SELECT 'trained' UNION ALL SELECT 'dropped') AS status
     UNION ALL SELECT 'rollout_samples_' || status.name, (SELECT count(*) FROM samples JOIN feedback ON feedback.id = samples.feedback_id
         WHERE samples.status = status.name AND feedback.rollout IS NOT NULL)
-      FROM (SELECT 'ready' AS name UNION ALL SELECT 'trained' UNION ALL SELECT 'dropped') AS status;
+      FROM (SELECT 'ready' AS name UNION ALL SELECT 'trained' UNION ALL SELECT 'dropped') AS status`;
+
+export const sqliteCounterMigration = `
+  CREATE TABLE record_counts (name TEXT PRIMARY KEY, value NOT NULL) WITHOUT ROWID;
+  INSERT INTO record_counts (name, value)
+${sqliteCounterSeed};
 
   CREATE TRIGGER record_counts_session_inserted AFTER INSERT ON sessions BEGIN
     UPDATE record_counts SET value = value + 1 WHERE name = 'sessions_' || NEW.status;

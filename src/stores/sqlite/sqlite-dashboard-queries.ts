@@ -8,6 +8,7 @@ import type {
   ActivitySeriesOptions,
   DashboardQueries,
   ListSessionSummariesOptions,
+  TenantCounts,
   PolicyTurnScore,
   SessionSummary,
   TurnJudgingSummary,
@@ -37,7 +38,19 @@ export function createSqliteDashboardQueries(database: Database.Database, run: R
     afterMatching: database.prepare(
       `SELECT ${sessionSummaryColumns} FROM sessions WHERE (created_at, id) < (@createdAt, @id) AND ${searchFilter} ${pageOrder}`,
     ),
+    // A tenant's view: its own sessions only, the search then matching ids alone.
+    ofTenant: database.prepare(`
+      SELECT ${sessionSummaryColumns} FROM sessions WHERE tenant = @tenant
+        AND (@createdAt IS NULL OR (created_at, id) < (@createdAt, @id)) AND (@pattern IS NULL OR id LIKE @pattern ESCAPE '\\')
+      ${pageOrder}`),
   };
+  const tenantCounts = database.prepare<{ tenant: string }, { open: number; closed: number; main: number; side: number; feedback: number }>(`
+    SELECT
+      (SELECT count(*) FROM sessions WHERE tenant = @tenant AND status = 'open') AS open,
+      (SELECT count(*) FROM sessions WHERE tenant = @tenant AND status = 'closed') AS closed,
+      (SELECT count(*) FROM turns WHERE tenant = @tenant AND type = 'main') AS main,
+      (SELECT count(*) FROM turns WHERE tenant = @tenant AND type = 'side') AS side,
+      (SELECT count(*) FROM feedback WHERE tenant = @tenant) AS feedback`);
   // `%` works in integers (a bound number is a REAL, and `/` would divide as one).
   const turnBuckets = database.prepare<Window, { at: number; main: number; side: number }>(`
     SELECT started_at - started_at % @bucket AS at, sum(type = 'main') AS main, sum(type = 'side') AS side
@@ -71,10 +84,27 @@ export function createSqliteDashboardQueries(database: Database.Database, run: R
   const turnJudgings = database.prepare<[string], TurnJudgingRow>(turnJudgingSelect('turn.id IN (SELECT value FROM json_each(?))'));
 
   return {
+    async tenantCounts(tenant: string): Promise<TenantCounts> {
+      return run('tenantCounts', () => {
+        const row = tenantCounts.get({ tenant });
+        return { sessions: { open: row?.open ?? 0, closed: row?.closed ?? 0 }, turns: { main: row?.main ?? 0, side: row?.side ?? 0 }, feedback: row?.feedback ?? 0 };
+      });
+    },
+
     async listSessionSummaries(options: ListSessionSummariesOptions): Promise<SessionSummary[]> {
       return run('listSessionSummaries', () => {
         const search = options.search === undefined || options.search === '' ? null : options.search;
         const cursor = options.after ?? null;
+        if (options.tenant !== undefined) {
+          const rows = sessionPages.ofTenant.all({
+            tenant: options.tenant,
+            limit: options.limit,
+            createdAt: cursor?.createdAt ?? null,
+            id: cursor?.id ?? null,
+            pattern: search === null ? null : likePrefixPattern(search),
+          });
+          return (rows as SessionSummaryRow[]).map(sessionSummaryOf);
+        }
         const statement =
           search === null ? (cursor === null ? sessionPages.first : sessionPages.after) : cursor === null ? sessionPages.firstMatching : sessionPages.afterMatching;
         const parameters = {

@@ -7,7 +7,7 @@ import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 import type { NewTurn } from '../../spec/records.js';
 import { createSqliteRecordStore } from './create-sqlite-record-store.js';
 import { SqliteRecordStore } from './sqlite-record-store.js';
-import { rollBackRecordCounts } from './testing/roll-back-record-counts.js';
+import { rollBackErasureLineage, rollBackRecordCounts } from './testing/roll-back-record-counts.js';
 import { rollBackSampleMeasures } from './testing/roll-back-sample-measures.js';
 
 function turnOf(id: string): NewTurn {
@@ -136,7 +136,8 @@ describe('SQLite migration 10: policy versions have a lifecycle state', () => {
     await store.activatePolicyVersion(1, 10);
     await store.close();
     const database = new Database(path);
-    // Migration 11 (turns' untrainable reason) goes first, then 10 itself.
+    // Migrations 12 (lineage) and 11 (turns' untrainable reason) go first, then 10 itself.
+    rollBackErasureLineage(database);
     database.exec(`DROP TRIGGER record_counts_turn_trainable; ALTER TABLE turns DROP COLUMN untrainable_reason; ALTER TABLE turns DROP COLUMN superseded_by;
       ALTER TABLE policy_versions DROP COLUMN state; ALTER TABLE policy_versions DROP COLUMN state_reason;
       ALTER TABLE policy_versions DROP COLUMN state_changed_at; ALTER TABLE policy_versions DROP COLUMN gate;

@@ -6,6 +6,7 @@
 import type Database from 'better-sqlite3';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { sqliteCounterMigration } from './sqlite-counter-migration.js';
+import { sqliteErasureMigration } from './sqlite-erasure-migration.js';
 import { policyStateBackfillSql } from '../policy-state-change.js';
 
 export const sqliteMigrations: readonly string[] = [
@@ -297,6 +298,13 @@ export const sqliteMigrations: readonly string[] = [
       AND NOT EXISTS (SELECT 1 FROM feedback WHERE turn_ordinal = NEW.ordinal);
   END;
   `,
+  // 12: erasure (`sqlite-erasure.ts`). The lineage of each version (the samples its step trained) is
+  // its own table, filled by a trigger as a step commits and kept when its samples are erased, with
+  // the time they were; the versions an erasure tainted are marked, and retired when the chosen
+  // action retires them. Existing steps' lineage is rebuilt from the samples' training step. The
+  // index on message tips lets an erasure tell a shared prefix node (kept) from one only the erased
+  // turns used (deleted) without scanning every turn.
+  sqliteErasureMigration,
 ];
 
 /**

@@ -12,6 +12,7 @@ import type { DashboardQueries } from '../../spec/dashboard-queries.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { ClaimTurnsOptions, ReleaseTurnOptions } from '../../spec/judging-queue.js';
 import type { TrainingSummary } from '../../spec/policy-registry.js';
+import type { ErasureResult, ErasureTarget, TaintedVersion } from '../../spec/record-erasure.js';
 import type { ListSamplesOptions, ListSessionsOptions, ListTurnIdsOptions } from '../../spec/record-reads.js';
 import type { RecordStore } from '../../spec/record-store.js';
 import type { ClaimSamplesOptions, CommitTrainingStepOptions } from '../../spec/training-queue.js';
@@ -44,6 +45,7 @@ import { createSharedPromptRoots, type SharedPromptRoots } from '../shared-promp
 import { toRecountedStoreCounts, toStoreCounts } from '../record-counts.js';
 import { createRecordEvents, type RecordEvents, type RecordEventsOptions } from '../record-events.js';
 import { createSqliteDashboardQueries } from './sqlite-dashboard-queries.js';
+import { eraseSqliteRows, listSqliteLineage, listSqliteTaintedVersions, requeueSqliteSamplesOf, retireSqliteVersions } from './sqlite-erasure.js';
 import { SqliteJudgingRecords } from './sqlite-judging-records.js';
 import type { PolicyVersionState, SetPolicyVersionStateOptions } from '../../spec/policy-version-state.js';
 import { SqliteTrainingRecords } from './sqlite-training-records.js';
@@ -52,6 +54,8 @@ import { SqliteTurnReader } from './sqlite-turn-reader.js';
 import { insertSqliteTurn } from './sqlite-turn-writer.js';
 
 const defaultListLimit = 100;
+// How long an erasure waits for readers to let the WAL be truncated.
+const walTruncateWaitMs = 10_000;
 
 function storeErrorOf(operation: string, error: unknown): ClawrlError {
   if (ClawrlError.isInstance(error)) return error;
@@ -133,7 +137,9 @@ export class SqliteRecordStore implements RecordStore {
     }
     return this.#run('listSessions', () => {
       const rows =
-        options.status === undefined
+        options.tenant !== undefined
+          ? this.#statements.listSessionsOfTenant.all({ tenant: options.tenant, status: options.status ?? null, limit, offset })
+          : options.status === undefined
           ? this.#statements.listSessions.all(limit, offset)
           : this.#statements.listSessionsByStatus.all(options.status, limit, offset);
       return rows.map((row) => this.#reader.session(row));
@@ -300,6 +306,54 @@ export class SqliteRecordStore implements RecordStore {
   }
   async getSessionPolicyVersion(sessionId: string): Promise<PolicyVersion | null> {
     return this.#run('getSessionPolicyVersion', () => this.#training.sessionVersion(sessionId));
+  }
+
+  async erase(target: ErasureTarget, at: number): Promise<ErasureResult> {
+    const forget = (): void => {
+      this.#messageChain.forget();
+      this.#sequences.clear();
+      this.#roots.clear();
+    };
+    const result = await this.#write(
+      'erase',
+      () => {
+        const erased = eraseSqliteRows(this.#database, this.#reader, target, at);
+        // Inside the write too: a turn recorded after it in the same group must not use a forgotten base.
+        forget();
+        return erased;
+      },
+      forget,
+    );
+    return { ...result, receipt: { ...result.receipt, storageWiped: await this.#truncateWal() } };
+  }
+
+  /** Truncates the WAL, whose older frames still hold erased rows; retried while readers keep it busy. */
+  async #truncateWal(): Promise<boolean> {
+    if (this.#database.memory) return true;
+    const startedAt = performance.now();
+    for (;;) {
+      try {
+        const [row] = this.#database.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+        if (row?.busy === 0) return true;
+      } catch (error) {
+        if (!isSqliteBusy(error)) throw storeErrorOf('erase', error);
+      }
+      if (performance.now() - startedAt >= walTruncateWaitMs) return false;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  async listTaintedVersions(): Promise<TaintedVersion[]> {
+    return this.#run('listTaintedVersions', () => listSqliteTaintedVersions(this.#database));
+  }
+  async retireVersions(versions: readonly PolicyVersion[], at: number): Promise<number> {
+    return this.#write('retireVersions', () => retireSqliteVersions(this.#database, versions, at));
+  }
+  async requeueSamplesOf(versions: readonly PolicyVersion[], at: number): Promise<number> {
+    return this.#write('requeueSamplesOf', () => requeueSqliteSamplesOf(this.#database, versions, at));
+  }
+  async listLineage(version: PolicyVersion): Promise<{ sampleId: string; erased: boolean }[]> {
+    return this.#run('listLineage', () => listSqliteLineage(this.#database, version));
   }
 
   async counts(): Promise<StoreCounts> {

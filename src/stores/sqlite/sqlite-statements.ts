@@ -47,6 +47,9 @@ export function sqliteStatements(database: Database.Database) {
     ),
     selectSession: database.prepare<[string], SessionRow>('SELECT * FROM sessions WHERE id = ?'),
     listSessions: database.prepare<[number, number], SessionRow>(`SELECT * FROM sessions ${sessionOrder}`),
+    listSessionsOfTenant: database.prepare<{ tenant: string; status: SessionStatus | null; limit: number; offset: number }, SessionRow>(
+      'SELECT * FROM sessions WHERE tenant = @tenant AND (@status IS NULL OR status = @status) ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset',
+    ),
     listSessionsByStatus: database.prepare<[SessionStatus, number, number], SessionRow>(
       `SELECT * FROM sessions WHERE status = ? ${sessionOrder}`,
     ),

@@ -144,7 +144,7 @@ describe('POST /v1/chat/completions', () => {
     expect((await gateway.chat(hello, headers)).status).toBe(200);
   });
 
-  it('authenticates tenants and keeps admin routes for the admin key', async () => {
+  it('authenticates tenants and keeps the admin routes that are not tenant-readable for the admin key', async () => {
     const gateway = createTestGateway({ apiKeys: [{ tenant: 'alice', key: 'alice-secret' }], adminKey: 'admin-secret' });
     expect((await gateway.chat(hello)).status).toBe(401);
     expect((await gateway.chat(hello, { authorization: 'Bearer wrong-key' })).status).toBe(401);
@@ -152,7 +152,9 @@ describe('POST /v1/chat/completions', () => {
     expect(ok.status).toBe(200);
     const turn = await gateway.store.getTurn(ok.headers.get('x-clawrl-turn-id') ?? '');
     expect(turn?.tenant).toBe('alice');
-    expect((await gateway.app.request('/admin/status', { headers: { authorization: 'Bearer alice-secret' } })).status).toBe(403);
+    // A tenant reads its own status (tenant-scoped, `admin/tenant-scope.test.ts`); the rest of /admin needs the admin key.
+    expect(await (await gateway.app.request('/admin/status', { headers: { authorization: 'Bearer alice-secret' } })).json()).toMatchObject({ tenant: 'alice' });
+    expect((await gateway.app.request('/admin/policies', { headers: { authorization: 'Bearer alice-secret' } })).status).toBe(403);
     expect((await gateway.app.request('/admin/status', { headers: { authorization: 'Bearer admin-secret' } })).status).toBe(200);
   });
 

@@ -66,10 +66,15 @@ export async function queryTestSchema<Row extends pg.QueryResultRow>(schema: str
 }
 
 /**
- * Undoes Postgres migrations 10 (turns' untrainable reason and supersession), 9 (policy versions' lifecycle state),
- * 8 (samples' rollout group) and 7 (the counters and their triggers), for tests of upgrades from before them.
+ * Undoes Postgres migrations 11 (lineage and taints), 10 (turns' untrainable reason and supersession),
+ * 9 (policy versions' lifecycle state), 8 (samples' rollout group) and 7 (the counters and their
+ * triggers), for tests of upgrades from before them.
  */
 export const rollBackRecordCountsSql = `
+  DROP TRIGGER policy_lineage_of_step ON training_steps;
+  DROP FUNCTION policy_lineage_of_step;
+  DROP TABLE policy_lineage, policy_taints;
+  DROP INDEX samples_by_training_step, turns_by_messages_tip;
   DROP FUNCTION record_counts_turn_trainable CASCADE;
   ALTER TABLE turns DROP COLUMN untrainable_reason, DROP COLUMN superseded_by;
   ALTER TABLE policy_versions DROP COLUMN state, DROP COLUMN state_reason, DROP COLUMN state_changed_at, DROP COLUMN gate, DROP COLUMN canary;

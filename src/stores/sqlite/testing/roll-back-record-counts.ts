@@ -1,12 +1,26 @@
 /**
- * Undoes SQLite migrations 11 (turns without their untrainable reason and supersession), 10 (policy versions
- * without their lifecycle state), 9 (samples without their rollout group) and 8 (no record_counts table,
+ * Undoes SQLite migrations 12 (no lineage, no taints), 11 (turns without their untrainable reason and
+ * supersession), 10 (policy versions without their lifecycle state), 9 (samples without their rollout
+ * group) and 8 (no record_counts table,
  * no triggers keeping it) on a store file: for tests of the upgrade, which must start the counters
  * from the rows written before it.
  */
 import type Database from 'better-sqlite3';
 
+/** Undoes SQLite migration 12: no lineage, no taints, nor their indexes. */
+export function rollBackErasureLineage(database: Database.Database): void {
+  database.exec(`
+    DROP TRIGGER policy_lineage_of_step;
+    DROP TABLE policy_lineage;
+    DROP TABLE policy_taints;
+    DROP INDEX samples_by_training_step;
+    DROP INDEX turns_by_messages_tip;
+    DELETE FROM schema_migrations WHERE version >= 12;
+  `);
+}
+
 export function rollBackRecordCounts(database: Database.Database): void {
+  rollBackErasureLineage(database);
   database.exec(`
     DROP TRIGGER record_counts_turn_trainable;
     ALTER TABLE turns DROP COLUMN untrainable_reason;
