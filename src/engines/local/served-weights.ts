@@ -48,7 +48,7 @@ export interface ServedWeights {
   dispose(): void;
 }
 
-/** Artifacts kept for loading evicted adapters again without a fetch: the newest ones. */
+/** Artifacts `loadPolicy` pushed, kept for loading an evicted adapter again without a source: the newest ones. */
 const keptArtifacts = 8;
 
 export function createServedWeights(options: ServedWeightsOptions): ServedWeights {
@@ -70,12 +70,19 @@ export function createServedWeights(options: ServedWeightsOptions): ServedWeight
     }
   };
 
+  /** Artifacts fetched to learn their kind, until the load that follows takes them (so one request fetches once). */
+  const fetchedForLoad = new Map<PolicyVersion, PolicyArtifact>();
+
   const artifactOf = async (version: PolicyVersion): Promise<PolicyArtifact> => {
-    const known = artifacts.get(version);
-    if (known !== undefined) return known;
+    const known = artifacts.get(version) ?? fetchedForLoad.get(version);
+    if (known !== undefined) {
+      fetchedForLoad.delete(version);
+      return known;
+    }
     const fetched = await options.fetchArtifact(version);
     if (fetched === null) throw new ClawrlError('not_found', `policy version ${version} is not loaded in the local engine`);
-    remember(fetched);
+    // Only its kind is kept: the source holds the bytes, and fetches them again should the adapter be evicted.
+    kinds.set(version, fetched.kind);
     return fetched;
   };
 
@@ -96,7 +103,9 @@ export function createServedWeights(options: ServedWeightsOptions): ServedWeight
   };
 
   const learnKind = async (version: PolicyVersion): Promise<void> => {
-    if (!kinds.has(version)) await artifactOf(version);
+    if (kinds.has(version)) return;
+    fetchedForLoad.set(version, await artifactOf(version));
+    for (const stale of fetchedForLoad.keys()) if (fetchedForLoad.size > keptArtifacts) fetchedForLoad.delete(stale);
   };
 
   return {
