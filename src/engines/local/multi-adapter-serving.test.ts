@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GenerateRequest, GenerateResult, InferenceEngine, PolicyArtifact } from '../../spec/inference-engine.js';
 import { createLocalInferenceEngine } from './create-local-inference-engine.js';
+import { runTimed as run, type TimedGeneration } from './testing/run-timed.js';
 import { createTinyAdapterFiles, createTinyModelFolder } from './testing/create-tiny-model-folder.js';
 
 // Worker threads run compiled JavaScript: the suite builds dist/ before the tests.
@@ -35,16 +36,6 @@ function request(version: number | undefined, seed: number): GenerateRequest {
   };
 }
 
-async function run(engine: InferenceEngine, generateRequest: GenerateRequest): Promise<{ result: GenerateResult; firstTokenAt: number; endAt: number }> {
-  let result: GenerateResult | undefined;
-  let firstTokenAt = Number.NaN;
-  for await (const event of engine.generate(generateRequest, new AbortController().signal)) {
-    if (event.type === 'tokens' && Number.isNaN(firstTokenAt)) firstTokenAt = performance.now();
-    if (event.type === 'end') result = event.result;
-  }
-  if (result === undefined) throw new Error('no end event');
-  return { result, firstTokenAt, endAt: performance.now() };
-}
 
 function expectSame(actual: GenerateResult, expected: GenerateResult): void {
   expect(actual.policyVersion).toBe(expected.policyVersion);
@@ -60,7 +51,7 @@ describe('local engine: many adapters served at once', () => {
     engine.setPolicyArtifactSource?.(source);
     try {
       const requests = [request(0, 1), request(1, 2), request(2, 3), request(3, 4), request(undefined, 5), request(2, 6)];
-      const alone = [];
+      const alone: TimedGeneration[] = [];
       for (const generateRequest of requests) alone.push(await run(engine, generateRequest));
       // Different adapters sample different replies to the same request.
       const sameRequest = await Promise.all([0, 1, 2].map((version) => run(engine, request(version, 9))));
