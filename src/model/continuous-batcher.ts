@@ -27,6 +27,7 @@ import { createSeededRandom } from '../core/seeded-random.js';
 import type { SeededRandom } from '../core/seeded-random.js';
 import type { PrefixCache } from './prefix-cache.js';
 import { raggedHidden } from './ragged-forward.js';
+import { createLoraStacks } from './segmented-lora.js';
 import type { RaggedRow } from './ragged-forward.js';
 import { chooseToken } from './sampling-distribution.js';
 import type { SamplingParameters } from './sampling-distribution.js';
@@ -108,6 +109,8 @@ function groupByAdapter(stepRows: StepRow[], forwardRows: RaggedRow[]): void {
 export function createContinuousBatcher(model: () => ForwardModel, options: ContinuousBatcherOptions): ContinuousBatcher {
   const waiting: Job[] = [];
   const running: Job[] = [];
+  /** Several adapters' factors side by side, kept while a step's adapters stay the same (`segmented-lora.ts`). */
+  const loraStacks = createLoraStacks();
   let loop: Promise<void> | null = null;
   /** The adapter a request runs with: its own, or the model's. */
   const adapterOf = (job: Job): LoraAdapter | null => (job.request.adapter === undefined ? model().lora : job.request.adapter);
@@ -194,7 +197,7 @@ export function createContinuousBatcher(model: () => ForwardModel, options: Cont
     try {
       output = tidyResult(() => {
         const forwardModel = model();
-        const result = raggedHidden(forwardModel, forwardRows);
+        const result = raggedHidden(forwardModel, forwardRows, loraStacks);
         const lastIndices: number[] = [];
         let position = 0;
         for (const row of stepRows) {
@@ -265,6 +268,8 @@ export function createContinuousBatcher(model: () => ForwardModel, options: Cont
       }
     } finally {
       loop = null;
+      // Idle: the kept stacks may hold copies of adapters unloaded since.
+      loraStacks.dispose();
     }
   };
 

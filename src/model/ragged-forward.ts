@@ -8,14 +8,14 @@
  * mask to get wrong: a row's attention is the same computation as when it runs alone.
  *
  * Rows may carry different LoRA adapters (requests of several policy versions in one step): the
- * base matmuls still run over the whole batch, and each adapter's delta over its rows only
- * (`linear` with a `LoraPlan` of segments); rows of one adapter should be adjacent, so each adapter
- * costs one segment.
+ * base matmuls still run over the whole batch, and each row gets its own adapter's delta
+ * (`segmented-lora.ts`); rows of one adapter should be adjacent, so each adapter is one segment.
  */
 import * as tf from '@tensorflow/tfjs';
 import { rmsNorm } from '../tensor/index.js';
 import { attendCached, causalMask, embed, feedForward, linear, projectQueryKeyValue, rotaryTables, rotate } from './transformer-forward.js';
-import type { ForwardModel, LayerCache, LoraPlan, LoraSegment, StepGeometry } from './transformer-forward.js';
+import type { ForwardModel, LayerCache, LoraPlan, StepGeometry } from './transformer-forward.js';
+import type { LoraSegment, LoraStacks } from './segmented-lora.js';
 import type { LoraAdapter } from './lora-adapter.js';
 
 export interface RaggedRow {
@@ -40,7 +40,7 @@ function cachedLength(cache: readonly LayerCache[] | null): number {
 }
 
 /** One adapter for the whole batch when the rows agree, else one segment per run of rows of one adapter. */
-function loraPlanOf(model: ForwardModel, rows: readonly RaggedRow[], lengths: readonly number[]): LoraPlan {
+function loraPlanOf(model: ForwardModel, rows: readonly RaggedRow[], lengths: readonly number[], stacks: LoraStacks): LoraPlan {
   const adapters = rows.map((row) => (row.adapter === undefined ? model.lora : row.adapter));
   const first = adapters[0] ?? null;
   if (adapters.every((adapter) => adapter === first)) return first;
@@ -53,11 +53,11 @@ function loraPlanOf(model: ForwardModel, rows: readonly RaggedRow[], lengths: re
     else segments.push({ start, length, adapter });
     start += length;
   });
-  return segments;
+  return { segments, stacks, masks: new Map() };
 }
 
-/** Runs the decoder on a ragged batch; the caller owns tidying. */
-export function raggedHidden(model: ForwardModel, rows: readonly RaggedRow[]): RaggedResult {
+/** Runs the decoder on a ragged batch; the caller owns tidying, and `stacks` (kept across steps). */
+export function raggedHidden(model: ForwardModel, rows: readonly RaggedRow[], stacks: LoraStacks): RaggedResult {
   const { headCount: heads, keyValueHeadCount: kvHeads, headDim, rmsNormEps: epsilon } = model.shape;
   const offsets = rows.map((row) => cachedLength(row.cache));
   const lengths = rows.map((row) => row.tokenIds.length);
@@ -68,7 +68,7 @@ export function raggedHidden(model: ForwardModel, rows: readonly RaggedRow[]): R
   // All tokens as one row of length N for RoPE: each token carries its own angle.
   const geometry: StepGeometry = { batch: 1, length: total, offset: 0, cos, sin, mask: null };
   const masks = rows.map((row, index) => causalMask(row.tokenIds.length, offsets[index] ?? 0));
-  const lora = loraPlanOf(model, rows, lengths);
+  const lora = loraPlanOf(model, rows, lengths, stacks);
   let x = embed(model, tf.tensor2d(rows.flatMap((row) => [...row.tokenIds]), [1, total], 'int32'));
   const caches: LayerCache[][] = rows.map(() => []);
   for (let layerIndex = 0; layerIndex < model.shape.layerCount; layerIndex += 1) {

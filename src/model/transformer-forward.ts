@@ -15,6 +15,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { rmsNorm, swiglu } from '../tensor/index.js';
 import type { LoraAdapter } from './lora-adapter.js';
+import { segmentedLoraDelta, type LoraBatch } from './segmented-lora.js';
 import type { LayerParameters, LinearParameters, TransformerParameters } from './transformer-parameters.js';
 import type { TransformerShape } from './transformer-shape.js';
 
@@ -96,21 +97,14 @@ function stepGeometry(model: ForwardModel, batch: number, length: number, offset
   return { batch, length, offset, cos, sin, mask: causalMask(length, offset) };
 }
 
-/** Consecutive activation rows `start .. start+length-1` that share one adapter (null: none). */
-export interface LoraSegment {
-  start: number;
-  length: number;
-  adapter: LoraAdapter | null;
-}
-
 /**
- * The LoRA of one forward: one adapter (or none) for every row, or one per run of rows, as a
+ * The LoRA of one forward: one adapter (or none) for every row, or each run of rows its own, as a
  * ragged batch holding requests of several policy versions has (`ragged-forward.ts`).
  */
-export type LoraPlan = LoraAdapter | null | readonly LoraSegment[];
+export type LoraPlan = LoraAdapter | null | LoraBatch;
 
-function isSegmented(lora: LoraPlan): lora is readonly LoraSegment[] {
-  return Array.isArray(lora);
+function isBatch(lora: LoraPlan): lora is LoraBatch {
+  return lora !== null && 'segments' in lora;
 }
 
 /** x·A·B·scale of one adapter's module, or null when the adapter does not adapt it. */
@@ -121,23 +115,14 @@ function loraDelta(x: tf.Tensor2D, adapter: LoraAdapter | null, path: string): t
 }
 
 /**
- * x·W (+ bias) + each row's own LoRA delta. With segments, the base matmul runs once over all rows
- * and each adapter's delta over its own rows only (S-LoRA's and Punica's segmented LoRA, rows of
- * one adapter kept together by the caller), so a row gets exactly the delta it gets alone and a
- * row of the base model gets none.
+ * x·W (+ bias) + each row's own LoRA delta: one adapter's for all rows, or with a `LoraBatch` each
+ * row its own adapter's (`segmented-lora.ts`), a row of the base model none.
  */
 export function linear(x: tf.Tensor2D, parameters: LinearParameters, lora: LoraPlan, path: string): tf.Tensor2D {
   let out: tf.Tensor2D = tf.matMul(x, parameters.weight);
   if (parameters.bias !== null) out = tf.add(out, parameters.bias);
-  if (!isSegmented(lora)) {
-    const delta = loraDelta(x, lora, path);
-    return delta === null ? out : tf.add(out, delta);
-  }
-  const deltas = lora.map((segment) => loraDelta(tf.slice(x, [segment.start, 0], [segment.length, -1]), segment.adapter, path));
-  if (deltas.every((delta) => delta === null)) return out;
-  const outFeatures = out.shape[1];
-  const pieces = deltas.map((delta, index) => delta ?? tf.zeros([lora[index]?.length ?? 0, outFeatures]));
-  return tf.add(out, tf.concat(pieces, 0)) as tf.Tensor2D;
+  const delta = isBatch(lora) ? segmentedLoraDelta(x, lora, path) : loraDelta(x, lora, path);
+  return delta === null ? out : tf.add(out, delta);
 }
 
 /** x [B·T, heads·hd] → [B, T, heads, hd] with RoPE (HF rotate_half: halves, not interleaved pairs). */
