@@ -76,6 +76,36 @@ describe.each(['llama', 'qwen3'])('requests of several adapters in one batch, %s
   });
 });
 
+describe.each(['llama', 'qwen3'])('requests of several adapters of one shape, %s', (name) => {
+  it('gives each request what it gets alone when equal-rank adapters on the same modules decode side by side', async () => {
+    const transformer = model(name);
+    const adapters: LoraAdapter[] = [];
+    for (const seed of [60, 61, 62, 63]) {
+      const files = await createRandomAdapterFiles(transformer.shape, { rank: 8, alpha: 16, targetModules: ['q_proj', 'v_proj', 'o_proj'], seed, standardDeviation: 0.2, baseModelNameOrPath: 'golden' });
+      adapters.push(transformer.loadAdapter(files));
+    }
+    try {
+      // One row each (n = 1), a base row among them, equal prompt lengths so they decode in step.
+      const requests: SampleRequest[] = [adapters[0], null, adapters[1], adapters[2], adapters[3]].map((adapter, index) => ({
+        promptTokenIds: promptOf(7, 20 + index),
+        maxTokens: 12,
+        temperature: 1,
+        seed: 30 + index,
+        adapter: adapter ?? null,
+      }));
+      const alone: SampleResult[] = [];
+      for (const request of requests) alone.push(await transformer.sample(request));
+      const batched = await Promise.all(requests.map((request) => transformer.sample(request)));
+      batched.forEach((result, index) => {
+        expect(result.sequences[0]?.tokenIds).toEqual(alone[index]?.sequences[0]?.tokenIds);
+        expect(largestLogprobGap(result, alone[index] as SampleResult)).toBeLessThan(1e-4);
+      });
+    } finally {
+      for (const adapter of adapters) transformer.unloadAdapter(adapter);
+    }
+  });
+});
+
 describe('the prefix cache with several adapters', () => {
   it("never hands one adapter's kept prompt KV to another", async () => {
     const cached = await loadTransformerFromFolder(join(fixtures, 'llama'), { batching: { prefillChunkTokens: 8 } });

@@ -115,7 +115,11 @@ async function throughput(engine: InferenceEngine, streams: number, requests: nu
   let tokens = 0;
   await Promise.all(
     Array.from({ length: streams }, async (_, stream) => {
-      for (let index = next++; index < requests; index = next++) tokens += (await generate(engine, question(index, versionOf(index, stream)))).tokens;
+      for (let index = next++; index < requests; index = next++) {
+        // Read after the await: `tokens += await ...` would add to the total as it was before this request.
+        const produced = (await generate(engine, question(index, versionOf(index, stream)))).tokens;
+        tokens += produced;
+      }
     }),
   );
   const seconds = (performance.now() - started) / 1000;
