@@ -15,7 +15,7 @@
  * the batch's adapters stay the same, as they do across decode steps.
  *
  * The masked form computes every row against every adapter's A and B, S times the flops of the
- * deltas themselves; for rank-16 adapters on the built-in model's decode steps that cost about 5% of
+ * deltas themselves; for rank-16 adapters on the built-in model's decode steps that cost 5–10% of
  * a base step's CPU time (8 requests of 8 adapters against 8 of the base). Stacking the factors as
  * [S, in, r] and meeting each row with its own in one batched matmul pair (Punica's BGMV, no wasted
  * flops) measured slower: tfjs-wasm's BatchMatMul runs one XNNPACK call per batch entry.
