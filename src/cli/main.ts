@@ -163,17 +163,19 @@ program
   .option('--train-params <params>', 'training: lora | full (default lora)')
   .option('--judge-load <load>', 'gateway: concurrent (serve as users run it) | drained (judge backlog drained before each scenario) | none (clawrl gateway alone) (default concurrent)')
   .option('--rounds <n>', 'gateway: alternating rounds per scenario; more measure longer and average more noise (default 2)')
+  .option('--adapters <n>', 'serving: also serve n random LoRA adapters at once from the embedded engine, against the base alone (at least 9; docs/benchmarks.md)')
   .option('--cli-script <file>', "gateway, serving: benchmark another build's dist/cli/main.js under this build's harness (default this build)")
   .option('--upstream-ttft-ms <ms>', 'gateway: the realistic upstream\'s time to first token (default 50)')
   .option('--upstream-tpot-ms <ms>', 'gateway: the realistic upstream\'s time per output token (default 25)')
   .option('--upstream-reply-tokens <n>', 'gateway: tokens in each realistic reply (default 32)')
-  .action(async (target: string, options: { json?: boolean; quick?: boolean; model?: string; trainParams?: string; judgeLoad?: string; rounds?: string; cliScript?: string; upstreamTtftMs?: string; upstreamTpotMs?: string; upstreamReplyTokens?: string }) => {
+  .action(async (target: string, options: { json?: boolean; quick?: boolean; model?: string; trainParams?: string; judgeLoad?: string; rounds?: string; adapters?: string; cliScript?: string; upstreamTtftMs?: string; upstreamTpotMs?: string; upstreamReplyTokens?: string }) => {
     try {
       await runBenchCommand(target, {
         json: options.json === true,
         quick: options.quick === true,
         ...(options.judgeLoad === undefined ? {} : { judgeLoad: options.judgeLoad }),
         ...(options.rounds === undefined ? {} : { rounds: options.rounds }),
+        ...(options.adapters === undefined ? {} : { adapters: options.adapters }),
         ...(options.cliScript === undefined ? {} : { cliScript: options.cliScript }),
         ...(options.upstreamTtftMs === undefined ? {} : { upstreamTtftMs: options.upstreamTtftMs }),
         ...(options.upstreamTpotMs === undefined ? {} : { upstreamTpotMs: options.upstreamTpotMs }),

@@ -25,6 +25,8 @@ export interface InferenceEngineContractOptions {
   logprobTolerance?: number;
   /** A loadable artifact for the policy-loading checks (needed when `policyLoading`). */
   createPolicyArtifact?: (version: number) => PolicyArtifact;
+  /** It implements `setPolicyArtifactSource` (serves versions it was never given). */
+  takesArtifactSource?: boolean;
 }
 
 const weatherTool: ToolDefinition = {
@@ -269,6 +271,19 @@ export function runInferenceEngineContract(options: InferenceEngineContractOptio
       expect(current.policyVersion).toBe(1);
       const pinned = resultOf(await collectEvents(engine, contractRequest(user('Hello'), { maxTokens: 8 }, { policyVersion: 0 })));
       expect(pinned.policyVersion).toBe(0);
+    });
+
+    it.runIf(options.takesArtifactSource === true && options.createPolicyArtifact !== undefined)('serves a version it was never given from its artifact source', async () => {
+      const asked: number[] = [];
+      expect(engine.setPolicyArtifactSource).toBeTypeOf('function');
+      engine.setPolicyArtifactSource?.(async (version) => {
+        asked.push(version);
+        return version === 5 ? (options.createPolicyArtifact?.(5) ?? null) : null;
+      });
+      const fetched = resultOf(await collectEvents(engine, contractRequest(user('Hello'), { maxTokens: 8 }, { policyVersion: 5 })));
+      expect(fetched.policyVersion).toBe(5);
+      expect(asked).toContain(5);
+      await expectCode(collectEvents(engine, contractRequest(user('Hello'), { maxTokens: 8 }, { policyVersion: 6 })), 'not_found');
     });
   });
 }

@@ -11,6 +11,12 @@
  * matmuls see other rows, which leaves each row's values as they are (checked against solo runs to
  * 1e-5 in `continuous-batcher.test.ts`).
  *
+ * Requests may name different LoRA adapters (`SampleRequest.adapter`): they still share each step.
+ * The step's rows are ordered so each adapter's rows are adjacent, and each adapter's delta is
+ * computed over its own rows only (`ragged-forward.ts`), so a request gets the values it gets alone
+ * with its adapter (checked to 1e-4 in `multi-adapter-batching.test.ts`). Kept prompt prefixes are
+ * looked up and stored under the request's adapter.
+ *
  * Admission is first come, first served under two limits: running sequences (`maxRunningSequences`)
  * and the KV they may grow to (`kvCacheBytes`, reserved at admission for prompt + maxTokens, so a
  * running sequence never runs out). A request that alone exceeds the budget runs when the batch is
@@ -21,11 +27,13 @@ import { createSeededRandom } from '../core/seeded-random.js';
 import type { SeededRandom } from '../core/seeded-random.js';
 import type { PrefixCache } from './prefix-cache.js';
 import { raggedHidden } from './ragged-forward.js';
+import { createLoraStacks } from './segmented-lora.js';
 import type { RaggedRow } from './ragged-forward.js';
 import { chooseToken } from './sampling-distribution.js';
 import type { SamplingParameters } from './sampling-distribution.js';
 import { tidyResult } from './tidy-result.js';
 import { headLogits } from './token-logprobs.js';
+import type { LoraAdapter } from './lora-adapter.js';
 import type { ForwardModel, LayerCache } from './transformer-forward.js';
 import { cacheBytes, validateSampleRequest } from './transformer-sampler.js';
 import type { SampledSequence, SampleOptions, SampleRequest, SampleResult } from './transformer-sampler.js';
@@ -82,10 +90,30 @@ function cacheTensors(cache: readonly LayerCache[] | null): tf.Tensor[] {
   return (cache ?? []).flatMap((layer) => [layer.key, layer.value]);
 }
 
+/**
+ * Reorders a step's rows (both lists alike) so the rows of each adapter are adjacent, in order of
+ * first appearance: each adapter's LoRA delta is then one matmul pair over one slice. A row's values
+ * do not depend on its place in the step.
+ */
+function groupByAdapter(stepRows: StepRow[], forwardRows: RaggedRow[]): void {
+  const rank = new Map<LoraAdapter | null | undefined, number>();
+  for (const row of forwardRows) if (!rank.has(row.adapter)) rank.set(row.adapter, rank.size);
+  if (rank.size < 2) return;
+  const order = forwardRows.map((row, index) => ({ index, rank: rank.get(row.adapter) ?? 0 })).sort((left, right) => left.rank - right.rank || left.index - right.index);
+  const steps = order.map(({ index }) => stepRows[index] as StepRow);
+  const forwards = order.map(({ index }) => forwardRows[index] as RaggedRow);
+  stepRows.splice(0, stepRows.length, ...steps);
+  forwardRows.splice(0, forwardRows.length, ...forwards);
+}
+
 export function createContinuousBatcher(model: () => ForwardModel, options: ContinuousBatcherOptions): ContinuousBatcher {
   const waiting: Job[] = [];
   const running: Job[] = [];
+  /** Several adapters' factors side by side, kept while a step's adapters stay the same (`segmented-lora.ts`). */
+  const loraStacks = createLoraStacks();
   let loop: Promise<void> | null = null;
+  /** The adapter a request runs with: its own, or the model's. */
+  const adapterOf = (job: Job): LoraAdapter | null => (job.request.adapter === undefined ? model().lora : job.request.adapter);
   const runningSequences = () => running.reduce((sum, job) => sum + (job.rows?.length ?? job.options.n), 0);
   const reservedBytes = () => running.reduce((sum, job) => sum + job.reservedBytes, 0);
 
@@ -95,7 +123,7 @@ export function createContinuousBatcher(model: () => ForwardModel, options: Cont
       const fits = runningSequences() + job.options.n <= options.maxRunningSequences && reservedBytes() + job.reservedBytes <= options.kvCacheBytes;
       if (!fits && running.length > 0) return;
       waiting.shift();
-      const hit = options.prefixCache?.lookup(job.options.promptTokenIds) ?? null;
+      const hit = options.prefixCache?.lookup(job.options.promptTokenIds, adapterOf(job)) ?? null;
       if (hit !== null) {
         job.prefillCache = hit.cache;
         job.prefilled = hit.length;
@@ -149,7 +177,7 @@ export function createContinuousBatcher(model: () => ForwardModel, options: Cont
       if (job.rows !== null) {
         for (const row of job.rows) {
           stepRows.push({ job, decodeRow: row, length: 1, needsLogits: true });
-          forwardRows.push({ tokenIds: [row.nextTokenId], cache: row.cache });
+          forwardRows.push({ tokenIds: [row.nextTokenId], cache: row.cache, adapter: adapterOf(job) });
         }
         continue;
       }
@@ -160,15 +188,16 @@ export function createContinuousBatcher(model: () => ForwardModel, options: Cont
       prefillBudget -= length;
       const last = job.prefilled + length === prompt.length;
       stepRows.push({ job, decodeRow: null, length, needsLogits: last });
-      forwardRows.push({ tokenIds: prompt.slice(job.prefilled, job.prefilled + length), cache: job.prefillCache });
+      forwardRows.push({ tokenIds: prompt.slice(job.prefilled, job.prefilled + length), cache: job.prefillCache, adapter: adapterOf(job) });
     }
     if (stepRows.length === 0) return;
+    groupByAdapter(stepRows, forwardRows);
     const previous = forwardRows.flatMap((row) => cacheTensors(row.cache));
     let output: { logits: tf.Tensor2D; caches: LayerCache[][] };
     try {
       output = tidyResult(() => {
         const forwardModel = model();
-        const result = raggedHidden(forwardModel, forwardRows);
+        const result = raggedHidden(forwardModel, forwardRows, loraStacks);
         const lastIndices: number[] = [];
         let position = 0;
         for (const row of stepRows) {
@@ -210,7 +239,7 @@ export function createContinuousBatcher(model: () => ForwardModel, options: Cont
       const firstRow = firstTokenJobs.get(job);
       if (firstRow !== undefined) {
         const promptCache = job.prefillCache as LayerCache[];
-        options.prefixCache?.store(job.options.promptTokenIds, promptCache);
+        options.prefixCache?.store(job.options.promptTokenIds, promptCache, adapterOf(job));
         job.prefillCache = null;
         // Every sample starts from the same prompt distribution and, until it decodes, the same KV.
         const rows = job.sequences.map((_, sequenceIndex) => ({ sequenceIndex, cache: promptCache, nextTokenId: 0 }));
@@ -239,6 +268,8 @@ export function createContinuousBatcher(model: () => ForwardModel, options: Cont
       }
     } finally {
       loop = null;
+      // Idle: the kept stacks may hold copies of adapters unloaded since.
+      loraStacks.dispose();
     }
   };
 

@@ -2,8 +2,10 @@
  * The KV of recent prompts, so a prompt that shares a prefix with one computed before (the second
  * turn of a session, another session with the same agent system prompt) computes only its new
  * tokens. Entries are keyed by token ids, hold one row of every layer's keys and values, are
- * evicted least recently used under a byte budget, and belong to one set of weights: the
- * transformer clears them whenever its weights change.
+ * evicted least recently used under a byte budget, and belong to one set of weights: each entry
+ * names the LoRA adapter it was computed with (null: none), a lookup finds only its own adapter's
+ * entries, and the transformer clears them whenever its weights change (or forgets an adapter's
+ * when it unloads it).
  *
  * The forward pass over the rest of a prompt with the prefix's KV as its cache is the same
  * computation as over the whole prompt (positions, RoPE and the causal mask follow the offset), so
@@ -13,6 +15,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { LRUCache } from 'lru-cache';
 import { commonPrefixLength } from '../core/token-blob-codec.js';
+import type { LoraAdapter } from './lora-adapter.js';
 import type { LayerCache } from './transformer-forward.js';
 
 export interface PrefixHit {
@@ -23,10 +26,15 @@ export interface PrefixHit {
 }
 
 export interface PrefixCache {
-  /** The longest cached prefix of `promptTokenIds`, leaving at least its last token to run; null below the minimum. */
-  lookup(promptTokenIds: readonly number[]): PrefixHit | null;
-  /** Keeps a copy of a prompt's KV (batch row 0). */
-  store(promptTokenIds: readonly number[], cache: readonly LayerCache[]): void;
+  /**
+   * The longest prefix of `promptTokenIds` cached under `adapter`, leaving at least its last token
+   * to run; null below the minimum.
+   */
+  lookup(promptTokenIds: readonly number[], adapter: LoraAdapter | null): PrefixHit | null;
+  /** Keeps a copy of a prompt's KV (batch row 0), computed with `adapter`. */
+  store(promptTokenIds: readonly number[], cache: readonly LayerCache[], adapter: LoraAdapter | null): void;
+  /** Drops the entries of an adapter about to be disposed. */
+  forget(adapter: LoraAdapter): void;
   clear(): void;
   readonly bytes: number;
 }
@@ -40,6 +48,7 @@ export interface PrefixCacheOptions {
 
 interface Entry {
   tokenIds: readonly number[];
+  adapter: LoraAdapter | null;
   cache: LayerCache[];
   bytes: number;
 }
@@ -65,10 +74,11 @@ export function createPrefixCache(options: PrefixCacheOptions): PrefixCache {
     get bytes() {
       return entries.calculatedSize;
     },
-    lookup(promptTokenIds) {
+    lookup(promptTokenIds, adapter) {
       let best: Entry | null = null;
       let bestLength = 0;
       for (const entry of entries.values()) {
+        if (entry.adapter !== adapter) continue;
         const length = Math.min(commonPrefixLength(entry.tokenIds, promptTokenIds), promptTokenIds.length - 1);
         if (length > bestLength) {
           best = entry;
@@ -79,12 +89,12 @@ export function createPrefixCache(options: PrefixCacheOptions): PrefixCache {
       entries.get(best.tokenIds);
       return { length: bestLength, cache: sliceCache(best.cache, 0, bestLength) };
     },
-    store(promptTokenIds, cache) {
+    store(promptTokenIds, cache, adapter) {
       if (promptTokenIds.length < options.minimumLength) return;
       const entryBytes = cache.reduce((total, layer) => total + (layer.key.size + layer.value.size) * 4, 0) / Math.max(1, cache[0]?.key.shape[0] ?? 1);
       if (entryBytes > options.maxBytes) return;
       // A prompt that extends a kept one replaces it; one that a kept prompt extends adds nothing.
-      const kept = [...entries.values()];
+      const kept = [...entries.values()].filter((entry) => entry.adapter === adapter);
       const covered = kept.find((entry) => commonPrefixLength(entry.tokenIds, promptTokenIds) === promptTokenIds.length);
       if (covered !== undefined) {
         entries.get(covered.tokenIds);
@@ -93,7 +103,10 @@ export function createPrefixCache(options: PrefixCacheOptions): PrefixCache {
       for (const entry of kept) if (commonPrefixLength(entry.tokenIds, promptTokenIds) === entry.tokenIds.length) entries.delete(entry.tokenIds);
       const tokenIds = [...promptTokenIds];
       // Copies, outside any tidy scope: the sampler disposes its own cache as it decodes.
-      entries.set(tokenIds, { tokenIds, cache: sliceCache(cache, 0, tokenIds.length), bytes: entryBytes });
+      entries.set(tokenIds, { tokenIds, adapter, cache: sliceCache(cache, 0, tokenIds.length), bytes: entryBytes });
+    },
+    forget(adapter) {
+      for (const entry of [...entries.values()]) if (entry.adapter === adapter) entries.delete(entry.tokenIds);
     },
     clear() {
       entries.clear();

@@ -15,6 +15,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { rmsNorm, swiglu } from '../tensor/index.js';
 import type { LoraAdapter } from './lora-adapter.js';
+import { segmentedLoraDelta, type LoraBatch } from './segmented-lora.js';
 import type { LayerParameters, LinearParameters, TransformerParameters } from './transformer-parameters.js';
 import type { TransformerShape } from './transformer-shape.js';
 
@@ -96,14 +97,32 @@ function stepGeometry(model: ForwardModel, batch: number, length: number, offset
   return { batch, length, offset, cos, sin, mask: causalMask(length, offset) };
 }
 
-export function linear(x: tf.Tensor2D, parameters: LinearParameters, lora: LoraAdapter | null, path: string): tf.Tensor2D {
+/**
+ * The LoRA of one forward: one adapter (or none) for every row, or each run of rows its own, as a
+ * ragged batch holding requests of several policy versions has (`ragged-forward.ts`).
+ */
+export type LoraPlan = LoraAdapter | null | LoraBatch;
+
+function isBatch(lora: LoraPlan): lora is LoraBatch {
+  return lora !== null && 'segments' in lora;
+}
+
+/** x·A·B·scale of one adapter's module, or null when the adapter does not adapt it. */
+function loraDelta(x: tf.Tensor2D, adapter: LoraAdapter | null, path: string): tf.Tensor2D | null {
+  const module = adapter?.modules.get(path);
+  if (adapter === null || module === undefined) return null;
+  return tf.mul(tf.matMul(tf.matMul(x, module.a as tf.Tensor2D), module.b as tf.Tensor2D), adapter.scale) as tf.Tensor2D;
+}
+
+/**
+ * x·W (+ bias) + each row's own LoRA delta: one adapter's for all rows, or with a `LoraBatch` each
+ * row its own adapter's (`segmented-lora.ts`), a row of the base model none.
+ */
+export function linear(x: tf.Tensor2D, parameters: LinearParameters, lora: LoraPlan, path: string): tf.Tensor2D {
   let out: tf.Tensor2D = tf.matMul(x, parameters.weight);
   if (parameters.bias !== null) out = tf.add(out, parameters.bias);
-  const adapter = lora?.modules.get(path);
-  if (lora !== null && adapter !== undefined) {
-    out = tf.add(out, tf.mul(tf.matMul(tf.matMul(x, adapter.a as tf.Tensor2D), adapter.b as tf.Tensor2D), lora.scale));
-  }
-  return out;
+  const delta = isBatch(lora) ? segmentedLoraDelta(x, lora, path) : loraDelta(x, lora, path);
+  return delta === null ? out : tf.add(out, delta);
 }
 
 /** x [B·T, heads·hd] → [B, T, heads, hd] with RoPE (HF rotate_half: halves, not interleaved pairs). */
@@ -152,12 +171,18 @@ interface LayerOutput {
 }
 
 /** q, k, v projections of normed x [N, d] ([N, heads·hd] each), Qwen3's per-head q/k norm applied. */
-export function projectQueryKeyValue(model: ForwardModel, layerIndex: number, layer: LayerParameters, normed: tf.Tensor2D): { q: tf.Tensor; k: tf.Tensor; v: tf.Tensor } {
+export function projectQueryKeyValue(
+  model: ForwardModel,
+  layerIndex: number,
+  layer: LayerParameters,
+  normed: tf.Tensor2D,
+  lora: LoraPlan = model.lora,
+): { q: tf.Tensor; k: tf.Tensor; v: tf.Tensor } {
   const { headDim, rmsNormEps } = model.shape;
   const prefix = `model.layers.${layerIndex}.self_attn`;
-  let q: tf.Tensor = linear(normed, layer.q, model.lora, `${prefix}.q_proj`);
-  let k: tf.Tensor = linear(normed, layer.k, model.lora, `${prefix}.k_proj`);
-  const v = linear(normed, layer.v, model.lora, `${prefix}.v_proj`);
+  let q: tf.Tensor = linear(normed, layer.q, lora, `${prefix}.q_proj`);
+  let k: tf.Tensor = linear(normed, layer.k, lora, `${prefix}.k_proj`);
+  const v = linear(normed, layer.v, lora, `${prefix}.v_proj`);
   if (layer.qNorm !== null && layer.kNorm !== null) {
     // Qwen3 normalises each head's q and k before RoPE.
     q = rmsNorm(tf.reshape(q, [-1, headDim]), layer.qNorm, { epsilon: rmsNormEps });
@@ -190,14 +215,14 @@ function attention(
 }
 
 /** The post-attention half of a layer: residual + MLP(norm(residual)). */
-export function feedForward(model: ForwardModel, layerIndex: number, layer: LayerParameters, residual: tf.Tensor2D): tf.Tensor2D {
+export function feedForward(model: ForwardModel, layerIndex: number, layer: LayerParameters, residual: tf.Tensor2D, lora: LoraPlan = model.lora): tf.Tensor2D {
   const epsilon = model.shape.rmsNormEps;
   const normed = rmsNorm(residual, layer.postAttentionNorm, { epsilon }) as tf.Tensor2D;
   const prefix = `model.layers.${layerIndex}.mlp`;
-  const gate = linear(normed, layer.gate, model.lora, `${prefix}.gate_proj`);
-  const up = linear(normed, layer.up, model.lora, `${prefix}.up_proj`);
+  const gate = linear(normed, layer.gate, lora, `${prefix}.gate_proj`);
+  const up = linear(normed, layer.up, lora, `${prefix}.up_proj`);
   const activated = swiglu(gate, up) as tf.Tensor2D;
-  return tf.add(residual, linear(activated, layer.down, model.lora, `${prefix}.down_proj`)) as tf.Tensor2D;
+  return tf.add(residual, linear(activated, layer.down, lora, `${prefix}.down_proj`)) as tf.Tensor2D;
 }
 
 /** One decoder layer on x [B·T, d]; returns the new residual stream and this step's K/V (past included). */

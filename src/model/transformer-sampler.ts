@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { ensureFits } from '../tensor/index.js';
+import type { LoraAdapter } from './lora-adapter.js';
 import type { TokenChoice } from './sampling-distribution.js';
 import type { TransformerShape } from './transformer-shape.js';
 
@@ -40,6 +41,11 @@ export interface SampleRequest extends z.input<typeof sampleRequestSchema> {
   /** Constrained decoding: the tokens a sample may draw next (1: allowed), or null for any. */
   allowedTokens?: (sequenceIndex: number) => Uint8Array | null;
   signal?: AbortSignal;
+  /**
+   * The LoRA adapter to sample with, on the model's base weights (null: none, the base model);
+   * absent: the model's own adapter. Requests of different adapters decode in one batch.
+   */
+  adapter?: LoraAdapter | null;
 }
 
 export interface SampledSequence {

@@ -7,6 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { ensureFits } from '../tensor/index.js';
+import type { LoraAdapter } from './lora-adapter.js';
 import type { PrefixCache } from './prefix-cache.js';
 import { tidyResult } from './tidy-result.js';
 import { defaultChunkRows, headLogits } from './token-logprobs.js';
@@ -20,6 +21,8 @@ export interface ScoreRequest {
   temperature?: number;
   /** Also return this many alternatives per position (same distribution). */
   topLogprobs?: number;
+  /** Score with this LoRA adapter on the base weights (null: none); absent: the model's own. */
+  adapter?: LoraAdapter | null;
 }
 
 export interface ScoreResult {
@@ -48,7 +51,7 @@ export async function scoreContinuation(model: ForwardModel, prefixCache: Prefix
     purpose: `scoring ${tokenIds.length} tokens`,
   });
   // A prompt sharing a prefix with one sampled before (the OPD teacher's: the turn's messages and a hint) reuses its KV.
-  const hit = prefixCache?.lookup(prompt) ?? null;
+  const hit = prefixCache?.lookup(prompt, model.lora) ?? null;
   const cachedLength = hit?.length ?? 0;
   let hidden: tf.Tensor2D;
   try {

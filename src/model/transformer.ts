@@ -77,14 +77,6 @@ export interface TransformerOptimizer {
   dispose(): void;
 }
 
-/** Sampling and scoring with another adapter on the same base weights (`Transformer.createAdapterView`). */
-export interface AdapterView {
-  readonly shape: TransformerShape;
-  sample(request: SampleRequest): Promise<SampleResult>;
-  score(request: ScoreRequest): Promise<ScoreResult>;
-  dispose(): void;
-}
-
 export interface Transformer {
   readonly shape: TransformerShape;
   readonly trainParams: TrainParams;
@@ -106,11 +98,13 @@ export interface Transformer {
   createOptimizer(options: AdamWOptions): TransformerOptimizer;
   exportAdapter(options: { baseModelNameOrPath: string; dtype?: SafetensorsWriteDtype }): Promise<Record<string, Uint8Array>>;
   /**
-   * Serves `files` (a PEFT adapter) beside the active adapter, on the same base weights, with its own
-   * batch and prefix cache: a frozen judge on the base adapter then never swaps the served one out.
-   * Only in 'lora' mode; the view lives until disposed or until this transformer is.
+   * A PEFT adapter (`files`) to sample and score with beside the active one, on the same base
+   * weights (`SampleRequest.adapter`, `ScoreRequest.adapter`): requests of several adapters decode in
+   * one batch. Only in 'lora' mode; lives until `unloadAdapter` or until this transformer is disposed.
    */
-  createAdapterView(files: Record<string, Uint8Array>): AdapterView;
+  loadAdapter(files: Record<string, Uint8Array>): LoraAdapter;
+  /** Disposes an adapter of `loadAdapter` and its kept prompt prefixes; no request may still use it. */
+  unloadAdapter(adapter: LoraAdapter): void;
   /** Replaces the adapter (and drops accumulated gradients). Only in 'lora' mode. */
   importAdapter(files: Record<string, Uint8Array>): void;
   /** Every weight under its HF name, a LoRA adapter merged in; a `model.safetensors` file. */
@@ -135,6 +129,8 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
   const model = (): ForwardModel => ({ shape, parameters, lora: adapter, inverseFrequencies });
   const inverseFrequencies = ropeInverseFrequencies(shape);
   const accumulator = createGradientAccumulator();
+  /** Adapters of `loadAdapter`, disposed with the transformer. */
+  const loadedAdapters = new Set<LoraAdapter>();
   // Kept KV belongs to the weights it was computed with: cleared whenever they change.
   const prefixCacheBytes = options.prefixCacheBytes ?? 256 * 1024 * 1024;
   const prefixCache = prefixCacheBytes > 0 ? createPrefixCache({ maxBytes: prefixCacheBytes, minimumLength: 32 }) : null;
@@ -157,7 +153,7 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
     get samplingLoad() {
       return batcher.load;
     },
-    score: (request) => scoreContinuation(model(), prefixCache, request),
+    score: (request) => scoreContinuation(request.adapter === undefined ? model() : { ...model(), lora: request.adapter }, prefixCache, request),
     forwardBackward: (request) => accumulator.forwardBackward(model(), trainable(), request),
     gradients: () => accumulator.exportGradients(trainable()),
     clearGradients: () => accumulator.clear(),
@@ -180,21 +176,16 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
       if (adapter === null) throw new ClawrlError('unsupported', 'no LoRA adapter: the model trains all parameters');
       return exportPeftAdapter(adapter, exportOptions);
     },
-    createAdapterView(files) {
-      if (trainParams !== 'lora') throw new ClawrlError('unsupported', 'adapter views need lora mode');
-      const viewAdapter = importPeftAdapter(shape, files);
-      const viewModel = (): ForwardModel => ({ shape, parameters, lora: viewAdapter, inverseFrequencies });
-      const viewCache = prefixCacheBytes > 0 ? createPrefixCache({ maxBytes: prefixCacheBytes, minimumLength: 32 }) : null;
-      const viewBatcher = createContinuousBatcher(viewModel, { ...defaultBatching, ...options.batching, prefixCache: viewCache });
-      return {
-        shape,
-        sample: (request) => viewBatcher.sample(request),
-        score: (request) => scoreContinuation(viewModel(), viewCache, request),
-        dispose() {
-          viewCache?.clear();
-          viewAdapter.dispose();
-        },
-      };
+    loadAdapter(files) {
+      if (trainParams !== 'lora') throw new ClawrlError('unsupported', 'adapters can only be loaded in lora mode');
+      const loaded = importPeftAdapter(shape, files);
+      loadedAdapters.add(loaded);
+      return loaded;
+    },
+    unloadAdapter(loaded) {
+      if (!loadedAdapters.delete(loaded)) return;
+      prefixCache?.forget(loaded);
+      loaded.dispose();
     },
     importAdapter(files) {
       if (trainParams !== 'lora') throw new ClawrlError('unsupported', 'adapters can only be loaded in lora mode');
@@ -224,6 +215,8 @@ export function loadTransformer(options: LoadTransformerOptions): Transformer {
       accumulator.clear();
       prefixCache?.clear();
       adapter?.dispose();
+      for (const loaded of loadedAdapters) loaded.dispose();
+      loadedAdapters.clear();
       disposeParameters(parameters);
     },
   };

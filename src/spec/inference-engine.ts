@@ -146,6 +146,13 @@ export interface PolicyArtifact {
   files: Record<string, Uint8Array>;
 }
 
+/**
+ * Where an engine that holds a bounded number of policy versions gets one it does not hold (a
+ * request names it, or it was evicted): the version's stored artifact, or null when there is no such
+ * version. The composition root gives the record store's (`InferenceEngine.setPolicyArtifactSource`).
+ */
+export type PolicyArtifactSource = (version: PolicyVersion) => Promise<PolicyArtifact | null>;
+
 /** Whether an engine can serve now; an engine that cannot says why, in words for an operator. */
 export type EngineHealth = { ok: true } | { ok: false; reason: string };
 
@@ -173,6 +180,23 @@ export interface InferenceEngine {
    * version they started with. Throws `unsupported` without `capabilities.policyLoading`.
    */
   loadPolicy(artifact: PolicyArtifact): Promise<void>;
+
+  /**
+   * Lets the engine load any version a request names (`GenerateRequest.policyVersion`,
+   * `ScoreRequest.policyVersion`), not only those `loadPolicy` gave it: the local engine serves
+   * many adapters at once and fetches a cold one on demand. Set once, before requests name
+   * versions. Optional: an engine without it serves only the versions it was given.
+   */
+  setPolicyArtifactSource?(source: PolicyArtifactSource): void;
+
+  /**
+   * Keeps `version` loaded (never evicted, loaded now if it is not) until as many `unpinPolicy`
+   * calls: for versions that must answer without a cold load. Pins are bounded by the engine's room
+   * (the local engine: `--max-resident-adapters` − 2 adapter versions; the active version is always
+   * kept); a pin beyond it is refused with `unsupported`. Optional, like the source above.
+   */
+  pinPolicy?(version: PolicyVersion): Promise<void>;
+  unpinPolicy?(version: PolicyVersion): Promise<void>;
 
   /**
    * Whether the engine can serve now: a remote engine asks its server, which may have gone away

@@ -7,6 +7,9 @@ import { ClawrlError } from '../../spec/clawrl-error.js';
 import { runTrainingBenchCommand } from './bench-training-command.js';
 import { runEngineBench, type EngineBenchResult } from '../../lab/bench/engine-bench.js';
 import { defaultServingBenchOptions, runServingBench, type ServingBenchResult } from '../../lab/bench/serving-bench.js';
+import { defaultAdapterServingBenchOptions, runAdapterServingBench, type AdapterServingBenchResult } from '../../lab/bench/adapter-serving-bench.js';
+import { createLocalInferenceEngine } from '../../engines/local/create-local-inference-engine.js';
+import { localModelDirectoryOf } from '../wiring/create-inference-engine.js';
 import {
   defaultGatewayBenchOptions,
   defaultRealisticPacing,
@@ -83,6 +86,17 @@ export function formatServingBench(result: ServingBenchResult): string {
       ? ''
       : `  while the trainer steps (a step running at the start: ${result.whileTraining.throughput.map((figure) => figure.stepRunningAtStart).join(' / ')}; ${result.whileTraining.trainingStepsDuring} steps ended during): ${rates(result.whileTraining.throughput)}; ` +
         `a stream while a long prompt arrives: p50 ${result.whileTraining.whileLongPromptArrives.timePerOutputTokenMs.p50} ms, p99 ${result.whileTraining.whileLongPromptArrives.timePerOutputTokenMs.p99} ms`,
+  ].join('\n');
+}
+
+export function formatAdapterServingBench(result: AdapterServingBenchResult): string {
+  const figure = (value: { median: number; repeats: number[] }) => `${value.median} (${value.repeats.join(' / ')})`;
+  const { tokensPerSecond: rates, ratios, firstTokenMs } = result;
+  return [
+    `${result.model}, ${result.adapters.count} adapters (${result.adapters.note}), embedded engine, median (each repeat):`,
+    `  tokens/s: base c=1 ${figure(rates.baseConcurrency1)}, base c=8 ${figure(rates.baseConcurrency8)}, 8 adapters c=8 ${figure(rates.eightAdaptersConcurrency8)}, all ${result.adapters.count} c=8 ${figure(rates.allAdaptersConcurrency8)}`,
+    `  8 adapters over base: ${figure(ratios.eightAdaptersOverBase)} (goal ≥ ${result.goal.eightAdaptersOverBase}); all over base ${figure(ratios.allAdaptersOverBase)}; base c=8 over c=1 ${figure(ratios.concurrency8OverConcurrency1)} (goal ≥ ${result.goal.concurrency8OverConcurrency1})`,
+    `  first token ms: cold adapter idle ${figure(firstTokenMs.coldIdle)} (goal ≤ ${result.goal.coldFirstTokenMs}), resident idle ${figure(firstTokenMs.warmIdle)}, cold under load ${figure(firstTokenMs.coldUnderLoad)}`,
   ].join('\n');
 }
 
@@ -217,6 +231,12 @@ export function upstreamPacingOf(options: { upstreamTtftMs?: string; upstreamTpo
   };
 }
 
+function adaptersOf(text: string): number {
+  const adapters = Number(text);
+  if (!Number.isInteger(adapters) || adapters < 9) throw new ClawrlError('configuration_error', `--adapters must be an integer of at least 9, got '${text}'.`, { param: 'adapters' });
+  return adapters;
+}
+
 function roundsOf(text: string | undefined): number {
   const rounds = Number(text ?? 2);
   if (!Number.isInteger(rounds) || rounds < 1) throw new ClawrlError('configuration_error', `--rounds must be a positive integer, got '${text}'.`, { param: 'rounds' });
@@ -232,6 +252,7 @@ export async function runBenchCommand(
     trainParams?: string;
     judgeLoad?: string;
     rounds?: string;
+    adapters?: string;
     cliScript?: string;
     upstreamTtftMs?: string;
     upstreamTpotMs?: string;
@@ -270,6 +291,29 @@ export async function runBenchCommand(
       onProgress: (message) => process.stderr.write(`bench: ${message}\n`),
     });
     process.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : formatEngineBench(result)}\n`);
+    return;
+  }
+  if (target === 'serving' && options.adapters !== undefined) {
+    const adapters = adaptersOf(options.adapters);
+    const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
+    const modelDirectory = localModelDirectoryOf('builtin:tiny');
+    const adapterResult = await runAdapterServingBench({
+      ...defaultAdapterServingBenchOptions,
+      ...(options.quick ? { repeats: 1, requestsPerFigure: 8 } : {}),
+      adapters,
+      modelDirectory,
+      // The engine `clawrl serve` runs on the built-in model, with its defaults.
+      createEngine: () => createLocalInferenceEngine({ modelDirectory, modelId: 'builtin:tiny', fitPrompts: true }),
+      onProgress: progress,
+    });
+    const server = await runServingBench({
+      ...defaultServingBenchOptions,
+      ...(options.quick ? { concurrencies: [1, 2], streamTokens: 8, agentSessions: 1 } : {}),
+      cliScript: options.cliScript === undefined ? path.join(import.meta.dirname, '..', 'main.js') : cliScriptOf(options.cliScript),
+      onProgress: progress,
+    });
+    const result = { ...server, adapters: adapterResult };
+    process.stdout.write(`${options.json ? JSON.stringify(result, null, 2) : `${formatServingBench(server)}\n${formatAdapterServingBench(adapterResult)}`}\n`);
     return;
   }
   if (target === 'serving') {

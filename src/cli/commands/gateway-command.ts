@@ -36,7 +36,7 @@ export async function startGatewayProcess(configuration: GatewayCommandConfigura
   try {
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-gateway'), (opened) => opened.close());
     const store = parts.add(await openRecordStore(configuration, { recordsTurns: true, events: { bus, logger } }), (opened) => opened.close());
-    const engine = parts.add(await createInferenceEngine(configuration, { logger }), (created) => created.close());
+    const engine = parts.add(await createInferenceEngine(configuration, { logger, policies: store }), (created) => created.close());
     const now = () => Date.now();
     const policyServing = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
     const serving = await startFollowerServing({ store, serving: policyServing, bus, logger, now });

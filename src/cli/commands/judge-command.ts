@@ -40,7 +40,7 @@ export async function startJudgeProcess(configuration: JudgeCommandConfiguration
     let engine: InferenceEngine | undefined;
     let policyServing: PolicyServing | undefined;
     if (judgeNeedsEngine(configuration)) {
-      const created = parts.add(await createInferenceEngine(configuration, { logger }), (opened) => opened.close());
+      const created = parts.add(await createInferenceEngine(configuration, { logger, policies: store }), (opened) => opened.close());
       engine = created;
       if (created.capabilities.policyLoading) {
         const now = () => Date.now();

@@ -52,7 +52,7 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
     if (configuration.store === 'sqlite' || !configuration.noTrain) parts.add(claimDataFolder(configuration.data, 'clawrl serve'), async (lock) => lock.release());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-serve'), (opened) => opened.close());
     const store = parts.add(await openRecordStore(configuration, { recordsTurns: true, events: { bus, logger } }), (opened) => opened.close());
-    const engine = parts.add(await createInferenceEngine(configuration, { logger }), (created) => created.close());
+    const engine = parts.add(await createInferenceEngine(configuration, { logger, policies: store }), (created) => created.close());
     const serving = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
     const training = parts.add(
       await startTraining(configuration, {

@@ -12,6 +12,7 @@ import { defaultAnchorTopK } from '../../core/rl/policy-loss.js';
 import { sampleMethodSchema } from '../../spec/records.js';
 import type { TrainingLossName } from '../../spec/training-engine.js';
 import { runNamePattern } from '../../rollouts/manager-worker/rollout-queue-api.js';
+import { defaultMaxResidentAdapters } from '../../engines/local/create-local-inference-engine.js';
 
 export interface OptionMetadata {
   /** Flag as commander declares it, e.g. `--port <number>`; its name gives `CLAWRL_PORT`. */
@@ -92,6 +93,11 @@ export const configurationSections = {
     prefillChunk: option(z.number().int().positive().default(64), {
       flag: '--prefill-chunk <tokens>',
       description: 'local engine: prompt tokens prefilled per batch step, so a long prompt shares the sampler with running streams instead of stalling them',
+    }),
+    maxResidentAdapters: option(z.number().int().min(2).default(defaultMaxResidentAdapters), {
+      flag: '--max-resident-adapters <n>',
+      description:
+        'local engine: LoRA adapters (policy versions) held at once; requests of different adapters decode in one batch, a cold one is loaded on demand (least recently used out; in use, active or pinned never); full-weight versions are served one at a time (docs/engines.md)',
     }),
     adapterDir: option(z.string().min(1).optional(), {
       flag: '--adapter-dir <dir>',

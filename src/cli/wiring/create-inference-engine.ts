@@ -14,6 +14,7 @@ import { createTinkerInferenceEngine } from '../../engines/tinker/create-tinker-
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';
+import type { PolicyRegistry } from '../../spec/policy-registry.js';
 import { configurationSections } from '../configuration/configuration-schema.js';
 import type { Resolved } from '../configuration/configuration.js';
 import { tinkerApiKeyOf } from '../configuration/tinker-api-key.js';
@@ -79,10 +80,27 @@ function adapterOptionsOf(configuration: EngineConfiguration): { adapterDirector
 export interface CreateInferenceEngineOptions {
   /** Where an engine says what it works around; nothing is logged without it. */
   logger?: Logger;
+  /**
+   * The record store's policy versions: an engine that serves many at once (the local engine)
+   * loads a version a request names from here when it does not hold it.
+   */
+  policies?: Pick<PolicyRegistry, 'getPolicyArtifact'>;
   environment?: Record<string, string | undefined>;
 }
 
 export async function createInferenceEngine(configuration: EngineConfiguration, options: CreateInferenceEngineOptions = {}): Promise<InferenceEngine> {
+  const engine = await createEngine(configuration, options);
+  const policies = options.policies;
+  if (policies !== undefined) {
+    engine.setPolicyArtifactSource?.(async (version) => {
+      const stored = await policies.getPolicyArtifact(version);
+      return stored === null ? null : { version, kind: stored.kind, files: stored.files };
+    });
+  }
+  return engine;
+}
+
+async function createEngine(configuration: EngineConfiguration, options: CreateInferenceEngineOptions): Promise<InferenceEngine> {
   const environment = options.environment ?? process.env;
   const servedModelId = servedModelNameOf(configuration);
   switch (configuration.engine) {
@@ -94,6 +112,7 @@ export async function createInferenceEngine(configuration: EngineConfiguration, 
         fitPrompts: (configuration.promptOverflow ?? (configuration.model === 'builtin:tiny' ? 'fit' : 'error')) === 'fit',
         prefixCacheBytes: configuration.prefixCache * 1024 * 1024,
         batching: { maxRunningSequences: configuration.maxRunningSequences, kvCacheBytes: configuration.kvCache * 1024 * 1024, prefillChunkTokens: configuration.prefillChunk },
+        maxResidentAdapters: configuration.maxResidentAdapters,
       });
     case 'openai':
     case 'vllm':

@@ -21,6 +21,7 @@ runInferenceEngineContract({
   },
   capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true, forcedToolChoice: true, responseFormats: ['json_object', 'json_schema'], toolCalls: false },
   createPolicyArtifact: (version) => ({ version, kind: 'adapter', files: createTinyAdapterFiles(folder, version) }),
+  takesArtifactSource: true,
 });
 
 describe('local engine', () => {

@@ -9,6 +9,8 @@ import type {
   GenerateRequest,
   InferenceEngine,
   PolicyArtifact,
+  PolicyArtifactSource,
+  PolicyVersion,
   ScoreRequest,
   ScoreResult,
 } from '../../spec/inference-engine.js';
@@ -30,20 +32,29 @@ export interface LocalInferenceEngineOptions {
   prefixCacheBytes?: number;
   /** Continuous batching: sequences decoding together (default 16), the KV memory they may reserve (256 MiB), prompt tokens prefilled per step (64). */
   batching?: LocalBatchingOptions;
+  /**
+   * LoRA adapters held at once, each policy version's requests decoding in one batch with the
+   * others' (default `defaultMaxResidentAdapters`, at least 2); a cold one is loaded on demand.
+   */
+  maxResidentAdapters?: number;
   /** `wasm` (default) or `cpu` (pure JS, for debugging). */
   backend?: 'wasm' | 'cpu';
   /** The compiled worker script; defaults to `sampler-worker.js` beside this module. */
   workerUrl?: URL;
 }
 
+/** `--max-resident-adapters`'s default: as many adapters as a full batch of 8 requests names, and the active version. */
+export const defaultMaxResidentAdapters = 9;
+
 type Pending =
   | { kind: 'generate'; queue: AsyncEventQueue<GenerateEvent> }
   | { kind: 'score'; resolve: (result: ScoreResult) => void; reject: (error: unknown) => void; result?: ScoreResult }
-  | { kind: 'load-policy'; resolve: () => void; reject: (error: unknown) => void };
+  | { kind: 'control'; resolve: () => void; reject: (error: unknown) => void };
 
 
 export async function createLocalInferenceEngine(options: LocalInferenceEngineOptions): Promise<InferenceEngine> {
-  const workerData: SamplerWorkerData = { modelDirectory: options.modelDirectory, backend: options.backend ?? 'wasm', modelId: options.modelId, fitPrompts: options.fitPrompts ?? false, prefixCacheBytes: options.prefixCacheBytes ?? 256 * 1024 * 1024, batching: options.batching ?? {} };
+  const workerData: SamplerWorkerData = { modelDirectory: options.modelDirectory, backend: options.backend ?? 'wasm', modelId: options.modelId, fitPrompts: options.fitPrompts ?? false, prefixCacheBytes: options.prefixCacheBytes ?? 256 * 1024 * 1024, batching: options.batching ?? {}, maxResidentAdapters: options.maxResidentAdapters ?? defaultMaxResidentAdapters };
+  let artifactSource: PolicyArtifactSource | null = null;
   const pending = new Map<number, Pending>();
   let nextRequestId = 1;
   let closed = false;
@@ -64,8 +75,23 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
     onFailure: failAll,
     isClosed: () => closed,
   });
+  /** Answers the worker's request for an artifact it was not given, from the source if there is one. */
+  const answerFetch = async (fetchId: number, version: number) => {
+    try {
+      const artifact = artifactSource === null ? null : await artifactSource(version);
+      if (!closed) worker.postMessage({ kind: 'artifact', fetchId, artifact } satisfies WorkerRequest);
+    } catch (error) {
+      const code = ClawrlError.isInstance(error) ? error.code : 'upstream_error';
+      const message = `cannot fetch policy version ${version}: ${error instanceof Error ? error.message : String(error)}`;
+      if (!closed) worker.postMessage({ kind: 'artifact', fetchId, artifact: null, error: { code, message } } satisfies WorkerRequest);
+    }
+  };
   worker.on('message', (message: WorkerMessage) => {
     if (message.kind === 'ready' || message.kind === 'fatal') return;
+    if (message.kind === 'fetch-artifact') {
+      void answerFetch(message.fetchId, message.version);
+      return;
+    }
     const entry = pending.get(message.requestId);
     if (entry === undefined) return;
     switch (message.kind) {
@@ -92,6 +118,15 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
   function send(request: WorkerRequest): void {
     if (closed) throw new ClawrlError('upstream_error', 'the local engine is closed');
     worker.postMessage(request);
+  }
+
+  /** Sends a request the worker answers with done or an error. */
+  function control(request: (requestId: number) => WorkerRequest): Promise<void> {
+    const requestId = nextRequestId++;
+    return new Promise((resolve, reject) => {
+      pending.set(requestId, { kind: 'control', resolve, reject });
+      send(request(requestId));
+    });
   }
 
   return {
@@ -126,13 +161,13 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
       });
     },
 
-    loadPolicy(artifact: PolicyArtifact): Promise<void> {
-      const requestId = nextRequestId++;
-      return new Promise((resolve, reject) => {
-        pending.set(requestId, { kind: 'load-policy', resolve, reject });
-        send({ kind: 'load-policy', requestId, artifact });
-      });
+    loadPolicy: (artifact: PolicyArtifact) => control((requestId) => ({ kind: 'load-policy', requestId, artifact })),
+
+    setPolicyArtifactSource(source: PolicyArtifactSource) {
+      artifactSource = source;
     },
+    pinPolicy: (version: PolicyVersion) => control((requestId) => ({ kind: 'pin-policy', requestId, version })),
+    unpinPolicy: (version: PolicyVersion) => control((requestId) => ({ kind: 'unpin-policy', requestId, version })),
 
     async checkHealth(): Promise<EngineHealth> {
       if (closed) return { ok: false, reason: 'the local engine is closed' };

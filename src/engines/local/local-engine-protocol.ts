@@ -3,7 +3,7 @@
  * data crosses; the abort flag is a SharedArrayBuffer so a running generation sees an abort at the
  * next token without waiting for the worker's event loop.
  */
-import type { GenerateEvent, GenerateRequest, PolicyArtifact, ScoreRequest, ScoreResult } from '../../spec/inference-engine.js';
+import type { GenerateEvent, GenerateRequest, PolicyArtifact, PolicyVersion, ScoreRequest, ScoreResult } from '../../spec/inference-engine.js';
 import type { ClawrlErrorCode } from '../../spec/clawrl-error.js';
 
 export interface SamplerWorkerData {
@@ -17,6 +17,8 @@ export interface SamplerWorkerData {
   prefixCacheBytes: number;
   /** Continuous batching limits (`model/continuous-batcher.ts`); absent ones take the defaults. */
   batching: LocalBatchingOptions;
+  /** LoRA adapters held at once (`--max-resident-adapters`, `served-weights.ts`). */
+  maxResidentAdapters: number;
 }
 
 export interface LocalBatchingOptions {
@@ -29,6 +31,10 @@ export type WorkerRequest =
   | { kind: 'generate'; requestId: number; request: GenerateRequest; abortFlag: Int32Array }
   | { kind: 'score'; requestId: number; request: ScoreRequest }
   | { kind: 'load-policy'; requestId: number; artifact: PolicyArtifact }
+  | { kind: 'pin-policy'; requestId: number; version: PolicyVersion }
+  | { kind: 'unpin-policy'; requestId: number; version: PolicyVersion }
+  /** The answer to a `fetch-artifact`: the artifact, null when there is no such version, or why it could not be fetched. */
+  | { kind: 'artifact'; fetchId: number; artifact: PolicyArtifact | null; error?: WireError }
   | { kind: 'close' };
 
 export interface WireError {
@@ -43,4 +49,6 @@ export type WorkerMessage =
   | { kind: 'scored'; requestId: number; result: ScoreResult }
   | { kind: 'done'; requestId: number }
   | { kind: 'error'; requestId: number; error: WireError }
-  | { kind: 'fatal'; error: WireError };
+  | { kind: 'fatal'; error: WireError }
+  /** The worker needs a version's artifact it was not given (a request names it, or it was evicted). */
+  | { kind: 'fetch-artifact'; fetchId: number; version: PolicyVersion };

@@ -7,6 +7,7 @@
 import { StopSequenceFilter } from '../../core/stop-sequence-filter.js';
 import { fitWithinWindow, fittedReplyRoom } from '../../model/fit-prompt.js';
 import { constrainedPartsOf, createOutputConstraint, type OutputConstraint } from '../../model/output-constraint.js';
+import type { LoraAdapter } from '../../model/lora-adapter.js';
 import type { Transformer } from '../../model/transformer.js';
 import type { AssistantOutputDelta, AssistantOutputParser, ChatRenderer, StreamDecoder } from '../../spec/chat-renderer.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
@@ -23,6 +24,8 @@ interface ChoiceState {
 
 export interface RunGenerationOptions {
   transformer: Pick<Transformer, 'shape' | 'sample'>;
+  /** The LoRA adapter the request samples with (null: none); absent: the transformer's own. */
+  adapter?: LoraAdapter | null;
   renderer: ChatRenderer;
   policyVersion: PolicyVersion;
   request: GenerateRequest;
@@ -105,6 +108,7 @@ export async function runGeneration(options: RunGenerationOptions): Promise<void
     ...(sampling.seed === undefined ? {} : { seed: sampling.seed }),
     stopTokenIds: [...stopTokenIds],
     signal: abort.signal,
+    ...(options.adapter === undefined ? {} : { adapter: options.adapter }),
     ...(constraints === null ? {} : { allowedTokens: (sequenceIndex: number) => constraints[sequenceIndex]?.allowedTokens() ?? null }),
     onToken: (event) => {
       constraints?.[event.sequenceIndex]?.advance(event.tokenId);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GenerateRequest, GenerateResult, InferenceEngine } from '../../spec/inference-engine.js';
 import { createLocalInferenceEngine } from './create-local-inference-engine.js';
+import { runTimed as run, type TimedGeneration as Timed } from './testing/run-timed.js';
 import { createTinyAdapterFiles, createTinyModelFolder } from './testing/create-tiny-model-folder.js';
 
 // Worker threads run compiled JavaScript: the suite builds dist/ before the tests.
@@ -20,22 +21,7 @@ const requests: GenerateRequest[] = [
   { messages: [{ role: 'system', content: 'Be brief. '.repeat(40) }, { role: 'user', content: 'Count to ten.' }], tools: [], toolChoice: 'auto', sampling: { temperature: 1.2, topP: 1, topK: 30, stop: ['e', 'a'], n: 1, topLogprobs: 0, maxTokens: 20, seed: 4 } },
 ];
 
-interface Timed {
-  result: GenerateResult;
-  firstTokenAt: number;
-  endAt: number;
-}
 
-async function run(engine: InferenceEngine, request: GenerateRequest): Promise<Timed> {
-  let result: GenerateResult | undefined;
-  let firstTokenAt = Number.NaN;
-  for await (const event of engine.generate(request, new AbortController().signal)) {
-    if (event.type === 'tokens' && Number.isNaN(firstTokenAt)) firstTokenAt = performance.now();
-    if (event.type === 'end') result = event.result;
-  }
-  if (result === undefined) throw new Error('no end event');
-  return { result, firstTokenAt, endAt: performance.now() };
-}
 
 function recorded(result: GenerateResult) {
   return result.choices.map((choice) => ({ tokenIds: choice.responseTokenIds, finishReason: choice.finishReason, content: choice.message.content }));

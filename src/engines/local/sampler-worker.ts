@@ -1,21 +1,23 @@
 /**
  * The sampler worker: one wasm tensor instance that owns the policy model and its tokenizer.
- * Generations and scorings on the served weights run together: their sampling joins the model's
- * running batch (`model/continuous-batcher.ts`) and a scoring runs between two of its steps. What
- * changes the weights (a new policy version, a request pinned to an older one) waits until they
- * have finished, and what arrives after it waits for it, so a request always finishes on the
- * version it started with and requests keep their arrival order across a swap.
+ * Generations and scorings run together: their sampling joins the model's running batch
+ * (`model/continuous-batcher.ts`), whichever policy version each names — the base model and every
+ * adapter version share the base weights, each row with its own LoRA (`served-weights.ts`) — and a
+ * scoring runs between two of its steps. What changes the active version (a policy load) waits
+ * until the requests before it have finished, and what arrives after it waits for it, so a request
+ * always finishes on the version it started with and requests keep their arrival order across a
+ * swap. A request pinned to a full-weights version other than the active one runs alone.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { loadChatRenderer } from '../../model/create-chat-renderer.js';
 import { fittedReplyRoom, promptWithinWindow } from '../../model/fit-prompt.js';
-import { readSafetensors } from '../../model/safetensors.js';
-import { loadTransformer, loadTransformerFromFolder, type AdapterView, type Transformer } from '../../model/transformer.js';
+import { loadTransformerFromFolder, type Transformer } from '../../model/transformer.js';
 import { initializeTensorBackend } from '../../tensor/initialize-tensor-backend.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { ChatRenderer } from '../../spec/chat-renderer.js';
-import type { PolicyArtifact } from '../../spec/inference-engine.js';
+import type { PolicyArtifact, PolicyVersion } from '../../spec/inference-engine.js';
 import { runGeneration } from './run-generation.js';
+import { createServedWeights, type ServedWeights } from './served-weights.js';
 import type { SamplerWorkerData, WireError, WorkerMessage, WorkerRequest } from './local-engine-protocol.js';
 
 const port = parentPort;
@@ -32,100 +34,34 @@ function wireError(error: unknown): WireError {
   return { code: 'internal_error', message: error instanceof Error ? error.message : String(error) };
 }
 
-let transformer: Transformer;
 let renderer: ChatRenderer;
-let policyVersion = 0;
-/** Artifacts of the versions that can still be served (pinned sessions), newest last. */
-const versions = new Map<number, PolicyArtifact>();
-const retainedVersions = 8;
-/** The full-weights version the transformer holds; 0 when it holds the base weights. */
-let weightsVersion = 0;
+let served: ServedWeights;
+/** The model's shape and window (the same for every version). */
+let shape: Transformer['shape'];
 
-/** Puts `artifact`'s weights in place: full weights replace the model, adapters go on the base weights. */
-async function applyWeights(artifact: PolicyArtifact): Promise<void> {
-  if (artifact.kind === 'full') {
-    if (weightsVersion === artifact.version) return;
-    const bytes = artifact.files['model.safetensors'];
-    if (bytes === undefined) throw new ClawrlError('invalid_request', 'a full-weights policy needs model.safetensors');
-    replaceTransformer(loadTransformer({ ...modelOptions, shape: transformer.shape, weights: readSafetensors(bytes).tensors }));
-    weightsVersion = artifact.version;
-    return;
-  }
-  if (weightsVersion !== 0) {
-    replaceTransformer(await loadTransformerFromFolder(data.modelDirectory, modelOptions));
-    weightsVersion = 0;
-  }
-  const files = artifact.kind === 'adapter' ? artifact.files : versions.get(0)?.files;
-  if (files === undefined) throw new ClawrlError('internal_error', 'the base adapter is missing');
-  transformer.importAdapter(files);
+/** Artifact fetches asked of the main thread, by id. */
+const fetches = new Map<number, { resolve: (artifact: PolicyArtifact | null) => void; reject: (error: unknown) => void }>();
+let nextFetchId = 1;
+
+function fetchArtifact(version: PolicyVersion): Promise<PolicyArtifact | null> {
+  const fetchId = nextFetchId++;
+  return new Promise((resolve, reject) => {
+    fetches.set(fetchId, { resolve, reject });
+    post({ kind: 'fetch-artifact', fetchId, version });
+  });
 }
 
-async function loadPolicy(artifact: PolicyArtifact): Promise<void> {
-  await applyWeights(artifact);
-  if (artifact.version !== 0) {
-    versions.delete(artifact.version);
-    versions.set(artifact.version, artifact);
-  }
-  for (const version of versions.keys()) {
-    if (versions.size <= retainedVersions) break;
-    if (version !== 0 && version !== artifact.version) versions.delete(version);
-  }
-  policyVersion = artifact.version;
-}
+/** What the worker queues or runs: everything but the main thread's control messages. */
+type WorkRequest = Exclude<WorkerRequest, { kind: 'close' | 'artifact' }>;
 
-/**
- * The base weights beside trained full weights, loaded on the first request for version 0 (a
- * frozen judge asks for it on every judgement, so swapping whole models back and forth per request
- * would cost two loads each time).
- */
-let baseTransformer: Promise<Transformer> | null = null;
-/**
- * The base adapter beside a trained one on the same weights, for the same frozen judge: serving it
- * from its own view keeps the served adapter (and its prefix cache) in place and lets the judge's
- * votes run beside the served version's batch.
- */
-let baseView: AdapterView | null = null;
-
-function replaceTransformer(next: Transformer): void {
-  baseView?.dispose();
-  baseView = null;
-  transformer.dispose();
-  transformer = next;
-}
-
-/** What a request samples or scores with. */
-type ServingModel = Pick<Transformer, 'shape' | 'sample' | 'score'>;
-
-/** Runs `work` on an older version for a pinned request, then restores the active one. */
-async function onVersion<Result>(version: number | undefined, work: (version: number, model: ServingModel) => Promise<Result>): Promise<Result> {
-  if (version === undefined || version === policyVersion) return work(policyVersion, transformer);
-  if (version === 0 && weightsVersion !== 0) {
-    baseTransformer ??= loadTransformerFromFolder(data.modelDirectory, modelOptions);
-    return work(0, await baseTransformer);
-  }
-  const baseFiles = versions.get(0)?.files;
-  if (version === 0 && transformer.adapter !== null && baseFiles !== undefined) {
-    baseView ??= transformer.createAdapterView(baseFiles);
-    return work(0, baseView);
-  }
-  const pinned = versions.get(version);
-  if (pinned === undefined) throw new ClawrlError('not_found', `policy version ${version} is not loaded in the local engine`);
-  const active = versions.get(policyVersion);
-  await applyWeights(pinned);
-  try {
-    return await work(version, transformer);
-  } finally {
-    if (active !== undefined) await applyWeights(active);
-  }
-}
-
-async function handle(request: Exclude<WorkerRequest, { kind: 'close' }>): Promise<void> {
+async function handle(request: WorkRequest): Promise<void> {
   try {
     switch (request.kind) {
       case 'generate':
-        await onVersion(request.request.policyVersion, (version, model) =>
+        await served.onVersion(request.request.policyVersion, (version, { model, adapter }) =>
           runGeneration({
             transformer: model,
+            ...(adapter === undefined ? {} : { adapter }),
             renderer,
             policyVersion: version,
             request: request.request,
@@ -142,10 +78,11 @@ async function handle(request: Exclude<WorkerRequest, { kind: 'close' }>): Promi
           'tokenIds' in prompt
             ? prompt.tokenIds
             : data.fitPrompts
-              ? promptWithinWindow(renderer, prompt.messages, prompt.tools ?? [], transformer.shape.maxPositionEmbeddings, Math.max(fittedReplyRoom(transformer.shape.maxPositionEmbeddings), request.request.responseTokenIds.length))
+              ? promptWithinWindow(renderer, prompt.messages, prompt.tools ?? [], shape.maxPositionEmbeddings, Math.max(fittedReplyRoom(shape.maxPositionEmbeddings), request.request.responseTokenIds.length))
               : renderer.renderPrompt(prompt.messages, prompt.tools ?? []);
-        const scored = await onVersion(request.request.policyVersion, (_version, model) =>
+        const scored = await served.onVersion(request.request.policyVersion, (_version, { model, adapter }) =>
           model.score({
+            ...(adapter === undefined ? {} : { adapter }),
             promptTokenIds,
             continuationTokenIds: request.request.responseTokenIds,
             topLogprobs: request.request.topK ?? 0,
@@ -166,7 +103,13 @@ async function handle(request: Exclude<WorkerRequest, { kind: 'close' }>): Promi
         break;
       }
       case 'load-policy':
-        await loadPolicy(request.artifact);
+        await served.loadPolicy(request.artifact);
+        break;
+      case 'pin-policy':
+        await served.pin(request.version);
+        break;
+      case 'unpin-policy':
+        served.unpin(request.version);
         break;
     }
     post({ kind: 'done', requestId: request.requestId });
@@ -177,9 +120,11 @@ async function handle(request: Exclude<WorkerRequest, { kind: 'close' }>): Promi
 
 try {
   await initializeTensorBackend({ backend: data.backend });
-  [transformer, renderer] = await Promise.all([loadTransformerFromFolder(data.modelDirectory, modelOptions), loadChatRenderer(data.modelDirectory)]);
-  if (transformer.adapter !== null) versions.set(0, { version: 0, kind: 'adapter', files: await transformer.exportAdapter({ baseModelNameOrPath: data.modelId }) });
-  post({ kind: 'ready', contextLength: transformer.shape.maxPositionEmbeddings, vocabularySize: transformer.shape.vocabSize });
+  const [base, loadedRenderer] = await Promise.all([loadTransformerFromFolder(data.modelDirectory, modelOptions), loadChatRenderer(data.modelDirectory)]);
+  renderer = loadedRenderer;
+  shape = base.shape;
+  served = createServedWeights({ base, loadOptions: modelOptions, maxResidentAdapters: data.maxResidentAdapters, fetchArtifact });
+  post({ kind: 'ready', contextLength: shape.maxPositionEmbeddings, vocabularySize: shape.vocabSize });
 } catch (error) {
   post({ kind: 'fatal', error: wireError(error) });
   process.exit(1);
@@ -188,31 +133,37 @@ try {
 /** Shared work on the served weights that is running or queued behind the last exclusive request. */
 interface SharedGroup {
   started: boolean;
-  waiting: WorkerRequest[];
+  waiting: WorkRequest[];
   running: Set<Promise<void>>;
 }
 
 let tail: Promise<void> = Promise.resolve();
 let openGroup: SharedGroup | null = null;
-/** Policy loads queued and not finished: the served version may change under a request that names one. */
+/** Policy loads queued and not finished: the active version may change under a request that names one. */
 let pendingLoads = 0;
+let closing = false;
 
-/** Whether a request can run beside others: it reads the served weights (or the base model kept beside them) and changes nothing. */
-function runsShared(request: Exclude<WorkerRequest, { kind: 'close' }>): boolean {
+/**
+ * Whether a request can run beside others: everything but a policy load and a request pinned to a
+ * full-weights version other than the active one. Undefined while the named version's kind is unknown.
+ */
+function runsShared(request: WorkRequest): boolean | undefined {
   if (request.kind === 'load-policy') return false;
+  if (request.kind === 'pin-policy' || request.kind === 'unpin-policy') return true;
   const version = request.request.policyVersion;
   if (version === undefined) return true;
-  // Version 0 beside another served version: the base model kept beside full weights, or the base adapter's view.
-  return pendingLoads === 0 && (version === policyVersion || (version === 0 && (weightsVersion !== 0 || (transformer.adapter !== null && versions.has(0)))));
+  const exclusive = served.needsExclusive(version);
+  if (exclusive === undefined) return undefined;
+  // While a load is queued, "the active version" may be about to change: such a request keeps its place in line.
+  return !exclusive && !(pendingLoads > 0 && version === served.activeVersion);
 }
 
-function startShared(group: SharedGroup, request: WorkerRequest): void {
-  if (request.kind === 'close') return;
+function startShared(group: SharedGroup, request: WorkRequest): void {
   const running = handle(request).finally(() => group.running.delete(running));
   group.running.add(running);
 }
 
-function enqueueShared(request: Exclude<WorkerRequest, { kind: 'close' }>): void {
+function enqueueShared(request: WorkRequest): void {
   if (openGroup !== null) {
     if (openGroup.started) startShared(openGroup, request);
     else openGroup.waiting.push(request);
@@ -229,7 +180,7 @@ function enqueueShared(request: Exclude<WorkerRequest, { kind: 'close' }>): void
   });
 }
 
-function enqueueExclusive(request: Exclude<WorkerRequest, { kind: 'close' }>): void {
+function enqueueExclusive(request: WorkRequest): void {
   // Whatever arrives after this request runs after it.
   openGroup = null;
   if (request.kind === 'load-policy') pendingLoads += 1;
@@ -242,17 +193,40 @@ function enqueueExclusive(request: Exclude<WorkerRequest, { kind: 'close' }>): v
   });
 }
 
+function enqueue(request: WorkRequest): void {
+  if (closing) {
+    post({ kind: 'error', requestId: request.requestId, error: { code: 'upstream_error', message: 'the local engine is closed' } });
+    return;
+  }
+  const shared = runsShared(request);
+  if (shared === true) enqueueShared(request);
+  else if (shared === false) enqueueExclusive(request);
+  else {
+    // A version named for the first time: its kind (adapter or full weights) decides where it runs.
+    const version = request.kind === 'generate' || request.kind === 'score' ? request.request.policyVersion : undefined;
+    served.learnKind(version ?? 0).then(
+      () => enqueue(request),
+      (error: unknown) => post({ kind: 'error', requestId: request.requestId, error: wireError(error) }),
+    );
+  }
+}
+
 port.on('message', (request: WorkerRequest) => {
+  if (request.kind === 'artifact') {
+    const fetch = fetches.get(request.fetchId);
+    fetches.delete(request.fetchId);
+    if (request.error !== undefined) fetch?.reject(new ClawrlError(request.error.code, request.error.message));
+    else fetch?.resolve(request.artifact);
+    return;
+  }
   if (request.kind === 'close') {
+    closing = true;
     openGroup = null;
-    void tail.then(async () => {
-      baseView?.dispose();
-      transformer.dispose();
-      (await baseTransformer)?.dispose();
+    void tail.then(() => {
+      served.dispose();
       port.close();
     });
     return;
   }
-  if (runsShared(request)) enqueueShared(request);
-  else enqueueExclusive(request);
+  enqueue(request);
 });
