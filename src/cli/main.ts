@@ -32,6 +32,7 @@ import { startWorkerProcess } from './commands/worker-command.js';
 import { runUntilSignal } from './commands/run-until-signal.js';
 import { formatRolloutResult, rolloutHelp, rolloutSchema, runRolloutCommand, type RolloutCommandOptions } from './commands/rollout-command.js';
 import { runEvalJudgeCommand, type EvalJudgeOptions } from './commands/eval-judge-command.js';
+import { formatReplay, runEvalReplay, type EvalReplayOptions } from './commands/eval-replay-command.js';
 import { formatJudgeHeldoutResult } from '../lab/measure/measure-judge-heldout.js';
 import { defaultMaxWaitMinutes, defaultPersonalizeSessions, explicitKeysOf, formatPersonalizeResult, personalizeHelp, personalizeSchema, runPersonalizeCommand, type PersonalizeCommandOptions } from './commands/eval-command.js';
 
@@ -271,6 +272,23 @@ addOptions(
       const configuration = configurationOf(command, commandSchemas.evalJudge, logger);
       const result = await runEvalJudgeCommand(configuration, options, logger);
       process.stdout.write(`${configuration.json ? JSON.stringify(result, null, 2) : formatJudgeHeldoutResult(result)}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+addOptions(
+  evalCommand.command('replay').description("the replay gate's evaluation by hand on a running server: a version against another on held-out recorded turns, judged (docs/training.md)"),
+  commandSchemas.client,
+)
+  .requiredOption('--version <n>', 'the version to evaluate')
+  .option('--against <m>', 'the version it is compared with (default: the active one)')
+  .option('--sessions <k>', "held-out sessions replayed (default: the server's --gate-sessions)")
+  .action(async (options: EvalReplayOptions, command: Command) => {
+    try {
+      const configuration = configurationOf(command, commandSchemas.client, undefined);
+      const evidence = await runEvalReplay(serverUrlOf(command, configuration.url), configuration.adminKey, options);
+      process.stdout.write(`${configuration.json ? JSON.stringify(evidence, null, 2) : formatReplay(evidence)}\n`);
     } catch (error) {
       fail(error);
     }

@@ -207,7 +207,9 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
         firstEvent = events.next();
         firstEvent.catch(() => undefined);
       };
-      if (context.pinSessions !== true) startGeneration(request);
+      // A running canary routes by session, so its sessions too start once their session is known.
+      const routed = context.policyRouting?.routing() === true;
+      if (context.pinSessions !== true && !routed) startGeneration(request);
       let pinnedVersion: number | null = null;
       let draft: TurnDraft;
       try {
@@ -239,10 +241,9 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
           startedAt,
           closeSessionAfter: isTruthyFlag(header('x-session-done') ?? start.bodySessionDone),
         };
-        if (context.pinSessions === true) {
-          pinnedVersion = await context.store.getSessionPolicyVersion(session.sessionId);
-          startGeneration(pinnedVersion === null ? request : { ...request, policyVersion: pinnedVersion });
-        }
+        if (context.pinSessions === true) pinnedVersion = await context.store.getSessionPolicyVersion(session.sessionId);
+        if (pinnedVersion === null && routed) pinnedVersion = context.policyRouting?.versionFor(session.sessionId) ?? null;
+        if (context.pinSessions === true || routed) startGeneration(pinnedVersion === null ? request : { ...request, policyVersion: pinnedVersion });
       } catch (error) {
         abort.abort(error);
         detach();
@@ -250,7 +251,7 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
       }
       const capture = new TurnCapture(request.sampling.n);
       const first = await firstEvent.catch(async (error: unknown) => {
-        // A pinned version the engine no longer holds (a restart, or evicted): serve the active one.
+        // A pinned or canary version the engine no longer holds (a restart, evicted, rolled back): serve the active one.
         if (pinnedVersion === null || !ClawrlError.isInstance(error) || error.code !== 'not_found') throw error;
         context.logger.warn('pinned policy version unavailable; serving the active version', { sessionId: draft.sessionId, version: pinnedVersion });
         startGeneration(request);

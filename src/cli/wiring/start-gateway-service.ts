@@ -11,7 +11,7 @@ import { loadDashboardAssets } from '../../dashboard/load-dashboard-assets.js';
 import { createExperimentChartsReader } from '../../lab/create-experiment-charts-reader.js';
 import { createApiKeyAuthenticator, parseApiKeyEntry } from '../../gateway/api-key-authenticator.js';
 import { createGatewayRequestListener } from '../../gateway/create-gateway-request-listener.js';
-import type { DashboardAssets } from '../../gateway/gateway-context.js';
+import type { DashboardAssets, PolicyRouting } from '../../gateway/gateway-context.js';
 import { createGatewayMetrics } from '../../gateway/gateway-metrics.js';
 import type { PolicyControl } from '../../gateway/policy-control.js';
 import { createSessionReaper } from '../../gateway/session-reaper.js';
@@ -34,6 +34,8 @@ export interface GatewayServiceDependencies {
   engine: InferenceEngine;
   policies: PolicyControl;
   logger: Logger;
+  /** Which version a session gets while a canary runs (`clawrl serve` with `--canary-share`). */
+  policyRouting?: PolicyRouting;
 }
 
 export interface RunningGateway {
@@ -92,6 +94,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     createId,
     policies: dependencies.policies,
     pinSessions: configuration.pinSessions,
+    ...(dependencies.policyRouting === undefined ? {} : { policyRouting: dependencies.policyRouting }),
     decodeTokens: createTokenDecoder(configuration.model, logger),
     ...(configuration.resultsDir === undefined ? {} : { experiments: createExperimentChartsReader(configuration.resultsDir) }),
     ...dashboardAssetsOf(logger),

@@ -94,6 +94,14 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
     worker.postMessage(request);
   }
 
+  function loadInWorker(artifact: PolicyArtifact, stage: boolean): Promise<void> {
+    const requestId = nextRequestId++;
+    return new Promise((resolve, reject) => {
+      pending.set(requestId, { kind: 'load-policy', resolve, reject });
+      send({ kind: 'load-policy', requestId, artifact, ...(stage ? { stage } : {}) });
+    });
+  }
+
   return {
     engineId: 'local',
     modelId: options.modelId,
@@ -127,11 +135,11 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
     },
 
     loadPolicy(artifact: PolicyArtifact): Promise<void> {
-      const requestId = nextRequestId++;
-      return new Promise((resolve, reject) => {
-        pending.set(requestId, { kind: 'load-policy', resolve, reject });
-        send({ kind: 'load-policy', requestId, artifact });
-      });
+      return loadInWorker(artifact, false);
+    },
+
+    stagePolicy(artifact: PolicyArtifact): Promise<void> {
+      return loadInWorker(artifact, true);
     },
 
     async checkHealth(): Promise<EngineHealth> {

@@ -28,7 +28,8 @@ export interface LocalBatchingOptions {
 export type WorkerRequest =
   | { kind: 'generate'; requestId: number; request: GenerateRequest; abortFlag: Int32Array }
   | { kind: 'score'; requestId: number; request: ScoreRequest }
-  | { kind: 'load-policy'; requestId: number; artifact: PolicyArtifact }
+  /** `stage`: keep the version for requests that name it, and serve the current one to the rest. */
+  | { kind: 'load-policy'; requestId: number; artifact: PolicyArtifact; stage?: boolean }
   | { kind: 'close' };
 
 export interface WireError {

@@ -74,6 +74,16 @@ async function loadPolicy(artifact: PolicyArtifact): Promise<void> {
 }
 
 /**
+ * Keeps a version a request may name (the gate's and the canary's candidate) without serving it:
+ * a request for it puts its weights in place for that request alone (`onVersion`).
+ */
+function stagePolicy(artifact: PolicyArtifact): void {
+  if (artifact.version === 0 || artifact.version === policyVersion) return;
+  versions.delete(artifact.version);
+  versions.set(artifact.version, artifact);
+}
+
+/**
  * The base weights beside trained full weights, loaded on the first request for version 0 (a
  * frozen judge asks for it on every judgement, so swapping whole models back and forth per request
  * would cost two loads each time).
@@ -166,7 +176,8 @@ async function handle(request: Exclude<WorkerRequest, { kind: 'close' }>): Promi
         break;
       }
       case 'load-policy':
-        await loadPolicy(request.artifact);
+        if (request.stage === true) stagePolicy(request.artifact);
+        else await loadPolicy(request.artifact);
         break;
     }
     post({ kind: 'done', requestId: request.requestId });
