@@ -221,8 +221,9 @@ export async function startTraining(configuration: TrainingConfiguration, depend
     lifecycle: lifecycle?.gated === true ? lifecycle : null,
     async follow(activeVersion) {
       const status = running.status();
-      // A running step commits and serves its own version; the next check sees the outcome.
-      if (status.training) return;
+      // A running step commits and serves its own version; the next check sees the outcome. While the
+      // gate or canary evaluates a committed version, training is ahead of the active version on purpose.
+      if (status.training || status.evaluating !== null) return;
       if (status.trainingVersion !== activeVersion) {
         // An activation elsewhere (a rollback on another gateway): training continues from it.
         await running.activate(activeVersion);
