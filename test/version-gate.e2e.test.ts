@@ -86,6 +86,9 @@ describe('the canary', () => {
     expect(await admin<{ kind: string }>('/admin/training/step', 'POST')).toMatchObject({ kind: 'trained' });
     await until(policies, (entries) => entries[1]?.state === 'canary', 'the canary to start');
     expect((await policies()).map((entry) => [entry.version, entry.state, entry.active])).toEqual([[0, 'active', true], [1, 'canary', false]]);
+    // The server's policy follower checks the store every 15 s: it must leave the candidate in its canary.
+    await new Promise((resolve) => setTimeout(resolve, 16_000));
+    expect((await policies()).map((entry) => entry.state)).toEqual(['active', 'canary']);
 
     let failed = 0;
     let canaryTurns = 0;
@@ -116,7 +119,7 @@ describe('the canary', () => {
     await server.stop();
     rmSync(server.data, { recursive: true, force: true });
     server = undefined;
-  });
+  }, 180_000);
 });
 
 describe('the replay gate', () => {
