@@ -33,6 +33,8 @@ import { startWorkerProcess } from './commands/worker-command.js';
 import { runUntilSignal } from './commands/run-until-signal.js';
 import { formatRolloutResult, rolloutHelp, rolloutSchema, runRolloutCommand, type RolloutCommandOptions } from './commands/rollout-command.js';
 import { runEvalJudgeCommand, type EvalJudgeOptions } from './commands/eval-judge-command.js';
+import { formatReplay, runEvalReplay, type EvalReplayOptions } from './commands/eval-replay-command.js';
+import { formatGateTrials, runGateTrialsCommand, type GateTrialsCommandOptions } from './commands/eval-gate-trials-command.js';
 import { formatJudgeHeldoutResult } from '../lab/measure/measure-judge-heldout.js';
 import { defaultMaxWaitMinutes, defaultPersonalizeSessions, explicitKeysOf, formatPersonalizeResult, personalizeHelp, personalizeSchema, runPersonalizeCommand, type PersonalizeCommandOptions } from './commands/eval-command.js';
 
@@ -274,6 +276,44 @@ addOptions(
       const configuration = configurationOf(command, commandSchemas.evalJudge, logger);
       const result = await runEvalJudgeCommand(configuration, options, logger);
       process.stdout.write(`${configuration.json ? JSON.stringify(result, null, 2) : formatJudgeHeldoutResult(result)}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+addOptions(
+  evalCommand.command('replay').description("the replay gate's evaluation by hand on a running server: a version against another on held-out recorded turns, judged (docs/training.md)"),
+  commandSchemas.client,
+)
+  .requiredOption('--version <n>', 'the version to evaluate')
+  .option('--against <m>', 'the version it is compared with (default: the active one)')
+  .option('--sessions <k>', "held-out sessions replayed (default: the server's --gate-sessions)")
+  .action(async (options: EvalReplayOptions, command: Command) => {
+    try {
+      const configuration = configurationOf(command, commandSchemas.client, undefined);
+      const evidence = await runEvalReplay(serverUrlOf(command, configuration.url), configuration.adminKey, options);
+      process.stdout.write(`${configuration.json ? JSON.stringify(evidence, null, 2) : formatReplay(evidence)}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+evalCommand
+  .command('gate-trials')
+  .description('the replay gate on poisoned (feedback sign flipped) and genuine candidates, each trial on a fresh `clawrl serve --gate replay` (docs/results.md)')
+  .option('--user <user>', 'the simulated user giving feedback: student | ta | teacher | path/to/user.json', 'teacher')
+  .option('--model <model>', 'the model the trial servers serve', 'builtin:tiny')
+  .option('--trials <n>', 'trials of each kind', '10')
+  .option('--sessions <n>', 'sessions of the user a trial records before its training step', '40')
+  .option('--seed <n>', 'seed of the first trial (trial t uses seed + t)', '1')
+  .option('--kinds <kinds>', 'poisoned,genuine or one of them', 'poisoned,genuine')
+  .option('--held-out-share <fraction>', "the trial servers' --held-out-share", '0.25')
+  .option('--json', 'print JSON')
+  .option('--out <file>', 'also write the JSON result there')
+  .action(async (options: GateTrialsCommandOptions) => {
+    try {
+      const result = await runGateTrialsCommand(options);
+      process.stdout.write(`${options.json === true ? JSON.stringify(result, null, 2) : formatGateTrials(result)}\n`);
     } catch (error) {
       fail(error);
     }

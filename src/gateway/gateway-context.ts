@@ -1,6 +1,6 @@
 /** What the gateway's routes share: seams, limits and the injected clock and id generator. */
 import type { ExperimentCharts } from '../spec/experiment-charts.js';
-import type { InferenceEngine } from '../spec/inference-engine.js';
+import type { InferenceEngine, PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { PolicyRegistry } from '../spec/policy-registry.js';
 import type { RecordReads } from '../spec/record-reads.js';
@@ -56,6 +56,8 @@ export interface GatewayContext {
   eraser?: DataEraser;
   /** Sessions keep the policy version they started with (`--pin-sessions`). */
   pinSessions?: boolean;
+  /** Which version a session gets while a canary runs (`serving/policy-lifecycle.ts`); absent: the served version for all. */
+  policyRouting?: PolicyRouting;
   /** The text of each token (alone) of the served model, for the dashboard's token view; absent without a tokenizer. */
   decodeTokens?: (tokenIds: readonly number[]) => Promise<string[]>;
   /** Results of experiment runs (`--results-dir`), for the dashboard's Experiments page. */
@@ -73,4 +75,12 @@ export interface DashboardAsset {
 export interface DashboardAssets {
   /** The file at `path` (relative, `index.html` for the page itself); null when there is none. */
   get(path: string): DashboardAsset | null;
+}
+
+/** Version routing by session, as the composition root hands it to the gateway (the canary cohort). */
+export interface PolicyRouting {
+  /** Whether any session is routed now: only then do requests wait for their session before generating. */
+  routing(): boolean;
+  /** The version `sessionId` is served; undefined for the served version. */
+  versionFor(sessionId: string): PolicyVersion | undefined;
 }

@@ -4,6 +4,7 @@
  */
 import type { PolicyVersion } from '../spec/inference-engine.js';
 import type { PolicyServingStatus } from '../spec/policy-serving-status.js';
+import type { PolicyGateEvidence } from '../spec/policy-version-state.js';
 import type { TrainingStepRecord } from '../spec/records.js';
 
 /** What the admin routes may do to serving and training. */
@@ -14,6 +15,11 @@ export interface PolicyControl {
   readonly training: TrainingControl | null;
   /** Which version each engine of this process serves (the gateway's, and the judge's own), and what is pending. */
   servingStatus?(): PolicyServingStatus[];
+  /**
+   * The replay gate's evaluation of `version` against `against` (default: the active version) on
+   * `sessions` held-out sessions, by hand (`clawrl eval replay`); it changes no state.
+   */
+  replay?(version: PolicyVersion, options: { against?: PolicyVersion; sessions?: number }): Promise<PolicyGateEvidence>;
 }
 
 export interface TrainingControl {

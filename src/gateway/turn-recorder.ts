@@ -189,14 +189,18 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
         firstEvent.catch(() => undefined);
       };
       const requestPin = controls.pinnedVersion;
-      const waitsForSession = requestPin === null && context.pinSessions === true && controls.record;
+      // Pinned sessions and a running canary (which routes by session) start once the session is known.
+      const routed = context.policyRouting?.routing() === true;
+      const waitsForSession = requestPin === null && (context.pinSessions === true || routed) && controls.record;
       if (!waitsForSession) startGeneration(requestPin === null ? request : { ...request, policyVersion: requestPin });
       let sessionPin: number | null = null;
       let drafted: Awaited<ReturnType<TurnDrafter['draftTurn']>> | undefined;
       try {
         drafted = await draftTurn(start, tenant, controls, startedAt);
-        if (waitsForSession && drafted.draft.sessionId !== null) {
-          sessionPin = await context.store.getSessionPolicyVersion(drafted.draft.sessionId);
+        if (waitsForSession) {
+          const sessionId = drafted.draft.sessionId;
+          if (sessionId !== null && context.pinSessions === true) sessionPin = await context.store.getSessionPolicyVersion(sessionId);
+          if (sessionId !== null && sessionPin === null && routed) sessionPin = context.policyRouting?.versionFor(sessionId) ?? null;
           startGeneration(sessionPin === null ? request : { ...request, policyVersion: sessionPin });
         }
       } catch (error) {
@@ -215,7 +219,7 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
             param: 'X-Clawrl-Policy-Version',
           });
         }
-        // A pinned session's version the engine no longer holds (a restart, or evicted): serve the active one.
+        // A pinned session's or a canary's version the engine no longer holds (a restart, evicted, rolled back): serve the active one.
         if (sessionPin === null) throw error;
         context.logger.warn('pinned policy version unavailable; serving the active version', { sessionId: draft.sessionId, version: sessionPin });
         startGeneration(request);

@@ -43,6 +43,8 @@ export interface JudgeWorkerOptions {
   overlapTopK?: number;
   /** k of the optional student top-k support set; default 0 (none). */
   supportTopK?: number;
+  /** The share of sessions held out of training for the replay gate; default 0 (`--gate replay` sets it). */
+  heldOutShare?: number;
 }
 
 export interface DrainResult {
@@ -83,6 +85,7 @@ export function createJudgeWorker(options: JudgeWorkerOptions): JudgeWorker {
     engine: options.engine,
     overlapTopK: options.overlapTopK ?? 4,
     supportTopK: options.supportTopK ?? 0,
+    heldOutShare: options.heldOutShare ?? 0,
     now: options.now,
     createId: options.createId,
   };

@@ -17,6 +17,7 @@ import { appendHint } from '../core/hint.js';
 import { selectHint, type SelectedHint } from '../core/judge-votes.js';
 import { logprobTemperatureOf } from '../core/logprob-temperature.js';
 import { methodUsesHints, sampleBuilders, sampleGroupOf, topKOverlap, turnRewardOf, type TeacherScores } from '../core/rl/build-samples.js';
+import { inSessionCohort } from '../core/session-cohort.js';
 import type { ChatMessage } from '../spec/chat.js';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import type { InferenceEngine, ScoreResult, TokenLogprob } from '../spec/inference-engine.js';
@@ -33,6 +34,8 @@ export interface JudgeTurnDependencies {
   overlapTopK: number;
   /** k of the optional support set; 0 builds none. */
   supportTopK: number;
+  /** The share of sessions the replay gate holds out of training (`core/session-cohort.ts`); default 0. */
+  heldOutShare?: number;
   now: () => number;
   createId: (prefix: string) => string;
 }
@@ -183,18 +186,22 @@ export async function judgeTurn(claim: JudgeClaim, dependencies: JudgeTurnDepend
       supportTopK: dependencies.supportTopK,
     },
   );
-  const ready = built.status === 'ready';
+  // The replay gate's held-out sessions are judged (the gate's rubric, the dashboard) but never trained on;
+  // rollout turns are no user's and are never held out.
+  const group = sampleGroupOf(feedback);
+  const heldOut = group === null && inSessionCohort('held-out', turn.sessionId, dependencies.heldOutShare ?? 0);
+  const ready = built.status === 'ready' && !heldOut;
   await store.recordSample({
     id: dependencies.createId('sample'),
     turnId: turn.id,
     method,
-    status: built.status,
-    dropReason: ready ? null : built.reason,
+    status: ready ? 'ready' : 'dropped',
+    dropReason: ready ? null : built.status === 'ready' ? 'held-out' : built.reason,
     policyVersion: turn.policyVersion,
     judgementId: judgement?.id ?? null,
     feedbackId: feedback?.id ?? null,
     score,
-    group: sampleGroupOf(feedback),
+    group,
     hint,
     lossMask: ready ? built.lossMask : [],
     distillationGaps: ready ? built.distillationGaps : null,

@@ -199,6 +199,15 @@ export interface InferenceEngine {
   unpinPolicy?(version: PolicyVersion): Promise<void>;
 
   /**
+   * Loads `artifact` so requests that name its version (`policyVersion`) are served by it, while
+   * requests that name none keep the served version: how the replay gate samples a candidate and
+   * the canary serves it to its cohort alone. On vLLM/SGLang the candidate's adapter is loaded
+   * under its own name, which only requests naming the version are sent to. Optional: an engine
+   * without it cannot gate versions (`policy serving` says so at start-up).
+   */
+  stagePolicy?(artifact: PolicyArtifact): Promise<void>;
+
+  /**
    * Whether the engine can serve now: a remote engine asks its server, which may have gone away
    * since start-up. Answers, never throws; `signal` bounds how long it may take. Optional: an
    * engine without it is taken as healthy while it is open.

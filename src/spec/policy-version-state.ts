@@ -30,6 +30,8 @@ export interface PolicyGateEvidence {
   /** The rule that decided, in words with its parameters, so a reader needs no source code. */
   rule: string;
   reason: string;
+  /** Whether the replayed sessions were held out of training (false: `eval replay` without a gate configured). */
+  heldOut: boolean;
   sessions: number;
   turns: number;
   wins: number;

@@ -44,6 +44,7 @@ import type { TrainingQueue } from '../spec/training-queue.js';
 import type { TrainingSample, TrainingStepMetrics, TrainingStepRecord } from '../spec/records.js';
 import type { ForwardBackwardOutput, TrainingDatum, TrainingEngine, TrainingLossName } from '../spec/training-engine.js';
 import type { PolicyServing } from '../serving/policy-serving.js';
+import type { LifecycleOutcome, PolicyLifecycle } from '../serving/policy-lifecycle.js';
 
 export interface TrainerOptions {
   store: TrainingQueue & Pick<PolicyRegistry, 'trainingSummary'> & Pick<RecordReads, 'counts'>;
@@ -75,6 +76,12 @@ export interface TrainerOptions {
   supportTopK?: number;
   /** Halves the engine's learning rate every `halfLifeSteps` steps (`core/rl/learning-rate-decay.ts`); default constant. */
   learningRateDecay?: LearningRateDecay;
+  /**
+   * Where a committed version earns its users (gate, canary); absent or not gated, each version is
+   * active at once. While one is evaluated no step runs; a rejected or rolled-back one sends the
+   * training weights back to the incumbent.
+   */
+  lifecycle?: PolicyLifecycle;
   /** Default 30 minutes: longer than any step. */
   leaseMs?: number;
   /** Default 1 s. */
@@ -99,6 +106,8 @@ export interface TrainerStatus {
   failedSteps: number;
   /** Ready samples per step: a step is due when at least this many are ready. */
   trainEvery: number;
+  /** The committed version the gate or canary is evaluating; no step runs until it is decided. */
+  evaluating: PolicyVersion | null;
 }
 
 export interface Trainer {
@@ -205,6 +214,21 @@ export function createTrainer(options: TrainerOptions): Trainer {
   let failedSteps = 0;
   let chain: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
+  const lifecycle = options.lifecycle?.gated === true ? options.lifecycle : null;
+  let evaluating: PolicyVersion | null = null;
+
+  /** After the gate or canary decided: training continues from the version that serves. */
+  function settle(outcome: LifecycleOutcome, incumbent: PolicyVersion): Promise<void> {
+    return enqueue(async () => {
+      evaluating = null;
+      // An interruption is a person's activation, which already moved the training weights.
+      if (outcome.kind !== 'rejected' && outcome.kind !== 'rolled-back') return;
+      logger.info('training continues from the incumbent', { version: outcome.version, outcome: outcome.kind, incumbent });
+      await continueFrom(incumbent);
+      trainingVersion = incumbent;
+      lastCheckpoint = null;
+    });
+  }
 
   /** Training weights from a served version; a version the engine cannot train from is a start-up error, not a silent restart. */
   async function continueFrom(version: PolicyVersion): Promise<void> {
@@ -295,6 +319,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
         stepMs: endedAt - startedAt,
       };
       const record = await store.commitTrainingStep({
+        ...(lifecycle === null ? {} : { state: 'candidate' as const }),
         workerId: options.workerId,
         step: { step: stepNumber, policyVersion: version, trainedSampleIds: used.map(({ sample }) => sample.id), metrics, checkpoint, startedAt, endedAt },
         version: { version, parent: trainingVersion, kind: artifact.kind, files: artifact.files, step: stepNumber, samples: used.length, metrics, createdAt: endedAt },
@@ -302,6 +327,15 @@ export function createTrainer(options: TrainerOptions): Trainer {
       trainingVersion = version;
       lastCheckpoint = checkpoint;
       logger.info('training step committed', { step: stepNumber, version, loss: metrics.loss, samples: used.length, stepMs: metrics.stepMs });
+      if (lifecycle !== null) {
+        const incumbent = summary.activeVersion ?? 0;
+        evaluating = version;
+        void lifecycle
+          .submit(artifact, incumbent)
+          .then((outcome) => settle(outcome, incumbent))
+          .catch((error: unknown) => logger.error('the evaluation of the new policy version failed', { version, error: String(error) }));
+        return { kind: 'trained', step: record, samplesDropped: stale.length };
+      }
       try {
         await serving.serve(artifact);
       } catch (error) {
@@ -327,7 +361,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
   }
 
   async function poll(): Promise<void> {
-    if (paused || closed || training) return;
+    if (paused || closed || training || evaluating !== null) return;
     try {
       const ready = (await store.counts()).judging.samples.ready;
       if (ready >= trainEvery) await enqueue(step);
@@ -362,6 +396,9 @@ export function createTrainer(options: TrainerOptions): Trainer {
     trainNow() {
       if (closed) return Promise.reject(new ClawrlError('invalid_request', 'The trainer is closed.'));
       if (paused) return Promise.reject(new ClawrlError('invalid_request', 'Training is paused; resume it first (POST /admin/training/resume).'));
+      if (evaluating !== null) {
+        return Promise.reject(new ClawrlError('invalid_request', `Version ${evaluating} is being evaluated (gate or canary); training waits for its outcome.`));
+      }
       return enqueue(step);
     },
     pause() {
@@ -380,14 +417,16 @@ export function createTrainer(options: TrainerOptions): Trainer {
           await restoreTrainingWeights();
           throw error;
         }
+        await lifecycle?.interrupt(version);
         trainingVersion = version;
         lastCheckpoint = null;
       });
     },
-    status: () => ({ paused, training, trainingVersion, samplesDroppedStale, failedSteps, trainEvery }),
+    status: () => ({ paused, training, trainingVersion, samplesDroppedStale, failedSteps, trainEvery, evaluating }),
     async close() {
       closed = true;
       if (timer !== undefined) clearInterval(timer);
+      lifecycle?.close();
       await chain;
     },
   };

@@ -27,6 +27,7 @@ import { startJudgeService } from '../wiring/start-judge-service.js';
 import { judgeRunsInThread, startJudgeThread } from '../wiring/start-judge-thread.js';
 import { startPolicyFollower } from '../../serving/start-policy-follower.js';
 import { startTraining } from '../wiring/start-training.js';
+import { manualReplayOf, versionLifecycleFactory } from '../wiring/create-version-lifecycle.js';
 import type { PolicyControl } from '../../gateway/policy-control.js';
 import { checkUpstreamToolCalling } from '../wiring/check-upstream-tool-calling.js';
 
@@ -64,6 +65,7 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
         now,
         // One trainer per store in one-process mode: a stable id lets a restart release its own leases.
         workerId: configuration.instance ?? 'trainer',
+        ...(configuration.gate === 'none' && configuration.canaryShare === 0 ? {} : { createLifecycle: versionLifecycleFactory(configuration, { store, engine, logger, now }) }),
       }),
       (started) => started.close(),
     );
@@ -82,8 +84,10 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
       },
       servingStatus: () => [...(training.policies.servingStatus?.() ?? []), ...judgeServing()],
     };
+    const replay = manualReplayOf(configuration, { store, engine, logger, now, serving });
+    if (replay !== undefined) policies.replay = replay;
     const gateway = parts.add(
-      await startGatewayService(configuration, { store, engine, policies, logger , ...eventForgetterOf(configuration) }),
+      await startGatewayService(configuration, { store, engine, policies, logger, ...eventForgetterOf(configuration), ...(training.lifecycle === null ? {} : { policyRouting: training.lifecycle }) }),
       (started) => started.close(),
     );
     parts.add(

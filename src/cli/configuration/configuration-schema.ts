@@ -153,6 +153,22 @@ export const configurationSections = {
     opdClip: option(z.number().positive().default(1), { flag: '--opd-clip <C>', description: "opd/combine: the teacher's per-token gap Δ is clipped to [−C, C]", recipe: true }),
     trainer: option(z.enum(['local', 'tinker']).default('local'), { flag: '--trainer <trainer>', description: 'local | tinker: train in this process, or on a Tinker-compatible service (--tinker-url; API key from CLAWRL_TINKER_API_KEY only)' }),
   }),
+  versions: z.object({
+    gate: option(z.enum(['replay', 'none']).default('none'), {
+      flag: '--gate <gate>',
+      description: 'replay | none: a trained version is replayed on held-out recorded turns and judged against the serving one before it serves anyone (docs/training.md); none: it serves at once',
+    }),
+    canaryShare: option(z.number().min(0).max(1).default(0), { flag: '--canary-share <fraction>', description: 'share of sessions (by a hash of the session id) a version that passed the gate serves before it is active; 0: no canary' }),
+    canaryTurns: option(positive().default(50), { flag: '--canary-turns <n>', description: "the canary's length: canary turns without a regression before the version is active" }),
+    canaryMargin: option(z.number().min(0).max(2).default(0.25), { flag: '--canary-margin <drop>', description: "roll the canary back when its mean reward or explicit feedback (−1..1) falls more than this below the serving version's" }),
+    canaryMinScored: option(positive().default(5), { flag: '--canary-min-scored <n>', description: 'scored canary turns before its signal is compared' }),
+    gateMargin: option(z.number().min(0).max(1).default(0.05), { flag: '--gate-margin <lead>', description: 'least (wins − losses) / turns of the candidate in the replay gate' }),
+    gateAlpha: option(z.number().gt(0).max(1).default(0.25), { flag: '--gate-alpha <p>', description: "largest one-sided sign-test p-value of the candidate's wins in the replay gate" }),
+    gateMinTurns: option(positive().default(8), { flag: '--gate-min-turns <n>', description: 'fewest judged held-out turns the replay gate decides on (fewer: the serving version stays)' }),
+    gateSessions: option(positive().default(20), { flag: '--gate-sessions <n>', description: 'newest held-out sessions the replay gate replays' }),
+    gateMaxTurns: option(positive().default(40), { flag: '--gate-max-turns <n>', description: 'most turns the replay gate replays' }),
+    heldOutShare: option(z.number().min(0).max(1).default(0.1), { flag: '--held-out-share <fraction>', description: 'with --gate replay: share of sessions (by a hash of the session id) judged but never trained on, the replay gate\'s evaluation set' }),
+  }),
   queue: z.object({
     env: option(z.string().min(1).optional(), {
       flag: '--env <environment>',
@@ -226,13 +242,13 @@ export type Configuration = z.infer<typeof configurationSchema>;
 export type SectionName = keyof typeof configurationSections;
 
 /** The options of each command, flat: a command's flags are those of its components. */
-const { files, storage, bus, engine, gateway, judge, learning, trainer, queue, client } = configurationSections;
+const { files, storage, bus, engine, gateway, judge, learning, trainer, versions, queue, client } = configurationSections;
 /** The manager appraises with the environment's verifier unless `--judge` names a judge it can build without an engine. */
 const managerJudge = z.enum(['verifier', 'rules', 'openai']).default('verifier');
 export const commandSchemas = {
-  serve: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape, ...judge.shape, ...learning.shape, ...trainer.shape, ...recipeSettings.shape }),
+  serve: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape, ...judge.shape, ...learning.shape, ...trainer.shape, ...versions.shape, ...recipeSettings.shape }),
   gateway: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape }),
-  judge: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...learning.shape, ...recipeSettings.shape }),
+  judge: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...learning.shape, ...versions.pick({ gate: true, heldOutShare: true }).shape, ...recipeSettings.shape }),
   trainer: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.pick({ model: true, servedModelName: true, tinkerUrl: true, tinkerBaseModel: true }).shape, ...trainer.omit({ noTrain: true }).shape, ...recipeSettings.shape }),
   rejudge: z.object({ ...files.shape, ...storage.pick({ data: true, store: true, storeUrl: true }).shape, ...engine.shape, ...judge.shape, ...learning.pick({ method: true }).shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape }),
   client: z.object({ ...files.pick({ config: true }).shape, ...client.shape, adminKey: gateway.shape.adminKey }),

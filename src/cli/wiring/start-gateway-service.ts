@@ -11,7 +11,7 @@ import { loadDashboardAssets } from '../../dashboard/load-dashboard-assets.js';
 import { createExperimentChartsReader } from '../../lab/create-experiment-charts-reader.js';
 import { createApiKeyAuthenticator, parseApiKeyEntry } from '../../gateway/api-key-authenticator.js';
 import { createGatewayRequestListener } from '../../gateway/create-gateway-request-listener.js';
-import type { DashboardAssets } from '../../gateway/gateway-context.js';
+import type { DashboardAssets, PolicyRouting } from '../../gateway/gateway-context.js';
 import { createGatewayMetrics } from '../../gateway/gateway-metrics.js';
 import type { PolicyControl } from '../../gateway/policy-control.js';
 import { parseKeyConsent, type ConsentDefaults } from '../../gateway/request-controls.js';
@@ -40,6 +40,8 @@ export interface GatewayServiceDependencies {
   logger: Logger;
   /** Erases the bus's retained events of erased records (`--bus nats`); absent, the bus keeps none durably. */
   forgetEvents?: (ids: ErasedIds) => Promise<number>;
+  /** Which version a session gets while a canary runs (`clawrl serve` with `--canary-share`). */
+  policyRouting?: PolicyRouting;
 }
 
 // Retention erases what aged past its cut this often; a day's cut moves by an hour between runs.
@@ -128,6 +130,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     policies: dependencies.policies,
     pinSessions: configuration.pinSessions,
     consentDefaults,
+    ...(dependencies.policyRouting === undefined ? {} : { policyRouting: dependencies.policyRouting }),
     decodeTokens: createTokenDecoder(configuration.model, logger),
     ...(configuration.resultsDir === undefined ? {} : { experiments: createExperimentChartsReader(configuration.resultsDir) }),
     ...dashboardAssetsOf(logger),

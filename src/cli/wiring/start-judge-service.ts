@@ -15,6 +15,14 @@ export interface JudgeServiceConfiguration extends JudgeConfiguration {
   method: SampleMethod;
   /** k of OPD's support set; 0 distils on the sampled token only. */
   opdSupportK: number;
+  /** With `replay`, the `heldOutShare` of sessions is judged but never trained on (the replay gate's evaluation set). */
+  gate?: 'replay' | 'none';
+  heldOutShare?: number;
+}
+
+/** The share of sessions held out of training: only the replay gate needs any. */
+export function heldOutShareOf(configuration: Pick<JudgeServiceConfiguration, 'gate' | 'heldOutShare'>): number {
+  return configuration.gate === 'replay' ? (configuration.heldOutShare ?? 0) : 0;
 }
 
 export interface RunningJudge {
@@ -38,6 +46,7 @@ export function startJudgeService(
     judge,
     method: configuration.method,
     supportTopK: configuration.opdSupportK,
+    heldOutShare: heldOutShareOf(configuration),
     now: () => Date.now(),
     createId,
     // Unique per process: two judges never hold leases in each other's name.

@@ -28,6 +28,7 @@ import { localModelDirectoryOf, servedModelNameOf, type EngineConfiguration } fr
 import { createPublishingPolicyServing } from '../../serving/create-publishing-policy-serving.js';
 import { createStorePolicyServing } from '../../serving/create-store-policy-serving.js';
 import { serveActiveVersion } from '../../serving/start-policy-follower.js';
+import type { PolicyLifecycle } from '../../serving/policy-lifecycle.js';
 import { tinkerApiKeyOf } from '../configuration/tinker-api-key.js';
 
 /**
@@ -40,6 +41,8 @@ export type TrainingConfiguration = Resolved<z.infer<typeof configurationSection
 
 export interface RunningTraining {
   policies: PolicyControl;
+  /** Where committed versions earn their users (gate, canary); null when they serve at once or nothing trains here. */
+  lifecycle: PolicyLifecycle | null;
   /** Follows a version another process activated or published (`startPolicyFollower`). */
   follow(activeVersion: PolicyVersion): Promise<void>;
   close(): Promise<void>;
@@ -58,6 +61,8 @@ export interface TrainingDependencies {
   workerId: string;
   /** Where `CLAWRL_TINKER_API_KEY` is read (default `process.env`). */
   environment?: Record<string, string | undefined>;
+  /** The version lifecycle (`--gate`, `--canary-share`), built on the serving the trainer publishes with; absent: each version serves at once. */
+  createLifecycle?: (serving: PolicyServing) => PolicyLifecycle;
 }
 
 /**
@@ -107,6 +112,7 @@ export async function startServingOnly(dependencies: Omit<TrainingDependencies, 
   const serving = createPublishingPolicyServing(dependencies.serving, dependencies.bus, dependencies.logger);
   return {
     policies: { training: null, activate: async (version, reason) => void (await serving.activate(version, reason)), servingStatus: () => [dependencies.serving.status()] },
+    lifecycle: null,
     // Followed versions are loaded without a new announcement: they were announced already.
     follow: serveActiveVersion(dependencies.serving),
     close: async () => undefined,
@@ -133,6 +139,7 @@ export async function startFollowerServing(dependencies: Omit<TrainingDependenci
   const serving = createPublishingPolicyServing(dependencies.serving, dependencies.bus, logger);
   return {
     policies: { training: null, activate: async (version, reason) => void (await serving.activate(version, reason)), servingStatus: () => [dependencies.serving.status()] },
+    lifecycle: null,
     follow,
     close: async () => undefined,
   };
@@ -179,9 +186,12 @@ export async function startTraining(configuration: TrainingConfiguration, depend
   const learningRate = configuration.learningRate ?? defaultLearningRate(configuration.model, configuration.trainParams);
   let trainingEngine: TrainingEngine | undefined;
   let trainer: Trainer | undefined;
+  const lifecycle = dependencies.createLifecycle?.(serving) ?? null;
   try {
+    await lifecycle?.start();
     trainingEngine = await createTrainingEngine(configuration, learningRate, dependencies);
     trainer = createTrainer({
+      ...(lifecycle === null ? {} : { lifecycle }),
       store,
       trainingEngine,
       serving,
@@ -208,10 +218,12 @@ export async function startTraining(configuration: TrainingConfiguration, depend
   const runningEngine = trainingEngine;
   return {
     policies: { training: running, activate: (version, reason) => running.activate(version, reason), servingStatus: () => [dependencies.serving.status()] },
+    lifecycle: lifecycle?.gated === true ? lifecycle : null,
     async follow(activeVersion) {
       const status = running.status();
-      // A running step commits and serves its own version; the next check sees the outcome.
-      if (status.training) return;
+      // A running step commits and serves its own version; the next check sees the outcome. While the
+      // gate or canary evaluates a committed version, training is ahead of the active version on purpose.
+      if (status.training || status.evaluating !== null) return;
       if (status.trainingVersion !== activeVersion) {
         // An activation elsewhere (a rollback on another gateway): training continues from it.
         await running.activate(activeVersion);

@@ -162,6 +162,7 @@ export async function createLocalInferenceEngine(options: LocalInferenceEngineOp
     },
 
     loadPolicy: (artifact: PolicyArtifact) => control((requestId) => ({ kind: 'load-policy', requestId, artifact })),
+    stagePolicy: (artifact: PolicyArtifact) => control((requestId) => ({ kind: 'load-policy', requestId, artifact, stage: true })),
 
     setPolicyArtifactSource(source: PolicyArtifactSource) {
       artifactSource = source;

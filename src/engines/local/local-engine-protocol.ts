@@ -30,7 +30,8 @@ export interface LocalBatchingOptions {
 export type WorkerRequest =
   | { kind: 'generate'; requestId: number; request: GenerateRequest; abortFlag: Int32Array }
   | { kind: 'score'; requestId: number; request: ScoreRequest }
-  | { kind: 'load-policy'; requestId: number; artifact: PolicyArtifact }
+  /** `stage`: keep the version for requests that name it, and serve the current one to the rest. */
+  | { kind: 'load-policy'; requestId: number; artifact: PolicyArtifact; stage?: boolean }
   | { kind: 'pin-policy'; requestId: number; version: PolicyVersion }
   | { kind: 'unpin-policy'; requestId: number; version: PolicyVersion }
   /** The answer to a `fetch-artifact`: the artifact, null when there is no such version, or why it could not be fetched. */

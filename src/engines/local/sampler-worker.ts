@@ -103,7 +103,8 @@ async function handle(request: WorkRequest): Promise<void> {
         break;
       }
       case 'load-policy':
-        await served.loadPolicy(request.artifact);
+        if (request.stage === true) served.stage(request.artifact);
+        else await served.loadPolicy(request.artifact);
         break;
       case 'pin-policy':
         await served.pin(request.version);

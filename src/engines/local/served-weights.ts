@@ -40,6 +40,11 @@ export interface ServedWeights {
   learnKind(version: PolicyVersion): Promise<void>;
   /** Runs `work` on `version` (undefined: the active one), holding its adapter resident meanwhile. */
   onVersion<Result>(version: PolicyVersion | undefined, work: (version: PolicyVersion, serving: ServingModel) => Promise<Result>): Promise<Result>;
+  /**
+   * Keeps `artifact` for requests that name its version (the gate's and the canary's candidate)
+   * without serving it to the rest: a request for it loads its adapter on demand, as any version.
+   */
+  stage(artifact: PolicyArtifact): void;
   /** Makes `artifact` the active version; nothing may be running. */
   loadPolicy(artifact: PolicyArtifact): Promise<void>;
   pin(version: PolicyVersion): Promise<void>;
@@ -140,6 +145,10 @@ export function createServedWeights(options: ServedWeightsOptions): ServedWeight
         lease.release();
       }
     },
+    stage(artifact) {
+      if (artifact.version !== 0 && artifact.version !== activeVersion) remember(artifact);
+    },
+
     async loadPolicy(artifact) {
       const previous = activeVersion;
       if (previous === artifact.version) return;

@@ -284,6 +284,10 @@ class OpenAICompatibleEngine implements InferenceEngine {
     await this.policies.load(artifact);
   }
 
+  async stagePolicy(artifact: PolicyArtifact): Promise<void> {
+    await this.policies.stage(artifact);
+  }
+
   async checkHealth(signal: AbortSignal): Promise<EngineHealth> {
     if (this.closing.signal.aborted) return { ok: false, reason: `the ${this.engineId} engine is closed` };
     return checkUpstreamHealth({ baseUrl: this.options.baseUrl, name: this.engineId, signal, ...(this.options.apiKey === undefined ? {} : { apiKey: this.options.apiKey }) });

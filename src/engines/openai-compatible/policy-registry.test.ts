@@ -142,6 +142,31 @@ describe('policy registry: LoRA versions on vLLM and SGLang', () => {
     expect([...server.adapters.keys()]).toEqual([loadedName(server, 2)]);
   });
 
+  it('stages a candidate under its own name: requests naming it reach it, every other request keeps the served version until it is promoted', async () => {
+    for (const mode of ['vllm', 'sglang'] as const) {
+      const { engine, server } = await setUp({ mode });
+      await engine.loadPolicy(adapter(1));
+      if (engine.stagePolicy === undefined) throw new Error('the openai-compatible engine stages versions');
+      await engine.stagePolicy(adapter(2));
+      const candidate = loadedName(server, 2);
+      const served = loadedName(server, 1);
+      const generationPaths = new Set(['/v1/chat/completions', '/generate']);
+      const servedWith = () => server.requests.filter((recorded) => generationPaths.has(recorded.path)).map((recorded) => recorded.served ?? (recorded.body as { lora_path?: string }).lora_path);
+      // A user's request (no version named) is served the active version, never the candidate.
+      expect(resultOf(await collectEvents(engine, hello)).policyVersion).toBe(1);
+      expect(servedWith()).toEqual([served]);
+      // The gate's request names the candidate.
+      expect(resultOf(await collectEvents(engine, contractRequest([{ role: 'user', content: 'gate' }], {}, { policyVersion: 2 }))).policyVersion).toBe(2);
+      expect(servedWith()).toEqual([served, candidate]);
+      // Promotion serves the staged adapter without loading it again.
+      const loads = server.requests.filter((recorded) => recorded.path.endsWith('load_lora_adapter')).length;
+      await engine.loadPolicy(adapter(2));
+      expect(server.requests.filter((recorded) => recorded.path.endsWith('load_lora_adapter'))).toHaveLength(loads);
+      expect(resultOf(await collectEvents(engine, hello)).policyVersion).toBe(2);
+      expect(servedWith().at(-1)).toBe(candidate);
+    }
+  });
+
   it('loads SGLang adapters through /load_lora_adapter and selects them with lora_path', async () => {
     const { engine, server } = await setUp({ mode: 'sglang' });
     await engine.loadPolicy(adapter(1));

@@ -137,6 +137,27 @@ export class PolicyRegistry {
     await this.activate(artifact.version);
   }
 
+  /**
+   * Loads an adapter under its own name without serving it: requests reach it only by naming its
+   * version (the gate's and the canary's candidate). Full weights replace the server's weights for
+   * everyone, so they cannot be staged.
+   */
+  async stage(artifact: PolicyArtifact): Promise<void> {
+    if (!this.canLoad) {
+      throw new ClawrlError('unsupported', `the ${this.options.flavor} engine cannot load policies without an adapter directory the server reads (--adapter-dir)`);
+    }
+    if (artifact.kind === 'full') {
+      throw new ClawrlError('unsupported', `a full-weight version replaces the ${this.options.flavor} server's weights for every request, so it cannot be evaluated beside serving: train LoRA adapters (--train-params lora) to gate versions`);
+    }
+    if (artifact.kind === 'base' || this.adapters.has(artifact.version)) return;
+    const files = withBaseModelName(artifact.files, this.options.model);
+    const name = policyFolderName(this.options.model, artifact.version, files);
+    const directory = await writePolicyFolder(this.root(), name, files);
+    await this.loadAdapter(name, directory);
+    this.adapters.set(artifact.version, name);
+    this.retired.delete(artifact.version);
+  }
+
   private root(): string {
     return this.options.adapterDirectory ?? '';
   }

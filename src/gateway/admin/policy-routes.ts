@@ -34,6 +34,13 @@ export function wirePolicyVersion(record: PolicyVersionRecord): Record<string, u
   };
 }
 
+/** A non-negative integer path or query parameter. */
+function versionParameter(text: string, param: string): number {
+  const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isSafeInteger(value)) throw new ClawrlError('invalid_request', `${param} is a non-negative integer, got '${text}'.`, { param });
+  return value;
+}
+
 function requireControl(context: GatewayContext): PolicyControl {
   if (context.policies === undefined) throw new ClawrlError('unsupported', 'This server does not manage policy versions.');
   return context.policies;
@@ -49,15 +56,27 @@ export function registerPolicyRoutes<Environment extends Env>(app: Hono<Environm
   app.get('/admin/policies', async (c) => c.json({ object: 'list', data: (await context.store.listPolicyVersions()).map(wirePolicyVersion) }));
 
   app.post('/admin/policies/:version/activate', async (c) => {
-    const text = c.req.param('version');
-    const version = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-    if (!Number.isSafeInteger(version)) throw new ClawrlError('invalid_request', `A policy version is a non-negative integer, got '${text}'.`, { param: 'version' });
+    const version = versionParameter(c.req.param('version'), 'version');
     // A version retired after an erasure (`--on-delete retire | retrain`) learnt from erased data: it is never served again.
     const retired = (await context.eraser?.taintedVersions())?.some((tainted) => tainted.version === version && tainted.retiredAt !== null) ?? false;
     if (retired) throw new ClawrlError('invalid_request', `Version ${version} was retired: its lineage holds erased samples (GET /admin/tainted-versions).`, { param: 'version' });
     await requireControl(context).activate(version, personActivationReason);
     const active = (await context.store.listPolicyVersions()).find((record) => record.version === version);
     return c.json(active === undefined ? { version, active: true } : wirePolicyVersion(active));
+  });
+
+  // The replay gate by hand: the same evaluation, no state changed (`clawrl eval replay`).
+  app.post('/admin/policies/:version/replay', async (c) => {
+    const control = requireControl(context);
+    if (control.replay === undefined) throw new ClawrlError('unsupported', 'This server cannot replay versions (its engine cannot serve a version beside the active one).');
+    const version = versionParameter(c.req.param('version'), 'version');
+    const against = c.req.query('against');
+    const sessions = c.req.query('sessions');
+    const evidence = await control.replay(version, {
+      ...(against === undefined ? {} : { against: versionParameter(against, 'against') }),
+      ...(sessions === undefined ? {} : { sessions: Math.max(1, versionParameter(sessions, 'sessions')) }),
+    });
+    return c.json(evidence);
   });
 
   app.post('/admin/training/pause', (c) => {
