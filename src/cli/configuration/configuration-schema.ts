@@ -110,6 +110,10 @@ export const configurationSections = {
     topK: option(z.number().int().min(0).optional(), { flag: '--top-k <k>', description: "top_k when a request gives none (default: the model folder's generation_config.json, else none; 0: none)" }),
     sessionIdleTimeout: option(positive().default(1800), { flag: '--session-idle-timeout <seconds>', description: 'close sessions idle this long' }),
     pinSessions: option(z.boolean().default(false), { flag: '--pin-sessions', description: 'a session keeps the policy version it started with until it ends' }),
+    redact: option(z.string().min(1).default('default'), {
+      flag: '--redact <rules>',
+      description: 'what is redacted before a turn, next state or feedback is kept: off | default (keys, tokens, passwords, emails, phones, cards, IBANs, IPs) | a redaction spec file (JSON; docs/operations.md)',
+    }),
     resultsDir: option(z.string().min(1).optional(), { flag: '--results-dir <dir>', description: 'folder of `eval personalize` and `rollout` results (their --out) the dashboard\'s Experiments page charts' }),
   }),
   judge: z.object({

@@ -22,7 +22,9 @@ import type { z } from 'zod';
 import { configurationSections } from '../configuration/configuration-schema.js';
 import type { Resolved } from '../configuration/configuration.js';
 import { servedModelNamesOf, type EngineConfiguration } from './create-inference-engine.js';
-import { createTokenDecoder } from './create-token-decoder.js';
+import { createLazyChatRenderer, createTokenDecoder } from './create-token-decoder.js';
+import { createTurnRedaction } from './create-turn-redaction.js';
+import { createRedactingTurnLog } from '../../gateway/redacting-turn-log.js';
 import { describeListenError } from './describe-listen-error.js';
 import { resolveSamplingDefaults } from '../configuration/sampling-defaults.js';
 
@@ -75,9 +77,12 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     logger.warn(`no API key configured: binding 127.0.0.1 instead of ${configuration.host}; pass --api-key to serve other machines`);
   }
   const sampling = await resolveSamplingDefaults({ ...configuration, temperatureScoring: engine.capabilities.temperatureScoring });
+  const renderer = createLazyChatRenderer(configuration.model, logger);
+  const redaction = createTurnRedaction(configuration.redact, renderer, logger);
   const context = {
     engine,
-    store,
+    // Everything the gateway keeps goes through the redactor first (--redact).
+    store: redaction === null ? store : createRedactingTurnLog(store, redaction),
     authenticator,
     metrics: createGatewayMetrics({ collectProcessMetrics: true }),
     logger,
@@ -92,7 +97,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     createId,
     policies: dependencies.policies,
     pinSessions: configuration.pinSessions,
-    decodeTokens: createTokenDecoder(configuration.model, logger),
+    decodeTokens: createTokenDecoder(renderer),
     ...(configuration.resultsDir === undefined ? {} : { experiments: createExperimentChartsReader(configuration.resultsDir) }),
     ...dashboardAssetsOf(logger),
   };
