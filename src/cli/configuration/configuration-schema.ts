@@ -245,5 +245,6 @@ export const commandSchemas = {
     ...gateway.pick({ apiKey: true, adminKey: true, maxTokens: true, temperature: true }).shape,
   }),
   samplesExport: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, json: client.shape.json }),
+  redact: z.object({ ...files.pick({ config: true }).shape, redact: gateway.shape.redact, json: client.shape.json }),
 };
 export type CommandName = keyof typeof commandSchemas;

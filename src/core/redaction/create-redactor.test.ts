@@ -21,6 +21,8 @@ describe('createRedactor', () => {
     expect(redacted('aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY')).toBe('aws_secret_access_key = [REDACTED:secret]');
     expect(redacted('Authorization: Bearer 8f2a9c41d7e6b3f05a1c9e7d2b4f6a83')).toBe('Authorization: Bearer [REDACTED:token]');
     expect(redacted('mysql -u root --password s3cr3t!')).toBe('mysql -u root --password [REDACTED:password]');
+    expect(redacted('docker login registry.dev -u bob -p river!7645RIV && mysql -uroot -ps3cr3t db')).toBe('docker login registry.dev -u bob -p [REDACTED:password] && mysql -uroot -p[REDACTED:password] db');
+    expect(redacted('docker run -p 8080:80 nginx')).toBe('docker run -p 8080:80 nginx');
   });
 
   it('replaces JWTs and whole private-key blocks', () => {

@@ -75,8 +75,8 @@ const providerKeys: RedactionDetector[] = [
 
 /** Words that make a name secret-like (`DB_PASSWORD`, `apiKey`, `client_secret`, `access_token`). */
 const passwordWords = new Set(['password', 'passwd', 'pwd', 'pass', 'passphrase', 'passcode', 'pin']);
-const secretWords = new Set(['secret', 'token', 'credential', 'credentials', 'apikey', 'privatekey', 'auth', 'signature', 'salt', 'cookie', 'sessionid']);
-const keyQualifiers = new Set(['api', 'access', 'secret', 'private', 'auth', 'signing', 'encryption', 'master', 'client', 'license', 'account', 'app', 'service', 'subscription', 'webhook', 'session', 'consumer', 'x']);
+/** `key` counts too (`STRIPE_KEY`, `cache_key`): beside these a value is a secret only if it looks generated. */
+const secretWords = new Set(['secret', 'token', 'credential', 'credentials', 'apikey', 'privatekey', 'auth', 'signature', 'salt', 'cookie', 'sessionid', 'key']);
 
 /** The words of a name: split at `_`, `-`, `.`, and camelCase humps, lower-cased. */
 function wordsOf(name: string): string[] {
@@ -92,7 +92,6 @@ export function secretNameKind(name: string): 'password' | 'secret' | null {
   const words = wordsOf(name);
   if (words.some((word) => passwordWords.has(word))) return 'password';
   if (words.some((word) => secretWords.has(word))) return 'secret';
-  if (words.some((word, index) => word === 'key' && index > 0 && keyQualifiers.has(words[index - 1] ?? ''))) return 'secret';
   return null;
 }
 
@@ -109,8 +108,8 @@ function isSecretValue(nameKind: 'password' | 'secret', value: string): boolean 
 /** Names the scan of credentials beside names in a spec's `disable` list and in reports. */
 export const assignmentDetectorId = 'secret-assignment';
 
-/** `NAME=value`, `NAME: value`, `"name": "value"`, `--name value`, `name => 'value'`; the value is group 3 (quoted) or 4. */
-const assignment = String.raw`(?<![A-Za-z0-9_])([A-Za-z][A-Za-z0-9_.\-]{0,60})(?:["']?\s*(?:=|:|=>|:=)\s*|\s+)(?:(["'\x60])((?:(?!\2)[^\\\n]|\\.){1,400})\2|([^\s"'\x60,;{}()<>\[\]]{1,400}))`;
+/** `NAME=value`, `NAME: value`, `"name": "value"` (also JSON-escaped, inside a tool result's string), `--name value`, `name => 'value'`; the value is group 3 (quoted) or 4. */
+const assignment = String.raw`(?<![A-Za-z0-9_])([A-Za-z][A-Za-z0-9_.\-]{0,60})(?:\\?["']?\s*(?:=|:|=>|:=)\s*|\s+)(?:(\\?["'\x60])((?:(?!\2)(?:[^\\\n]|\\.)){1,400})\2|([^\s"'\x60,;{}()<>\[\]\\]{1,400}))`;
 const assignmentPattern = new RegExp(assignment, 'dg');
 
 /**
@@ -133,8 +132,9 @@ function findAssignments(text: string): Array<{ start: number; end: number; kind
     if (nameKind !== null && span !== undefined && !spaced && isSecretValue(nameKind, value.replace(/\\$/, ''))) {
       found.push({ start: span[0], end: value.endsWith('\\') ? span[1] - 1 : span[1], kind: nameKind, detector: assignmentDetectorId });
     }
-    // Let the value be a name in its turn (`password: token=...` is rare; `a=b c=d` is common).
-    if (span !== undefined && match[4] !== undefined) assignmentPattern.lastIndex = span[0];
+    // Scan on from the value, which may hold assignments of its own: `a=b c=d`, and a tool result's
+    // JSON text quoted inside JSON (`"content": "{\"password\": \"...\"}"`).
+    if (span !== undefined) assignmentPattern.lastIndex = span[0];
   }
   return found;
 }
@@ -143,13 +143,18 @@ function findAssignments(text: string): Array<{ start: number; end: number; kind
 const credentialShapes: RedactionDetector[] = [
   detector('private-key-block', 'private-key', String.raw`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|$)`),
   detector('jwt', 'jwt', String.raw`${before}eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}${after}`),
-  detector('url-password', 'password', String.raw`\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/?#@'"]{1,128}:([^\s/?#@'"]{1,256})@`, {
+  detector('url-password', 'password', String.raw`\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/?#@'"]{1,128}:([^\s/@'"]{1,256})@`, {
     group: 1,
     accept: (secret) => !notAValue.test(secret),
   }),
   detector('bearer-token', 'token', String.raw`\b(?:Bearer|Token)\s+([A-Za-z0-9._~+/-]{16,}=*)`, { group: 1, accept: (secret) => looksRandom(secret) }),
   detector('basic-auth', 'password', String.raw`\bBasic\s+([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])`, { group: 1 }),
-  detector('password-phrase', 'password', String.raw`\b(?:password|passphrase|passcode|pwd)\s+(?:is|was|=)\s+["'\x60]?([^\s"'\x60]{4,64}?)["'\x60]?(?=[\s.,;!?)]|$)`, {
+  // Command lines that take a password by a short flag: `docker login -u bob -p pw`, `mysql -uroot -ppw`, `redis-cli -a pw`.
+  detector('command-password-flag', 'password', String.raw`\b(?:(?:(?:docker|podman|nerdctl|skopeo|helm registry)\s+login|sshpass)\b[^\n|;&]*?\s-p\s+|(?:mysql|mysqldump|mariadb)\b[^\n|;&]*?\s-p|redis-cli\b[^\n|;&]*?\s-a\s+)(?!-)([^\s"'\x60]{3,128})`, {
+    group: 1,
+    accept: (secret) => !notAValue.test(secret),
+  }),
+  detector('password-phrase', 'password', String.raw`\b(?:password|passphrase|passcode|pwd)\s+(?:is|was|=)\s+["'\x60]?([^\s"'\x60]{3,63}[^\s"'\x60.,;!?)])["'\x60]?[.,;!?)]*(?=\s|$)`, {
     group: 1,
     flags: 'i',
     accept: (secret) => !notAValue.test(secret),
