@@ -6,7 +6,7 @@
  * Generated from a seed, so the figures in docs/results.md replay exactly.
  */
 import { createSeededRandom, type SeededRandom } from '../../core/seeded-random.js';
-import { lookAlikeMakers, secretMakers } from './redaction-corpus-values.js';
+import { environmentRead, lookAlikeMakers, secretMakers } from './redaction-corpus-values.js';
 
 /** A planted value: a secret (`kind` is its placeholder kind) or a look-alike (`kind` is `look-alike:<what>`). */
 export interface CorpusLabel {
@@ -106,7 +106,7 @@ const shapes: Record<string, Shape> = {
   },
   'code-snippet': (writer) => {
     const { random } = writer;
-    writer.write("import OpenAI from 'openai';\nconst client = new OpenAI({ apiKey: '").secret('openai').write("' });\nconst backup = new OpenAI({ apiKey: ").lookAlike('envReference', 'process.env.OPENAI_API_KEY').write(' });\n');
+    writer.write("import OpenAI from 'openai';\nconst client = new OpenAI({ apiKey: '").secret('openai').write("' });\nconst backup = new OpenAI({ apiKey: ").lookAlike('envReference', environmentRead('OPENAI_API_KEY')).write(' });\n');
     writer.write('const stripe = require("stripe")("').secret('stripe').write('");\n// pinned to ').lookAlike('semver').write(', see ').lookAlike('gitHash').write('\n');
     writer.write('const colors = ["').lookAlike('hexColor').write('", "').lookAlike('hexColor').write(`"];\nstd_include("`).lookAlike('cppScope').write('");\nconst hf = "').secret(random.pick(['huggingface', 'google']))
       .write('";\nconst integrity = "').lookAlike('integrity').write('";\n');
