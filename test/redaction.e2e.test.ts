@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeVllmServer } from '../src/engines/testing/fake-vllm-server.js';
 import { connectToTestNats, testNatsUrl, uniqueTestName } from '../src/buses/nats/testing/nats-test-server.js';
 import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
 import { checkTestPostgresReachable, dropTestSchema, queryTestSchema, testPostgresUrl, uniqueTestSchema } from '../src/stores/postgres/testing/test-postgres.js';
@@ -44,11 +45,11 @@ async function json<Body>(url: string, init?: RequestInit): Promise<Body> {
   return (await response.json()) as Body;
 }
 
-async function chat(url: string, session: string, messages: Array<{ role: string; content: string }>): Promise<{ turnId: string; content: string }> {
+async function chat(url: string, session: string, messages: Array<{ role: string; content: string }>, model = folder): Promise<{ turnId: string; content: string }> {
   const response = await fetch(`${url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-session-id': session },
-    body: JSON.stringify({ model: folder, messages, max_tokens: 8 }),
+    body: JSON.stringify({ model, messages, max_tokens: 8 }),
   });
   expect(response.status).toBe(200);
   const body = (await response.json()) as { choices: Array<{ message: { content: string | null } }> };
@@ -157,4 +158,38 @@ describe('redaction before anything is kept', () => {
       await dropTestSchema(schema);
     }
   });
+
+  it('sends neither to the judge nor in the OPD teacher and student prompts', async () => {
+    const upstream = await startFakeVllmServer({ model: 'fake-model', autoToolChoice: true });
+    try {
+      const server = await startClawrlServer([
+        '--engine', 'vllm', '--upstream', upstream.url, '--model', 'fake-model',
+        '--judge', 'openai', '--judge-url', `${upstream.url}/v1`, '--judge-model', 'fake-model', '--method', 'opd', '--no-train',
+      ]);
+      servers.push(server);
+      const session = `redaction-opd-${run}`;
+      const opening = { role: 'user', content: `Deploy with OPENAI_API_KEY=${key} and mail ${email} when done. ${marker}` };
+      const first = await chat(server.url, session, [opening], 'fake-model');
+      await chat(server.url, session, [opening, { role: 'assistant', content: first.content }, { role: 'user', content: `It failed. The key ${key} is right; write to ${email}.` }], 'fake-model');
+      // Serving sends what the client sent (the model must read it); nothing after it may.
+      const served = upstream.requests.length;
+      await json(`${server.url}/v1/feedback`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ turn_id: first.turnId, score: 1, hint: `Confirm the deploy and mail ${email} the log.` }),
+      });
+      for (let attempt = 0; attempt < 60 && (await json<{ samples: { ready: number } }>(`${server.url}/admin/status`)).samples.ready < 1; attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      const status = await json<{ samples: { ready: number } }>(`${server.url}/admin/status`);
+      expect(status.samples.ready, `${JSON.stringify(status)}\n${server.stderr().slice(-3000)}`).toBeGreaterThanOrEqual(1);
+      const later = upstream.requests.slice(served).map((request) => `${request.path} ${JSON.stringify(request.body)}`);
+      // The judge's votes and the teacher's and student's scoring all went to the upstream, carrying the redacted turn.
+      expect(later.filter((request) => request.includes('[REDACTED:api-key]')).length).toBeGreaterThanOrEqual(2);
+      expect(later.some((request) => request.includes('[REDACTED:email] the log'))).toBe(true);
+      for (const needle of forbidden) expect(later.filter((request) => request.includes(needle))).toEqual([]);
+    } finally {
+      await upstream.close();
+    }
+  }, 90_000);
 });

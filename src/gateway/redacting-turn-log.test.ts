@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRedactor } from '../core/redaction/create-redactor.js';
 import type { ChatMessage } from '../spec/chat.js';
+import { createEnginePromptTokenizer } from './engine-prompt-tokenizer.js';
 import { createRedactingTurnLog, type TurnRedaction } from './redacting-turn-log.js';
 import { createScriptedInferenceEngine } from './testing/scripted-inference-engine.js';
 import { createTestGateway } from './testing/create-test-gateway.js';
@@ -35,6 +36,16 @@ describe('createRedactingTurnLog', () => {
     expect(turn?.responseTokenIds).toHaveLength('Noted.'.length);
     expect(turn?.logprobs).toHaveLength('Noted.'.length);
     expect(turn?.trainable).toBe(true);
+  });
+
+  it('asks the serving engine for the redacted prompt\'s ids when the gateway has no tokenizer that gives back the sampled ids', async () => {
+    const tokenizerEngine = createScriptedInferenceEngine({});
+    const gateway = gatewayWith({ renderPrompt: async () => [1, 2, 3], engineTokenize: createEnginePromptTokenizer(tokenizerEngine) }, 'Noted.');
+    const { turnId } = await send(gateway, [{ role: 'user', content: `mail ${email}` }]);
+    const turn = await gateway.store.getTurn(turnId);
+    expect(turn?.promptTokenIds).toEqual(scriptedPromptIds([{ role: 'user', content: 'mail [REDACTED:email]' }]));
+    expect(turn?.trainable).toBe(true);
+    expect(tokenizerEngine.generateCalls[0]?.sampling.maxTokens).toBe(1);
   });
 
   it('drops the prompt ids and never trains when the redacted prompt cannot be re-rendered', async () => {

@@ -7,7 +7,8 @@
  * Token ids must spell the text they are stored with:
  * - a prompt that changed is re-rendered with the served model's tokenizer, when the gateway has it
  *   and rendering the original messages gives back exactly the ids the engine sampled from (no
- *   fitting, the same template); the turn keeps its sampled response ids and log-probs and stays
+ *   fitting, the same template), else by the serving engine itself (a one-token generation that
+ *   reports the prompt's ids); the turn keeps its sampled response ids and log-probs and stays
  *   trainable: the trainer's truncated importance ratio corrects for the behaviour log-probs having
  *   been sampled under the unredacted prompt, as it does for any sampler/trainer mismatch.
  *   Otherwise the prompt ids are dropped and the turn is recorded but never trained.
@@ -20,13 +21,22 @@ import type { Redactor } from '../core/redaction/create-redactor.js';
 import { emptyTally, redactCounted, redactMessage, redactMessages, type RedactionTally } from '../core/redaction/redact-conversation.js';
 import type { GatewayStore } from './gateway-context.js';
 
+/** A way to know the served model's prompt ids for messages; null when it cannot tell. */
+export type PromptTokenizer = (messages: ChatMessage[], tools: ToolDefinition[]) => Promise<number[] | null>;
+
 export interface TurnRedaction {
   redactor: Redactor;
   /**
-   * The served model's prompt ids for these messages; absent or null without its tokenizer
-   * (a remote engine's model the gateway has no folder for).
+   * The served model's tokenizer and chat template, when the gateway has its folder: checked
+   * against the sampled ids (rendering the original messages must give them back) before use.
    */
-  renderPrompt?: (messages: ChatMessage[], tools: ToolDefinition[]) => Promise<number[] | null>;
+  renderPrompt?: PromptTokenizer;
+  /**
+   * The serving engine itself (a one-token generation that reports the prompt's ids): used when
+   * the local rendering is absent or does not give back the sampled ids. It renders as it did for
+   * the turn, so its ids need no check.
+   */
+  engineTokenize?: PromptTokenizer;
   /** Told how much each recorded turn lost, by kind (never the text). */
   onRedacted?: (turnId: string, tally: RedactionTally) => void;
 }
@@ -37,10 +47,14 @@ function sameIds(left: readonly number[], right: readonly number[]): boolean {
 
 /** The prompt ids for redacted messages, or null when they cannot be known to match what was sampled. */
 async function rerenderedPrompt(redaction: TurnRedaction, turn: NewTurn, redacted: ChatMessage[]): Promise<number[] | null> {
-  if (redaction.renderPrompt === undefined) return null;
-  const original = await redaction.renderPrompt(turn.messages, turn.tools);
-  if (original === null || !sameIds(original, turn.promptTokenIds)) return null;
-  return redaction.renderPrompt(redacted, turn.tools);
+  // An engine without exact ids gave none to replace.
+  if (turn.promptTokenIds.length === 0) return null;
+  if (redaction.renderPrompt !== undefined) {
+    const original = await redaction.renderPrompt(turn.messages, turn.tools);
+    if (original !== null && sameIds(original, turn.promptTokenIds)) return redaction.renderPrompt(redacted, turn.tools);
+  }
+  const ids = (await redaction.engineTokenize?.(redacted, turn.tools)) ?? null;
+  return ids === null || ids.length === 0 ? null : ids;
 }
 
 /** The turn as it is kept: redacted text, ids that match it, trainable only if its ids are still the model's. */

@@ -78,7 +78,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
   }
   const sampling = await resolveSamplingDefaults({ ...configuration, temperatureScoring: engine.capabilities.temperatureScoring });
   const renderer = createLazyChatRenderer(configuration.model, logger);
-  const redaction = createTurnRedaction(configuration.redact, renderer, logger);
+  const redaction = createTurnRedaction(configuration.redact, { renderer, engine }, logger);
   const context = {
     engine,
     // Everything the gateway keeps goes through the redactor first (--redact).
