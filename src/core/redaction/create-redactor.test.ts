@@ -66,6 +66,15 @@ describe('createRedactor', () => {
     expect(redacted(once)).toBe(once);
   });
 
+  it('remembers long texts, as an agent resends its conversation every turn', () => {
+    const history = `${'The agent read the file and ran the tests. '.repeat(20)}mail a@b.io`;
+    const fresh = createRedactor();
+    const first = fresh.redact(history);
+    expect(first.text.endsWith('mail [REDACTED:email]')).toBe(true);
+    expect(fresh.redact(history)).toBe(first);
+    expect(fresh.redact('short a@b.io')).not.toBe(fresh.redact('short a@b.io'));
+  });
+
   it('follows a spec: patterns added (and winning), detectors and kinds removed, texts allowed', () => {
     const custom = createRedactor(
       redactionSpecSchema.parse({

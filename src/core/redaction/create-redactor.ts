@@ -7,7 +7,7 @@
  * @example
  * createRedactor().redact('mail bob@corp.io').text // 'mail [REDACTED:email]'
  */
-import { assignmentDetector, defaultDetectors, type RedactionDetector } from './redaction-detectors.js';
+import { assignmentDetector, defaultDetectors, runStartBefore, stickyMatchBetween, type RedactionDetector } from './redaction-detectors.js';
 import { defaultRedactionSpec, type RedactionSpec } from './redaction-spec.js';
 
 /** A redacted stretch of the input: offsets in UTF-16 code units of the original text. */
@@ -37,19 +37,38 @@ export function placeholderOf(kind: string): string {
   return `[REDACTED:${kind}]`;
 }
 
+/** Texts at least this long are remembered with their redaction (shorter ones cost less to redact than to look up). */
+const rememberedFrom = 512;
+/** How many long texts are remembered, least recently used forgotten first. */
+const rememberedTexts = 256;
+
 interface RankedSpan extends RedactionSpan {
   rank: number;
 }
 
-function matchesOf(detector: RedactionDetector, text: string, rank: number): RankedSpan[] {
-  const spans: RankedSpan[] = [];
-  const pattern = detector.pattern;
+/** Each match of a detector: at every position, or (anchored) just before each occurrence of its anchor. */
+function* rawMatchesOf(detector: RedactionDetector, text: string): Generator<RegExpExecArray> {
+  const { pattern, anchor } = detector;
+  if (anchor !== undefined) {
+    let resumeAt = 0;
+    for (let at = text.indexOf(anchor.text); at !== -1; at = text.indexOf(anchor.text, Math.max(at + 1, resumeAt))) {
+      const match = stickyMatchBetween(pattern, text, runStartBefore(text, at, anchor.back, anchor.maxBack, resumeAt), at);
+      if (match === null) continue;
+      resumeAt = match.index + Math.max(1, match[0].length);
+      yield match;
+    }
+    return;
+  }
   pattern.lastIndex = 0;
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
-    if (match[0].length === 0) {
-      pattern.lastIndex += 1;
-      continue;
-    }
+    if (match[0].length === 0) pattern.lastIndex += 1;
+    else yield match;
+  }
+}
+
+function matchesOf(detector: RedactionDetector, text: string, rank: number): RankedSpan[] {
+  const spans: RankedSpan[] = [];
+  for (const match of rawMatchesOf(detector, text)) {
     const range = match.indices?.[detector.group];
     const secret = match[detector.group];
     if (range === undefined || secret === undefined || secret.length === 0) continue;
@@ -82,7 +101,26 @@ export function createRedactor(spec: RedactionSpec = defaultRedactionSpec): Reda
   const allowed = new Set(spec.allow);
   const detectorIds = [...ordered.map((detector) => detector.id), ...(assignmentsOn ? [assignmentDetector.id] : []), ...afterAssignments.map((detector) => detector.id)];
 
+  // An agent resends its whole conversation every turn (a 40 KB system prompt, every earlier tool
+  // result): the long texts seen lately are remembered, so a turn costs the redaction of its new
+  // messages only. Results are never mutated by callers, so they are shared.
+  const recent = new Map<string, RedactionResult>();
+
   function redact(text: string): RedactionResult {
+    if (text.length < rememberedFrom) return redactNow(text);
+    const remembered = recent.get(text);
+    if (remembered !== undefined) {
+      recent.delete(text);
+      recent.set(text, remembered);
+      return remembered;
+    }
+    const result = redactNow(text);
+    recent.set(text, result);
+    if (recent.size > rememberedTexts) recent.delete(recent.keys().next().value ?? '');
+    return result;
+  }
+
+  function redactNow(text: string): RedactionResult {
     if (text.length === 0) return { text, spans: [] };
     const candidates: RankedSpan[] = [];
     ordered.forEach((detector, rank) => candidates.push(...matchesOf(detector, text, rank)));

@@ -22,16 +22,40 @@ export interface RedactionDetector {
   group: number;
   /** Whether a match is what the detector is for, given the secret's text and the whole input. */
   accept?: (secret: string, text: string, start: number) => boolean;
+  /**
+   * A text every match holds (`@` of an email): the pattern (then sticky, `dy`) is tried only just
+   * before each occurrence, from as far back as `back` characters run (at most `maxBack`), instead
+   * of at every position of a 50 KB prompt.
+   */
+  anchor?: { text: string; back: RegExp; maxBack: number };
 }
 
-function detector(id: string, kind: RedactionKind, source: string, options: { group?: number; flags?: string; accept?: RedactionDetector['accept'] } = {}): RedactionDetector {
+function detector(id: string, kind: RedactionKind, source: string, options: { group?: number; flags?: string; accept?: RedactionDetector['accept']; anchor?: RedactionDetector['anchor'] } = {}): RedactionDetector {
   return {
     id,
     kind,
-    pattern: new RegExp(source, `dg${options.flags ?? ''}`),
+    pattern: new RegExp(source, `${options.anchor === undefined ? 'dg' : 'dy'}${options.flags ?? ''}`),
     group: options.group ?? 0,
     ...(options.accept === undefined ? {} : { accept: options.accept }),
+    ...(options.anchor === undefined ? {} : { anchor: options.anchor }),
   };
+}
+
+/** Where a sticky pattern matches first, trying each start from `from` to `to`; null when none does. */
+export function stickyMatchBetween(pattern: RegExp, text: string, from: number, to: number): RegExpExecArray | null {
+  for (let start = from; start <= to; start += 1) {
+    pattern.lastIndex = start;
+    const match = pattern.exec(text);
+    if (match !== null) return match;
+  }
+  return null;
+}
+
+/** How far back from `at` characters matching `back` run, stopping at `floor` or after `maxBack`. */
+export function runStartBefore(text: string, at: number, back: RegExp, maxBack: number, floor = 0): number {
+  let start = at;
+  while (start > floor && at - start < maxBack && back.test(text.charAt(start - 1))) start -= 1;
+  return start;
 }
 
 /** Token edges: no word character (or key alphabet's `-`) runs on before or after. */
@@ -110,7 +134,10 @@ export const assignmentDetectorId = 'secret-assignment';
 
 /** `NAME=value`, `NAME: value`, `"name": "value"` (also JSON-escaped, inside a tool result's string), `--name value`, `name => 'value'`; the value is group 3 (quoted) or 4. */
 const assignment = String.raw`(?<![A-Za-z0-9_])([A-Za-z][A-Za-z0-9_.\-]{0,60})(?:\\?["']?\s*(?:=|:|=>|:=)\s*|\s+)(?:(\\?["'\x60])((?:(?!\2)(?:[^\\\n]|\\.)){1,400})\2|([^\s"'\x60,;{}()<>\[\]\\]{1,400}))`;
-const assignmentPattern = new RegExp(assignment, 'dg');
+const assignmentPattern = new RegExp(assignment, 'dy');
+/** Where a secret-like name may be: the scan tries the assignment pattern only at names holding one of these. */
+const secretWordHint = /pass|pwd|pin|secret|token|key|auth|credential|salt|cookie|signature|session/gi;
+const nameCharacter = /[A-Za-z0-9_.\-]/;
 
 /**
  * Credentials beside a name. One pass over assignments checks the name's words, so
@@ -119,8 +146,10 @@ const assignmentPattern = new RegExp(assignment, 'dg');
  */
 function findAssignments(text: string): Array<{ start: number; end: number; kind: string; detector: string }> {
   const found: Array<{ start: number; end: number; kind: string; detector: string }> = [];
-  assignmentPattern.lastIndex = 0;
-  for (let match = assignmentPattern.exec(text); match !== null; match = assignmentPattern.exec(text)) {
+  secretWordHint.lastIndex = 0;
+  for (let hint = secretWordHint.exec(text); hint !== null; hint = secretWordHint.exec(text)) {
+    const match = stickyMatchBetween(assignmentPattern, text, runStartBefore(text, hint.index, nameCharacter, 61), hint.index);
+    if (match === null) continue;
     const name = match[1] ?? '';
     const separatorIsSpace = !/[=:]/.test(text.slice(match.index + name.length, (match.indices?.[3] ?? match.indices?.[4] ?? [0])[0]));
     const nameKind = secretNameKind(name);
@@ -134,7 +163,7 @@ function findAssignments(text: string): Array<{ start: number; end: number; kind
     }
     // Scan on from the value, which may hold assignments of its own: `a=b c=d`, and a tool result's
     // JSON text quoted inside JSON (`"content": "{\"password\": \"...\"}"`).
-    if (span !== undefined) assignmentPattern.lastIndex = span[0];
+    if (span !== undefined) secretWordHint.lastIndex = Math.max(secretWordHint.lastIndex, span[0]);
   }
   return found;
 }
@@ -145,6 +174,7 @@ const credentialShapes: RedactionDetector[] = [
   detector('jwt', 'jwt', String.raw`${before}eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}${after}`),
   detector('url-password', 'password', String.raw`\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/?#@'"]{1,128}:([^\s/@'"]{1,256})@`, {
     group: 1,
+    anchor: { text: '://', back: /[a-zA-Z0-9+.\-]/, maxBack: 21 },
     accept: (secret) => !notAValue.test(secret),
   }),
   detector('bearer-token', 'token', String.raw`\b(?:Bearer|Token)\s+([A-Za-z0-9._~+/-]{16,}=*)`, { group: 1, accept: (secret) => looksRandom(secret) }),
@@ -170,6 +200,7 @@ const phoneContext = /(?:phone|tel|mobile|cell|call|fax|whatsapp|sms|text me|rin
 /** Personal data: addresses, numbers and accounts that name or reach a person. */
 const personalData: RedactionDetector[] = [
   detector('email', 'email', String.raw`(?<![A-Za-z0-9._%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9\-]|\.[A-Za-z0-9])`, {
+    anchor: { text: '@', back: /[A-Za-z0-9._%+\-]/, maxBack: 64 },
     // `git@github.com:owner/repo.git` is an SSH login, not a mailbox.
     accept: (secret, text, start) => !(text[start + secret.length] === ':' && /^git@/i.test(secret)),
   }),
