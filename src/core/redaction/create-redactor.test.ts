@@ -36,6 +36,8 @@ describe('createRedactor', () => {
     expect(redacted('phone: 020 7946 0958')).toBe('phone: [REDACTED:phone]');
     expect(redacted('card 4111 1111 1111 1111 and 4111 1111 1111 1112')).toBe('card [REDACTED:card] and 4111 1111 1111 1112');
     expect(redacted('IBAN DE89 3704 0044 0532 0130 00')).toBe('IBAN [REDACTED:iban]');
+    // Its digits hold a Luhn-valid run with a card prefix (5330676341793): still one IBAN.
+    expect(redacted('IBAN GB94HCLD53306763417935')).toBe('IBAN [REDACTED:iban]');
     expect(redacted('from 10.0.3.17 and 2001:db8:85a3::8a2e:370:7334')).toBe('from [REDACTED:ip-address] and [REDACTED:ip-address]');
   });
 

@@ -204,7 +204,8 @@ const personalData: RedactionDetector[] = [
     // `git@github.com:owner/repo.git` is an SSH login, not a mailbox.
     accept: (secret, text, start) => !(text[start + secret.length] === ':' && /^git@/i.test(secret)),
   }),
-  detector('payment-card', 'card', String.raw`(?<![\d.\-])(?:\d[ \-]?){12,18}\d(?![\d.\-]?\d)`, {
+  // Digits glued to letters (inside an IBAN, an id) are no card: the number stands alone.
+  detector('payment-card', 'card', String.raw`(?<![\w.\-])(?:\d[ \-]?){12,18}\d(?![\d.\-]?\d)(?![A-Za-z])`, {
     accept: (secret) => /^\d{4}([ \-]?)\d{4}\1\d{4}\1\d{1,7}$|^\d{4}([ \-]?)\d{6}\2\d{5}$|^\d{13,19}$/.test(secret) && isPaymentCardNumber(digitsOf(secret)),
   }),
   detector('iban', 'iban', String.raw`${before}[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?${after}`, { accept: (secret) => isIban(secret) }),
