@@ -38,6 +38,7 @@ describe('createRedactor', () => {
     expect(redacted('IBAN DE89 3704 0044 0532 0130 00')).toBe('IBAN [REDACTED:iban]');
     // Its digits hold a Luhn-valid run with a card prefix (5330676341793): still one IBAN.
     expect(redacted('IBAN GB94HCLD53306763417935')).toBe('IBAN [REDACTED:iban]');
+    expect(redacted('IBAN ES70 2497 9207 1202 7221 8886')).toBe('IBAN [REDACTED:iban]');
     expect(redacted('from 10.0.3.17 and 2001:db8:85a3::8a2e:370:7334')).toBe('from [REDACTED:ip-address] and [REDACTED:ip-address]');
   });
 

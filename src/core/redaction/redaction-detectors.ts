@@ -204,11 +204,12 @@ const personalData: RedactionDetector[] = [
     // `git@github.com:owner/repo.git` is an SSH login, not a mailbox.
     accept: (secret, text, start) => !(text[start + secret.length] === ':' && /^git@/i.test(secret)),
   }),
+  // Before cards: an IBAN's digits may hold a Luhn-valid run with a card prefix.
+  detector('iban', 'iban', String.raw`${before}[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?${after}`, { accept: (secret) => isIban(secret) }),
   // Digits glued to letters (inside an IBAN, an id) are no card: the number stands alone.
   detector('payment-card', 'card', String.raw`(?<![\w.\-])(?:\d[ \-]?){12,18}\d(?![\d.\-]?\d)(?![A-Za-z])`, {
     accept: (secret) => /^\d{4}([ \-]?)\d{4}\1\d{4}\1\d{1,7}$|^\d{4}([ \-]?)\d{6}\2\d{5}$|^\d{13,19}$/.test(secret) && isPaymentCardNumber(digitsOf(secret)),
   }),
-  detector('iban', 'iban', String.raw`${before}[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?${after}`, { accept: (secret) => isIban(secret) }),
   detector('phone-international', 'phone', String.raw`(?<![\w+.\-/])(?:\+|00)[1-9]\d{0,2}[ .\-]?(?:\(0?\d{1,4}\)[ .\-]?)?\d{1,4}(?:[ .\-]?\d{2,4}){1,4}(?![\w.\-]?\d)`, {
     accept: (secret) => {
       const digits = digitsOf(secret).replace(/^00/, '');
