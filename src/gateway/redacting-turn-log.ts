@@ -19,6 +19,7 @@ import type { ChatMessage, ToolDefinition } from '../spec/chat.js';
 import type { NewFeedback, NewTurn } from '../spec/records.js';
 import type { Redactor } from '../core/redaction/create-redactor.js';
 import { emptyTally, redactCounted, redactMessage, redactMessages, type RedactionTally } from '../core/redaction/redact-conversation.js';
+import { overrideMethods } from '../core/override-methods.js';
 import type { GatewayStore } from './gateway-context.js';
 
 /** A way to know the served model's prompt ids for messages; null when it cannot tell. */
@@ -107,12 +108,5 @@ export function createRedactingTurnLog<Store extends GatewayStore>(store: Store,
       return store.recordFeedback({ ...feedback, text, hint });
     },
   };
-  // Every other method is the store's own, bound to it (class-based stores keep private fields).
-  return new Proxy(store, {
-    get(target, property, receiver) {
-      if (property in overrides) return overrides[property as keyof typeof overrides];
-      const value: unknown = Reflect.get(target, property, receiver);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
+  return overrideMethods(store, overrides as Partial<Store>);
 }

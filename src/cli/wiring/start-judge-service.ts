@@ -3,7 +3,10 @@
  * starts the worker that claims queued turns, judges them and builds their samples. Closing
  * aborts the turns in flight; they stay queued for the next worker.
  */
+import { createRedactor } from '../../core/redaction/create-redactor.js';
 import { createJudgeWorker } from '../../judge/create-judge-worker.js';
+import { createRedactingJudge } from '../../judge/create-redacting-judge.js';
+import { loadRedactionSpec } from '../configuration/load-redaction-spec.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';
 import type { RecordStore } from '../../spec/record-store.js';
@@ -13,6 +16,8 @@ import { createId } from './start-gateway-service.js';
 
 export interface JudgeServiceConfiguration extends JudgeConfiguration {
   method: SampleMethod;
+  /** `--redact`: what the judge's output is redacted by before it is kept or feeds a teacher prompt. */
+  redact: string;
   /** k of OPD's support set; 0 distils on the sampled token only. */
   opdSupportK: number;
 }
@@ -30,7 +35,9 @@ export function startJudgeService(
   configuration: JudgeServiceConfiguration,
   dependencies: { store: RecordStore; engine: InferenceEngine | undefined; logger: Logger },
 ): RunningJudge {
-  const judge = createJudge(configuration, dependencies.engine);
+  const spec = loadRedactionSpec(configuration.redact);
+  const plainJudge = createJudge(configuration, dependencies.engine);
+  const judge = spec === null ? plainJudge : createRedactingJudge(plainJudge, createRedactor(spec));
   const worker = createJudgeWorker({
     store: dependencies.store,
     ...(dependencies.engine === undefined ? {} : { engine: dependencies.engine }),
