@@ -52,6 +52,7 @@ describe('createRedactor', () => {
       '127.0.0.1 ::1 0.0.0.0 mask 255.255.255.0',
       'git@github.com:openai/openai-node.git and std::vector',
       'max_tokens: 1024, token_type: "Bearer", sk-learn-compatible',
+      'apiKey: gateway.shape.apiKey, key: replyKeyOf, password: Partial<Options>, pass = getPassword(), secret: 39.9',
     ].join('\n');
     expect(redacted(text)).toBe(text);
   });

@@ -122,6 +122,15 @@ export function secretNameKind(name: string): 'password' | 'secret' | null {
 /** Values that are no secret: empty, booleans, placeholders, references to the environment, already redacted. */
 const notAValue = /^(?:|true|false|null|none|nil|undefined|yes|no|on|off|required|optional|string|number|boolean|\*+|x+|\.\.\.+|<[^>]*>|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^}]*\}\}|%\([^)]*\)s|(?:process\.env|os\.environ|env)\b.*|\[REDACTED:[^\]]*\].*)$/i;
 
+/**
+ * Unquoted values that are code, not data: a member chain (`gateway.shape.apiKey`), a camelCase
+ * name (`replyKeyOf`), a decimal (`39.9`), or a name called or typed (`getPassword(`, `Partial<`).
+ * Agents read code all day; a quoted value is a literal and gets no such pass.
+ */
+function isCode(value: string, next: string): boolean {
+  return next === '(' || next === '<' || /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(value) || /^[a-z]+(?:[A-Z][a-z0-9]*)+$/.test(value) || /^\d+\.\d+$/.test(value);
+}
+
 /** Whether a value beside a name of this kind is the secret. A password is anything set; a key or token must look generated. */
 function isSecretValue(nameKind: 'password' | 'secret', value: string): boolean {
   if (notAValue.test(value)) return false;
@@ -158,7 +167,8 @@ function findAssignments(text: string): Array<{ start: number; end: number; kind
     const span = match.indices?.[valueGroup];
     // Names joined to a value by a space alone count only as flags (`--password x`, `-p x` is too short to tell).
     const spaced = separatorIsSpace && !text.slice(Math.max(0, match.index - 2), match.index).endsWith('--');
-    if (nameKind !== null && span !== undefined && !spaced && isSecretValue(nameKind, value.replace(/\\$/, ''))) {
+    const code = valueGroup === 4 && span !== undefined && isCode(value, text.charAt(span[1]));
+    if (nameKind !== null && span !== undefined && !spaced && !code && isSecretValue(nameKind, value.replace(/\\$/, ''))) {
       found.push({ start: span[0], end: value.endsWith('\\') ? span[1] - 1 : span[1], kind: nameKind, detector: assignmentDetectorId });
     }
     // Scan on from the value, which may hold assignments of its own: `a=b c=d`, and a tool result's
