@@ -161,6 +161,7 @@ export const lookAlikeMakers: Record<string, (random: SeededRandom) => string> =
   macAddress: (random) => Array.from({ length: 6 }, () => characters(random, hex, 2)).join(':'),
   envReference: (random) => random.pick(['${OPENAI_API_KEY}', environmentRead('STRIPE_SECRET_KEY'), "os.environ['DB_PASSWORD']", '<your-api-key>', '$GITHUB_TOKEN', '{{ secrets.NPM_TOKEN }}', '********', 'xxxxxxxx']),
   base64Blob: (random) => characters(random, base64, random.integer(60, 120)),
+  codeReference: (random) => random.pick(['options.apiKey', 'config.auth.token', 'settings.secretKey', 'readSecret(name)', 'this.sessionToken', 'getPassword()', 'clientSecretFor(tenant)']),
   hexColor: (random) => `#${characters(random, hex, 6)}`,
   podName: (random) => `api-${characters(random, hex, 9)}-${characters(random, lower + digits, 5)}`,
   sshLogin: (random) => `git@github.com:${random.pick(lastNames)}/${random.pick(words)}.git`,

@@ -109,7 +109,7 @@ const shapes: Record<string, Shape> = {
     writer.write("import OpenAI from 'openai';\nconst client = new OpenAI({ apiKey: '").secret('openai').write("' });\nconst backup = new OpenAI({ apiKey: ").lookAlike('envReference', environmentRead('OPENAI_API_KEY')).write(' });\n');
     writer.write('const stripe = require("stripe")("').secret('stripe').write('");\n// pinned to ').lookAlike('semver').write(', see ').lookAlike('gitHash').write('\n');
     writer.write('const colors = ["').lookAlike('hexColor').write('", "').lookAlike('hexColor').write(`"];\nstd_include("`).lookAlike('cppScope').write('");\nconst hf = "').secret(random.pick(['huggingface', 'google']))
-      .write('";\nconst integrity = "').lookAlike('integrity').write('";\n');
+      .write('";\nconst integrity = "').lookAlike('integrity').write('";\nconst options = { apiKey: ').lookAlike('codeReference').write(', password: ').lookAlike('codeReference').write(' };\n');
   },
   'private-key-file': (writer) => {
     writer.write('$ cat ~/.ssh/id_deploy\n').secret('privateKey').write('\n$ ls -la ~/.ssh\n-rw------- 1 dev dev 2602 ').lookAlike('date').write(' id_deploy\n');
