@@ -225,7 +225,7 @@ export const commandSchemas = {
   gateway: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape }),
   judge: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...learning.shape, ...recipeSettings.shape, redact: gateway.shape.redact }),
   trainer: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.pick({ model: true, servedModelName: true, tinkerUrl: true, tinkerBaseModel: true }).shape, ...trainer.omit({ noTrain: true }).shape, ...recipeSettings.shape }),
-  rejudge: z.object({ ...files.shape, ...storage.pick({ data: true, store: true, storeUrl: true }).shape, ...engine.shape, ...judge.shape, ...learning.pick({ method: true }).shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape }),
+  rejudge: z.object({ ...files.shape, ...storage.pick({ data: true, store: true, storeUrl: true }).shape, ...engine.shape, ...judge.shape, ...learning.pick({ method: true }).shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape, redact: gateway.shape.redact }),
   client: z.object({ ...files.pick({ config: true }).shape, ...client.shape, adminKey: gateway.shape.adminKey }),
   evalJudge: z.object({ ...files.shape, ...engine.shape, ...judge.shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape }),
   manager: z.object({

@@ -3,15 +3,13 @@
  * starts the worker that claims queued turns, judges them and builds their samples. Closing
  * aborts the turns in flight; they stay queued for the next worker.
  */
-import { createRedactor } from '../../core/redaction/create-redactor.js';
 import { createJudgeWorker } from '../../judge/create-judge-worker.js';
-import { createRedactingJudge } from '../../judge/create-redacting-judge.js';
-import { loadRedactionSpec } from '../configuration/load-redaction-spec.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';
 import type { RecordStore } from '../../spec/record-store.js';
 import type { SampleMethod } from '../../spec/records.js';
-import { createJudge, type JudgeConfiguration } from './create-judge.js';
+import type { JudgeConfiguration } from './create-judge.js';
+import { createJudgeWithRedaction } from './create-judge-with-redaction.js';
 import { createId } from './start-gateway-service.js';
 
 export interface JudgeServiceConfiguration extends JudgeConfiguration {
@@ -35,9 +33,7 @@ export function startJudgeService(
   configuration: JudgeServiceConfiguration,
   dependencies: { store: RecordStore; engine: InferenceEngine | undefined; logger: Logger },
 ): RunningJudge {
-  const spec = loadRedactionSpec(configuration.redact);
-  const plainJudge = createJudge(configuration, dependencies.engine);
-  const judge = spec === null ? plainJudge : createRedactingJudge(plainJudge, createRedactor(spec));
+  const judge = createJudgeWithRedaction(configuration, dependencies.engine);
   const worker = createJudgeWorker({
     store: dependencies.store,
     ...(dependencies.engine === undefined ? {} : { engine: dependencies.engine }),
