@@ -18,7 +18,7 @@
 import type { ChatMessage, ToolDefinition } from '../spec/chat.js';
 import type { NewFeedback, NewTurn } from '../spec/records.js';
 import type { Redactor } from '../core/redaction/create-redactor.js';
-import { emptyTally, redactCounted, redactMessage, redactMessages, type RedactionTally } from '../core/redaction/redact-conversation.js';
+import { addTally, emptyTally, redactCounted, redactMessage, redactMessages, type RedactionTally } from '../core/redaction/redact-conversation.js';
 import { overrideMethods } from '../core/override-methods.js';
 import type { GatewayStore } from './gateway-context.js';
 
@@ -66,10 +66,7 @@ export async function redactNewTurn(redaction: TurnRedaction, turn: NewTurn): Pr
   const response = redactMessage(redactor, turn.response, replyTally);
   const tally = emptyTally();
   const error = turn.error === null ? null : redactCounted(redactor, turn.error, tally);
-  tally.count += prompt.tally.count + replyTally.count;
-  for (const part of [prompt.tally, replyTally]) {
-    for (const [kind, count] of Object.entries(part.kinds)) tally.kinds[kind] = (tally.kinds[kind] ?? 0) + count;
-  }
+  addTally(addTally(tally, prompt.tally), replyTally);
   if (tally.count === 0) return { turn, tally };
   let { promptTokenIds, responseTokenIds, logprobs, trainable } = turn;
   if (prompt.tally.count > 0) {
@@ -102,9 +99,8 @@ export function createRedactingTurnLog<Store extends GatewayStore>(store: Store,
       return store.linkNextState(turnId, redactMessages(redactor, nextState).messages, at);
     },
     recordFeedback(feedback: NewFeedback) {
-      const tally = emptyTally();
-      const text = feedback.text === null ? null : redactCounted(redactor, feedback.text, tally);
-      const hint = feedback.hint === null ? null : redactCounted(redactor, feedback.hint, tally);
+      const text = feedback.text === null ? null : redactor.redact(feedback.text).text;
+      const hint = feedback.hint === null ? null : redactor.redact(feedback.hint).text;
       return store.recordFeedback({ ...feedback, text, hint });
     },
   };

@@ -71,8 +71,3 @@ export function redactMessages(redactor: Redactor, messages: readonly ChatMessag
   const tally = emptyTally();
   return { messages: messages.map((message) => redactMessage(redactor, message, tally)), tally };
 }
-
-/** Tool calls of a reply redacted (a choice's calls are recorded beside its message). */
-export function redactToolCallList(redactor: Redactor, calls: ToolCall[], tally: RedactionTally): ToolCall[] {
-  return redactToolCalls(redactor, calls, tally);
-}
