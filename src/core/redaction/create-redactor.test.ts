@@ -76,7 +76,7 @@ describe('createRedactor', () => {
     const first = fresh.redact(history);
     expect(first.text.endsWith('mail [REDACTED:email]')).toBe(true);
     expect(fresh.redact(history)).toBe(first);
-    expect(fresh.redact('short a@b.io')).not.toBe(fresh.redact('short a@b.io'));
+    expect(fresh.redact('a@b.io')).not.toBe(fresh.redact('a@b.io'));
   });
 
   it('follows a spec: patterns added (and winning), detectors and kinds removed, texts allowed', () => {

@@ -38,9 +38,9 @@ export function placeholderOf(kind: string): string {
 }
 
 /** Texts at least this long are remembered with their redaction (shorter ones cost less to redact than to look up). */
-const rememberedFrom = 512;
-/** How many long texts are remembered, least recently used forgotten first. */
-const rememberedTexts = 256;
+const rememberedFrom = 64;
+/** How many characters of text are remembered in all (about 16 MiB), least recently used forgotten first. */
+const rememberedCharacters = 8 * 1024 * 1024;
 
 interface RankedSpan extends RedactionSpan {
   rank: number;
@@ -101,10 +101,11 @@ export function createRedactor(spec: RedactionSpec = defaultRedactionSpec): Reda
   const allowed = new Set(spec.allow);
   const detectorIds = [...ordered.map((detector) => detector.id), ...(assignmentsOn ? [assignmentDetector.id] : []), ...afterAssignments.map((detector) => detector.id)];
 
-  // An agent resends its whole conversation every turn (a 40 KB system prompt, every earlier tool
-  // result): the long texts seen lately are remembered, so a turn costs the redaction of its new
+  // An agent resends its whole conversation every turn (a 40 KB system prompt, every earlier
+  // message): the texts seen lately are remembered, so a turn costs the redaction of its new
   // messages only. Results are never mutated by callers, so they are shared.
   const recent = new Map<string, RedactionResult>();
+  let recentCharacters = 0;
 
   function redact(text: string): RedactionResult {
     if (text.length < rememberedFrom) return redactNow(text);
@@ -116,7 +117,12 @@ export function createRedactor(spec: RedactionSpec = defaultRedactionSpec): Reda
     }
     const result = redactNow(text);
     recent.set(text, result);
-    if (recent.size > rememberedTexts) recent.delete(recent.keys().next().value ?? '');
+    recentCharacters += text.length;
+    for (const oldest of recent.keys()) {
+      if (recentCharacters <= rememberedCharacters) break;
+      recent.delete(oldest);
+      recentCharacters -= oldest.length;
+    }
     return result;
   }
 
