@@ -25,6 +25,8 @@ import { runBenchCommand } from './commands/bench-command.js';
 import { runPretrainTinyCommand } from './commands/pretrain-tiny-command.js';
 import { runRejudgeCommand } from './commands/rejudge-command.js';
 import { runSamplesExportCommand } from './commands/samples-export-command.js';
+import { readStandardInput, redactWithRules, runEvalRedaction } from './commands/redact-command.js';
+import { formatRedactionMeasurement } from '../lab/redaction/measure-redaction.js';
 import { resolveServerUrl } from './commands/resolve-server-url.js';
 import { activatePolicy, formatPolicies, listPolicies } from './commands/policy-command.js';
 import { formatReceipt, requestErasure, type DataDeleteOptions } from './commands/data-command.js';
@@ -229,6 +231,18 @@ addOptions(program.command('samples').description('training samples').command('e
     }
   });
 
+addOptions(program.command('redact').description('redact stdin to stdout by the rules the server keeps turns by (--json: the spans, their kinds and offsets; docs/operations.md)'), commandSchemas.redact).action(
+  async (_options: unknown, command: Command) => {
+    try {
+      const configuration = configurationOf(command, commandSchemas.redact, undefined);
+      const result = redactWithRules(await readStandardInput(), configuration.redact);
+      process.stdout.write(configuration.json ? `${JSON.stringify(result)}\n` : result.text);
+    } catch (error) {
+      fail(error);
+    }
+  },
+);
+
 const evalCommand = program.command('eval').description('experiments and measurements: the personalization experiment, the judge on held-out next states');
 addExperimentOptions(
   addOptions(
@@ -314,6 +328,22 @@ evalCommand
     try {
       const result = await runGateTrialsCommand(options);
       process.stdout.write(`${options.json === true ? JSON.stringify(result, null, 2) : formatGateTrials(result)}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+addOptions(
+  evalCommand.command('redaction').description('the redaction rules (--redact) on the labelled corpus the project generates: recall on planted secrets and personal data, false positives on look-alikes (docs/operations.md)'),
+  commandSchemas.redact,
+)
+  .option('--documents <n>', 'documents in the corpus', '1100')
+  .option('--seed <n>', 'seed of the corpus', '1')
+  .action(async (options: { documents: string; seed: string }, command: Command) => {
+    try {
+      const configuration = configurationOf(command, commandSchemas.redact, undefined);
+      const result = runEvalRedaction(configuration.redact, Number(options.documents), options.seed);
+      process.stdout.write(`${configuration.json ? JSON.stringify(result, null, 2) : formatRedactionMeasurement(result)}\n`);
     } catch (error) {
       fail(error);
     }

@@ -61,7 +61,7 @@ export interface TurnRecorder {
 }
 
 /** One token at temperature 0: the least engine work that reports the rendered prompt. */
-const countingSampling = { temperature: 0, topP: 1, stop: [], n: 1, topLogprobs: 0, maxTokens: 1 };
+export const countingSampling = { temperature: 0, topP: 1, stop: [], n: 1, topLogprobs: 0, maxTokens: 1 };
 
 /**
  * A forced tool call or structured output the engine cannot enforce is refused, never answered in

@@ -9,12 +9,15 @@ import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';
 import type { SampleMethod } from '../../spec/records.js';
-import { createJudge, type JudgeConfiguration } from '../wiring/create-judge.js';
+import type { JudgeConfiguration } from '../wiring/create-judge.js';
+import { createJudgeWithRedaction } from '../wiring/create-judge-with-redaction.js';
 import { createInferenceEngine, type EngineConfiguration } from '../wiring/create-inference-engine.js';
 import { openRecordStore, type StoreConfiguration } from '../wiring/open-record-store.js';
 
 export interface RejudgeConfiguration extends JudgeConfiguration, StoreConfiguration, EngineConfiguration {
   method: SampleMethod;
+  /** `--redact`: the judge's output is redacted by it before it is kept. */
+  redact: string;
   /** Epoch milliseconds or any date `Date.parse` reads; undefined for every turn. */
   since: string | undefined;
   force: boolean;
@@ -36,7 +39,7 @@ export async function runRejudgeCommand(configuration: RejudgeConfiguration, log
   // Re-judging reads what a server recorded: a --data folder without a store is a mistake, not an empty store.
   const store = await openRecordStore(configuration, { existing: true });
   try {
-    const judge = createJudge(configuration, engine);
+    const judge = createJudgeWithRedaction(configuration, engine);
     logger.info('re-judging stored turns', { judge: judge.judgeId, judgeModel: judge.judgeModel, promptVersion: judge.promptVersion });
     return await rejudgeTurns({
       store,

@@ -123,6 +123,10 @@ export const configurationSections = {
     pinSessions: option(z.boolean().default(false), { flag: '--pin-sessions', description: 'a session keeps the policy version it started with until it ends' }),
     retainDays: option(positive().optional(), { flag: '--retain-days <n>', description: 'erase turns older than n days, with everything derived from them, on a schedule (default: keep them)' }),
     onDelete: option(z.enum(onDeleteActions).default('mark'), { flag: '--on-delete <action>', description: 'what an erasure does to the versions its samples trained: mark | retire (serve the newest untouched version) | retrain (retire, then train again on the samples that remain)' }),
+    redact: option(z.string().min(1).default('default'), {
+      flag: '--redact <rules>',
+      description: 'what is redacted before a turn, next state or feedback is kept: off | default (keys, tokens, passwords, emails, phones, cards, IBANs, IPs) | a redaction spec file (JSON; docs/operations.md)',
+    }),
     resultsDir: option(z.string().min(1).optional(), { flag: '--results-dir <dir>', description: 'folder of `eval personalize` and `rollout` results (their --out) the dashboard\'s Experiments page charts' }),
   }),
   judge: z.object({
@@ -248,9 +252,9 @@ const managerJudge = z.enum(['verifier', 'rules', 'openai']).default('verifier')
 export const commandSchemas = {
   serve: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape, ...judge.shape, ...learning.shape, ...trainer.shape, ...versions.shape, ...recipeSettings.shape }),
   gateway: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape }),
-  judge: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...learning.shape, ...versions.pick({ gate: true, heldOutShare: true }).shape, ...recipeSettings.shape }),
+  judge: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...learning.shape, ...versions.pick({ gate: true, heldOutShare: true }).shape, ...recipeSettings.shape, redact: gateway.shape.redact }),
   trainer: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.pick({ model: true, servedModelName: true, tinkerUrl: true, tinkerBaseModel: true }).shape, ...trainer.omit({ noTrain: true }).shape, ...recipeSettings.shape }),
-  rejudge: z.object({ ...files.shape, ...storage.pick({ data: true, store: true, storeUrl: true }).shape, ...engine.shape, ...judge.shape, ...learning.pick({ method: true }).shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape }),
+  rejudge: z.object({ ...files.shape, ...storage.pick({ data: true, store: true, storeUrl: true }).shape, ...engine.shape, ...judge.shape, ...learning.pick({ method: true }).shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape, redact: gateway.shape.redact }),
   client: z.object({ ...files.pick({ config: true }).shape, ...client.shape, adminKey: gateway.shape.adminKey }),
   evalJudge: z.object({ ...files.shape, ...engine.shape, ...judge.shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape }),
   manager: z.object({
@@ -270,5 +274,6 @@ export const commandSchemas = {
     ...gateway.pick({ apiKey: true, adminKey: true, maxTokens: true, temperature: true }).shape,
   }),
   samplesExport: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, json: client.shape.json }),
+  redact: z.object({ ...files.pick({ config: true }).shape, redact: gateway.shape.redact, json: client.shape.json }),
 };
 export type CommandName = keyof typeof commandSchemas;

@@ -18,6 +18,7 @@ const commandNames: Record<keyof typeof commandSchemas, string> = {
   manager: 'manager',
   worker: 'worker',
   samplesExport: 'samples export',
+  redact: 'redact, eval redaction',
 };
 
 function cell(text: string): string {

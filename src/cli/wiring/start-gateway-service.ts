@@ -26,7 +26,9 @@ import type { z } from 'zod';
 import { configurationSections } from '../configuration/configuration-schema.js';
 import type { Resolved } from '../configuration/configuration.js';
 import { servedModelNamesOf, type EngineConfiguration } from './create-inference-engine.js';
-import { createTokenDecoder } from './create-token-decoder.js';
+import { createLazyChatRenderer, createTokenDecoder } from './create-token-decoder.js';
+import { createTurnRedaction } from './create-turn-redaction.js';
+import { createRedactingTurnLog } from '../../gateway/redacting-turn-log.js';
 import { describeListenError } from './describe-listen-error.js';
 import { resolveSamplingDefaults } from '../configuration/sampling-defaults.js';
 
@@ -111,10 +113,13 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     now,
     logger,
   });
+  const renderer = createLazyChatRenderer(configuration.model, logger);
+  const redaction = createTurnRedaction(configuration.redact, { renderer, engine }, logger);
   const context = {
     engine,
     eraser,
-    store,
+    // Everything the gateway keeps goes through the redactor first (--redact); erasure reads and deletes the store itself.
+    store: redaction === null ? store : createRedactingTurnLog(store, redaction),
     authenticator,
     metrics: createGatewayMetrics({ collectProcessMetrics: true }),
     logger,
@@ -131,7 +136,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     pinSessions: configuration.pinSessions,
     consentDefaults,
     ...(dependencies.policyRouting === undefined ? {} : { policyRouting: dependencies.policyRouting }),
-    decodeTokens: createTokenDecoder(configuration.model, logger),
+    decodeTokens: createTokenDecoder(renderer),
     ...(configuration.resultsDir === undefined ? {} : { experiments: createExperimentChartsReader(configuration.resultsDir) }),
     ...dashboardAssetsOf(logger),
   };

@@ -8,11 +8,14 @@ import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';
 import type { RecordStore } from '../../spec/record-store.js';
 import type { SampleMethod } from '../../spec/records.js';
-import { createJudge, type JudgeConfiguration } from './create-judge.js';
+import type { JudgeConfiguration } from './create-judge.js';
+import { createJudgeWithRedaction } from './create-judge-with-redaction.js';
 import { createId } from './start-gateway-service.js';
 
 export interface JudgeServiceConfiguration extends JudgeConfiguration {
   method: SampleMethod;
+  /** `--redact`: what the judge's output is redacted by before it is kept or feeds a teacher prompt. */
+  redact: string;
   /** k of OPD's support set; 0 distils on the sampled token only. */
   opdSupportK: number;
   /** With `replay`, the `heldOutShare` of sessions is judged but never trained on (the replay gate's evaluation set). */
@@ -38,7 +41,7 @@ export function startJudgeService(
   configuration: JudgeServiceConfiguration,
   dependencies: { store: RecordStore; engine: InferenceEngine | undefined; logger: Logger },
 ): RunningJudge {
-  const judge = createJudge(configuration, dependencies.engine);
+  const judge = createJudgeWithRedaction(configuration, dependencies.engine);
   const worker = createJudgeWorker({
     store: dependencies.store,
     ...(dependencies.engine === undefined ? {} : { engine: dependencies.engine }),

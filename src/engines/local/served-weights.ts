@@ -42,7 +42,7 @@ export interface ServedWeights {
   onVersion<Result>(version: PolicyVersion | undefined, work: (version: PolicyVersion, serving: ServingModel) => Promise<Result>): Promise<Result>;
   /**
    * Keeps `artifact` for requests that name its version (the gate's and the canary's candidate)
-   * without serving it to the rest: a request for it loads its adapter on demand, as any version.
+   * without serving it to the rest: a request for it loads its adapter on demand, like every other version.
    */
   stage(artifact: PolicyArtifact): void;
   /** Makes `artifact` the active version; nothing may be running. */
