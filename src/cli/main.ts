@@ -128,9 +128,10 @@ program
   .option('--layers <n>', 'decoder layers (default 4); with --from, grow that model to this depth by block expansion', Number)
   .option('--hint-share <fraction>', 'share of tutoring examples whose user message carries a style hint, 0-1 (default 0.5)', Number)
   .option('--broken-reply-share <fraction>', 'share of judge examples on broken replies (cut off, looping, off-task), 0-1 (default 0)', Number)
+  .option('--agent-prompt-share <fraction>', 'share of tutoring examples asked inside an agent-shaped prompt (a system prompt\'s head, context blocks, the question), 0-1 (default 0)', Number)
   .option('--tiny', 'a toy shape and recipe that finishes in seconds (smoke test)')
   .option('--json', 'print the run summary as JSON')
-  .action(async (options: { out: string; resume?: boolean; from?: string; seed?: string; learningRate?: number; steps?: number; maxMinutes?: number; judgeShare?: number; hintShare?: number; brokenReplyShare?: number; layers?: number; tiny?: boolean; json?: boolean }) => {
+  .action(async (options: { out: string; resume?: boolean; from?: string; seed?: string; learningRate?: number; steps?: number; maxMinutes?: number; judgeShare?: number; hintShare?: number; brokenReplyShare?: number; agentPromptShare?: number; layers?: number; tiny?: boolean; json?: boolean }) => {
     try {
       const summary = await runPretrainTinyCommand({
         out: options.out,
@@ -144,6 +145,7 @@ program
         ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
         ...(options.hintShare === undefined ? {} : { hintShare: options.hintShare }),
         ...(options.brokenReplyShare === undefined ? {} : { brokenReplyShare: options.brokenReplyShare }),
+        ...(options.agentPromptShare === undefined ? {} : { agentPromptShare: options.agentPromptShare }),
         ...(options.layers === undefined ? {} : { layers: options.layers }),
       });
       if (options.json === true) process.stdout.write(`${JSON.stringify(summary)}\n`);
