@@ -33,6 +33,8 @@ import { runUntilSignal } from './commands/run-until-signal.js';
 import { formatRolloutResult, rolloutHelp, rolloutSchema, runRolloutCommand, type RolloutCommandOptions } from './commands/rollout-command.js';
 import { runEvalJudgeCommand, type EvalJudgeOptions } from './commands/eval-judge-command.js';
 import { formatJudgeHeldoutResult } from '../lab/measure/measure-judge-heldout.js';
+import { runEvalAgentPromptsCommand, type EvalAgentPromptsOptions } from './commands/eval-agent-prompts-command.js';
+import { formatAgentPromptsMeasurement } from '../lab/measure/measure-agent-prompts.js';
 import { defaultMaxWaitMinutes, defaultPersonalizeSessions, explicitKeysOf, formatPersonalizeResult, personalizeHelp, personalizeSchema, runPersonalizeCommand, type PersonalizeCommandOptions } from './commands/eval-command.js';
 
 /**
@@ -273,6 +275,25 @@ addOptions(
       const configuration = configurationOf(command, commandSchemas.evalJudge, logger);
       const result = await runEvalJudgeCommand(configuration, options, logger);
       process.stdout.write(`${configuration.json ? JSON.stringify(result, null, 2) : formatJudgeHeldoutResult(result)}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+evalCommand
+  .command('agent-prompts')
+  .description("the built-in model on the first requests OpenClaw, Claude Code and Codex send, with 20 held-out arithmetic questions as the user's message, fitted to its window: the share of answers (not judge verdicts) and of right ones, against the same questions asked plainly (docs/builtin-model.md)")
+  .option('--model-dir <dir>', 'the model folder to measure (default: models/builtin-tiny)')
+  .option('--questions <n>', 'held-out arithmetic questions (default 20)')
+  .option('--samples <n>', 'replies per question and prompt (default 1)')
+  .option('--temperature <t>', 'sampling temperature (default 1)')
+  .option('--clients <list>', 'comma-separated: openclaw, claude-code, codex (default: all three)')
+  .option('--out <dir>', 'also write agent-prompts.json and agent-prompts.txt there')
+  .option('--json', 'print the measurement as JSON')
+  .action(async (options: EvalAgentPromptsOptions & { json?: boolean }) => {
+    try {
+      const result = await runEvalAgentPromptsCommand(options, (line) => process.stderr.write(`eval agent-prompts: ${line}\n`));
+      process.stdout.write(`${options.json === true ? JSON.stringify(result, null, 2) : formatAgentPromptsMeasurement(result)}\n`);
     } catch (error) {
       fail(error);
     }
