@@ -10,10 +10,9 @@ describe('agentShapedPrompt', () => {
       const messages = agentShapedPrompt(createSeededRandom(deriveSeed('agent', index)), question);
       expect(messages).toEqual(agentShapedPrompt(createSeededRandom(deriveSeed('agent', index)), question));
       const systems = messages.filter((message) => message.role === 'system');
-      expect(systems.length).toBeGreaterThanOrEqual(1);
-      expect(messages.slice(0, systems.length).every((message) => message.role === 'system')).toBe(true);
+      expect(messages[0]?.role).toBe('system');
       // What the fitting leaves of a system prompt: a head of a few hundred characters.
-      expect(systems.reduce((sum, message) => sum + message.content.length, 0)).toBeLessThanOrEqual(700);
+      expect(systems.reduce((sum, message) => sum + message.content.length, 0)).toBeLessThanOrEqual(1050);
       expect(messages.filter((message) => message.role === 'user' && message.content.includes(question))).toHaveLength(1);
     }
   });

@@ -141,7 +141,8 @@ function contextBlock(random: SeededRandom): string {
  * The fitted prompt an agent would send for `question`: system heads, then one of the shapes
  * clients use (the question alone; context blocks before it in the same message; a timestamp and
  * a runtime line around it; a context-only message after it; context in a message of its own
- * before it). The last shape matters: an agent's last message need not be the question.
+ * before it; a system message after it). The last shapes matter: an agent's last message need not
+ * be the question.
  */
 export function agentShapedPrompt(random: SeededRandom, question: string): ChatMessage[] {
   const systemCount = random.weighted([[1, 0.7], [2, 0.2], [3, 0.1]] as const);
@@ -149,7 +150,7 @@ export function agentShapedPrompt(random: SeededRandom, question: string): ChatM
     role: 'system' as const,
     content: headOf(random, index === 0 ? systemPrompt(random) : `${random.pick(appendices)}\n${random.shuffle(ruleLines).join('\n')}`, systemCount),
   }));
-  const shape = random.pick(['alone', 'context-before', 'timestamped', 'context-after', 'context-message'] as const);
+  const shape = random.pick(['alone', 'context-before', 'timestamped', 'context-after', 'context-message', 'system-after'] as const);
   switch (shape) {
     case 'alone':
       messages.push({ role: 'user', content: question });
@@ -171,6 +172,11 @@ export function agentShapedPrompt(random: SeededRandom, question: string): ChatM
     case 'context-message':
       messages.push({ role: 'user', content: contextBlock(random) });
       messages.push({ role: 'user', content: question });
+      break;
+    case 'system-after':
+      // Some clients send more instructions after the user's message (a list of helpers, skills).
+      messages.push({ role: 'user', content: random.chance(0.5) ? `${contextBlock(random)}\n\n${question}` : question });
+      messages.push({ role: 'system', content: headOf(random, `${random.pick(appendices)}\n${toolList(random)}\n${random.shuffle(ruleLines).join('\n')}`, 2) });
       break;
   }
   return messages;
