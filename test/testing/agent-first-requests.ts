@@ -21,10 +21,12 @@ export function scrubbed(text: string): string {
   let result = text
     .replace(/\/tmp\/clawrl-agent-home-[A-Za-z0-9]+/g, '/home/user')
     .replace(/\/tmp\/clawrl-agent-(?:workspace|bin)-[A-Za-z0-9]+/g, '/home/user/project')
-    .replace(/\/root\b/g, '/home/user')
+    // The home folder as a path, not the word (`<root>` tags, "the root cause").
+    .replace(/(?<![<\w])\/root(?=[/"'\s]|$)/gm, '/home/user')
     .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '00000000-0000-4000-8000-000000000000')
     .replace(/\b(?:sk|key|token)-[A-Za-z0-9_-]{8,}/g, 'secret-scrubbed');
-  for (const name of [hostname(), userInfo().username].filter((value) => value.length >= 4 && value !== 'user')) {
+  // Names that are also common words (root) are left: replacing them would rewrite the prompt's prose.
+  for (const name of [hostname(), userInfo().username].filter((value) => value.length >= 4 && !['user', 'root', 'admin'].includes(value))) {
     result = result.replace(new RegExp(`\\b${escaped(name)}\\b`, 'g'), 'machine');
   }
   return result;
