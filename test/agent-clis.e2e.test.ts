@@ -12,7 +12,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeVllmServer, type FakeVllmServer } from '../src/engines/testing/fake-vllm-server.js';
-import { agentEnvironment, installAgentClis, type AgentClis } from './testing/agent-clis.js';
+import { isVerdictShaped } from '../src/lab/measure/verdict-shaped-reply.js';
+import type { ChatMessage, ToolDefinition } from '../src/spec/chat.js';
+import { agentCliVersions, agentEnvironment, installAgentClis, type AgentClis } from './testing/agent-clis.js';
+import { captureAgentRequests, writeAgentFirstRequest } from './testing/agent-first-requests.js';
 import { repositoryRoot, startClawrlServer, type ClawrlServer } from './testing/start-clawrl-server.js';
 
 /** Runs a CLI with its stdin closed, as a script would (Claude Code waits for piped input otherwise). */
@@ -24,6 +27,8 @@ function run(file: string, argumentsList: string[], options: Parameters<typeof e
 
 interface TurnView {
   sessionId: string;
+  messages: ChatMessage[];
+  tools: ToolDefinition[];
   nextState: { role: string; content: string }[] | null;
   response: { content: string } | null;
 }
@@ -123,16 +128,19 @@ function writeCodexConfig(home: string, server: ClawrlServer, target: Target): v
 }
 
 const agents = [
-  { agent: 'OpenClaw (openclaw agent --local)', commands: 'openclaw agent', prepare: writeOpenClawEntry },
-  { agent: 'Claude Code (claude -p, then --continue)', commands: 'ANTHROPIC_BASE_URL', prepare: () => undefined },
-  { agent: 'Codex (codex exec, then exec resume --last)', commands: 'codex exec', prepare: writeCodexConfig },
-];
+  { agent: 'OpenClaw (openclaw agent --local)', commands: 'openclaw agent', prepare: writeOpenClawEntry, client: 'openclaw', capturedWith: `openclaw ${agentCliVersions.openclaw}` },
+  { agent: 'Claude Code (claude -p, then --continue)', commands: 'ANTHROPIC_BASE_URL', prepare: () => undefined, client: 'claude-code', capturedWith: `@anthropic-ai/claude-code ${agentCliVersions['@anthropic-ai/claude-code']}` },
+  { agent: 'Codex (codex exec, then exec resume --last)', commands: 'codex exec', prepare: writeCodexConfig, client: 'codex', capturedWith: `@openai/codex ${agentCliVersions['@openai/codex']}` },
+] as const;
+
+/** The question docs/agents.md's blocks ask first. */
+const firstQuestion = 'What is 2 + 3?';
 
 describe.each(agents.flatMap((agent) => targets.map((target) => ({ ...agent, ...target, target }))))('$agent against $name', (setUp) => {
   let server: ClawrlServer;
   beforeAll(async () => {
     server = await startClawrlServer(setUp.target.serveArguments(upstream));
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await server?.stop();
   });
@@ -142,5 +150,12 @@ describe.each(agents.flatMap((agent) => targets.map((target) => ({ ...agent, ...
     setUp.prepare(home, server, setUp.target);
     const [first, second] = await runDocumentedCommands(documentBlock('sh', setUp.commands), setUp.model, server, { HOME: home });
     await expectTwoTurnsInOneSession(server, first, second);
+    if (setUp.model !== 'builtin:tiny') return;
+    const { first: firstTurn } = await recordedSession(server);
+    if (captureAgentRequests) {
+      writeAgentFirstRequest({ client: setUp.client, capturedWith: setUp.capturedWith, question: firstQuestion, messages: firstTurn.messages, tools: firstTurn.tools });
+    }
+    // The built-in model answers the agent's user rather than judging a reply (issue 56).
+    expect(isVerdictShaped(firstTurn.response?.content ?? ''), firstTurn.response?.content).toBe(false);
   }, 400_000);
 });

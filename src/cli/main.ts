@@ -38,6 +38,8 @@ import { runEvalJudgeCommand, type EvalJudgeOptions } from './commands/eval-judg
 import { formatReplay, runEvalReplay, type EvalReplayOptions } from './commands/eval-replay-command.js';
 import { formatGateTrials, runGateTrialsCommand, type GateTrialsCommandOptions } from './commands/eval-gate-trials-command.js';
 import { formatJudgeHeldoutResult } from '../lab/measure/measure-judge-heldout.js';
+import { runEvalAgentPromptsCommand, type EvalAgentPromptsOptions } from './commands/eval-agent-prompts-command.js';
+import { formatAgentPromptsMeasurement } from '../lab/measure/measure-agent-prompts.js';
 import { defaultMaxWaitMinutes, defaultPersonalizeSessions, explicitKeysOf, formatPersonalizeResult, personalizeHelp, personalizeSchema, runPersonalizeCommand, type PersonalizeCommandOptions } from './commands/eval-command.js';
 
 /**
@@ -133,9 +135,10 @@ program
   .option('--layers <n>', 'decoder layers (default 4); with --from, grow that model to this depth by block expansion', Number)
   .option('--hint-share <fraction>', 'share of tutoring examples whose user message carries a style hint, 0-1 (default 0.5)', Number)
   .option('--broken-reply-share <fraction>', 'share of judge examples on broken replies (cut off, looping, off-task), 0-1 (default 0)', Number)
+  .option('--agent-prompt-share <fraction>', 'share of tutoring examples asked inside an agent-shaped prompt (a system prompt\'s head, context blocks, the question), 0-1 (default 0)', Number)
   .option('--tiny', 'a toy shape and recipe that finishes in seconds (smoke test)')
   .option('--json', 'print the run summary as JSON')
-  .action(async (options: { out: string; resume?: boolean; from?: string; seed?: string; learningRate?: number; steps?: number; maxMinutes?: number; judgeShare?: number; hintShare?: number; brokenReplyShare?: number; layers?: number; tiny?: boolean; json?: boolean }) => {
+  .action(async (options: { out: string; resume?: boolean; from?: string; seed?: string; learningRate?: number; steps?: number; maxMinutes?: number; judgeShare?: number; hintShare?: number; brokenReplyShare?: number; agentPromptShare?: number; layers?: number; tiny?: boolean; json?: boolean }) => {
     try {
       const summary = await runPretrainTinyCommand({
         out: options.out,
@@ -149,6 +152,7 @@ program
         ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
         ...(options.hintShare === undefined ? {} : { hintShare: options.hintShare }),
         ...(options.brokenReplyShare === undefined ? {} : { brokenReplyShare: options.brokenReplyShare }),
+        ...(options.agentPromptShare === undefined ? {} : { agentPromptShare: options.agentPromptShare }),
         ...(options.layers === undefined ? {} : { layers: options.layers }),
       });
       if (options.json === true) process.stdout.write(`${JSON.stringify(summary)}\n`);
@@ -344,6 +348,25 @@ addOptions(
       const configuration = configurationOf(command, commandSchemas.redact, undefined);
       const result = runEvalRedaction(configuration.redact, Number(options.documents), options.seed);
       process.stdout.write(`${configuration.json ? JSON.stringify(result, null, 2) : formatRedactionMeasurement(result)}\n`);
+    } catch (error) {
+      fail(error);
+    }
+  });
+
+evalCommand
+  .command('agent-prompts')
+  .description("the built-in model on the first requests OpenClaw, Claude Code and Codex send, with 20 held-out arithmetic questions as the user's message, fitted to its window: the share of answers (not judge verdicts) and of right ones, against the same questions asked plainly (docs/builtin-model.md)")
+  .option('--model-dir <dir>', 'the model folder to measure (default: models/builtin-tiny)')
+  .option('--questions <n>', 'held-out arithmetic questions (default 20)')
+  .option('--samples <n>', 'replies per question and prompt (default 1)')
+  .option('--temperature <t>', 'sampling temperature (default 1)')
+  .option('--clients <list>', 'comma-separated: openclaw, claude-code, codex (default: all three)')
+  .option('--out <dir>', 'also write agent-prompts.json and agent-prompts.txt there')
+  .option('--json', 'print the measurement as JSON')
+  .action(async (options: EvalAgentPromptsOptions & { json?: boolean }) => {
+    try {
+      const result = await runEvalAgentPromptsCommand(options, (line) => process.stderr.write(`eval agent-prompts: ${line}\n`));
+      process.stdout.write(`${options.json === true ? JSON.stringify(result, null, 2) : formatAgentPromptsMeasurement(result)}\n`);
     } catch (error) {
       fail(error);
     }

@@ -42,6 +42,15 @@ describe('fitPrompt', () => {
     expect(fitted.tokenIds.slice(-3)).toEqual(renderer.renderPrompt([{ role: 'user', content: question }], []).slice(-3));
   });
 
+  it("cuts a system message after the user's (Claude Code's agent list) to its head too, so the question stays", () => {
+    const question = 'Tom has 3 apples and buys 4 more. How many now?';
+    const messages: ChatMessage[] = [{ role: 'system', content: agentSystem }, { role: 'user', content: question }, { role: 'system', content: agentSystem }];
+    const fitted = fitPrompt(renderer, messages, tools, { limit: 512 });
+    expect(fitted.tokenIds.length).toBeLessThanOrEqual(512);
+    expect(fitted.fit).toEqual({ droppedTools: 12, shortenedSystemMessages: 2, droppedMessages: 0, shortenedLastMessage: false });
+    expect(renderer.decode(fitted.tokenIds)).toContain(question);
+  });
+
   it('keeps the newest messages, never starting on a tool result, and fits the same messages the same way', () => {
     const turns: ChatMessage[] = [{ role: 'system', content: agentSystem }];
     for (let index = 0; index < 30; index += 1) {

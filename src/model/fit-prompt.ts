@@ -6,8 +6,10 @@
  *
  * 1. The tool definitions go: their schemas are most of an agent's prompt, and a model this small
  *    calls no tools.
- * 2. Each system message keeps its head, at most `systemShare` of the limit in tokens: an agent's
- *    identity and rules come first, its long appendices (skills, workspace files) last.
+ * 2. Each system message keeps its head, at most `systemShare` of the limit in tokens in all: an
+ *    agent's identity and rules come first, its long appendices (skills, workspace files) last.
+ *    This holds for a system message anywhere: Claude Code sends one after the user's message (its
+ *    agent list), and kept whole as the last message it would push the question out of the window.
  * 3. The newest messages are kept, as many as fit, never starting on a tool result (its call
  *    would be gone); the last message is always kept.
  * 4. If the last message alone is still too long, it keeps its tail (the newest text).
@@ -88,14 +90,17 @@ export function fitPrompt(renderer: ChatRenderer, messages: ChatMessage[], tools
   if (withoutTools.length <= limit) return { tokenIds: withoutTools, fit };
 
   const systemTokens = Math.floor(limit * (options.systemShare ?? 0.25));
-  const leading = messages.findIndex((message) => message.role !== 'system');
-  const systemCount = leading === -1 ? messages.length : leading;
-  const system = messages.slice(0, systemCount).map((message) => {
-    const content = headOf(renderer, message.content, Math.floor(systemTokens / Math.max(1, systemCount)));
+  const systemMessages = messages.filter((message) => message.role === 'system').length;
+  const headed = messages.map((message) => {
+    if (message.role !== 'system') return message;
+    const content = headOf(renderer, message.content, Math.floor(systemTokens / systemMessages));
     if (content !== message.content) fit.shortenedSystemMessages += 1;
     return { ...message, content };
   });
-  const conversation = messages.slice(systemCount);
+  const leading = headed.findIndex((message) => message.role !== 'system');
+  const systemCount = leading === -1 ? headed.length : leading;
+  const system = headed.slice(0, systemCount);
+  const conversation = headed.slice(systemCount);
   const render = (kept: ChatMessage[]) => renderer.renderPrompt([...system, ...kept], []);
   if (conversation.length === 0) return { tokenIds: render([]), fit };
 

@@ -40,7 +40,8 @@ export async function startClawrlServer(argumentsList: string[], options: { data
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`clawrl did not start in time:\n${errors}`)), 30_000);
+    // Generous: loading the built-in model on a busy 2-core machine can take most of a minute.
+    const timer = setTimeout(() => reject(new Error(`clawrl did not start in time:\n${errors}`)), 90_000);
     child.stdout?.on('data', (part: Buffer) => {
       output += part.toString('utf8');
       const match = /clawrl ready (\S+)/.exec(output);

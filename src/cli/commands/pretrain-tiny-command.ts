@@ -30,6 +30,8 @@ export interface PretrainTinyCommandOptions {
   /** Share of tutoring examples with a style hint, 0–1 (default: the corpus default, 0.5). */
   hintShare?: number;
   brokenReplyShare?: number;
+  /** Share of tutoring examples asked inside an agent-shaped prompt, 0–1 (default 0). */
+  agentPromptShare?: number;
   /** Stop after this many minutes of training and write the folder anyway. */
   maxMinutes?: number;
   checkpointMinutes?: number;
@@ -79,7 +81,7 @@ export function runPretrainTinyCommand(options: PretrainTinyCommandOptions): Pro
   if (options.layers !== undefined && options.resume) {
     throw new ClawrlError('configuration_error', '--layers shapes a new run; a resumed run keeps its checkpoint\'s depth');
   }
-  for (const [name, value] of Object.entries({ 'judge-share': options.judgeShare, 'hint-share': options.hintShare, 'broken-reply-share': options.brokenReplyShare })) {
+  for (const [name, value] of Object.entries({ 'judge-share': options.judgeShare, 'hint-share': options.hintShare, 'broken-reply-share': options.brokenReplyShare, 'agent-prompt-share': options.agentPromptShare })) {
     if (value !== undefined && !(value >= 0 && value <= 1)) {
       throw new ClawrlError('configuration_error', `--${name} must be between 0 and 1, got ${value}`);
     }
@@ -95,6 +97,7 @@ export function runPretrainTinyCommand(options: PretrainTinyCommandOptions): Pro
     ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
     ...(options.hintShare === undefined ? {} : { hintShare: options.hintShare }),
     ...(options.brokenReplyShare === undefined ? {} : { brokenReplyShare: options.brokenReplyShare }),
+    ...(options.agentPromptShare === undefined ? {} : { agentPromptShare: options.agentPromptShare }),
     steps: options.steps ?? recipe.steps,
     batchSize: options.batchSize ?? recipe.batchSize,
     peakLearningRate: options.learningRate ?? recipe.learningRate,

@@ -19,6 +19,7 @@ import { canonicalStyleHint, styleHintText } from '../../builtin/style-hint.js';
 import { createSeededRandom, deriveSeed, type SeededRandom } from '../../core/seeded-random.js';
 import { drawStyle, styleDimensions, styleValues, type StyleChoice } from '../../builtin/style.js';
 import type { UserTask } from '../../builtin/user-preference.js';
+import { agentShapedPrompt } from './agent-prompts.js';
 import { generateJudgeExample, type JudgeExample } from './judge-task.js';
 import { writeReply } from './reply-writer.js';
 import { buildTutorTask } from './tutor-tasks.js';
@@ -73,6 +74,11 @@ export interface GenerateExampleOptions {
   systemProbability?: number;
   /** Share of judge examples on broken replies, training split only (default 0; judge-task.ts). */
   brokenReplyShare?: number;
+  /**
+   * Share of tutoring examples asked inside an agent-shaped prompt (agent-prompts.ts; default 0).
+   * At 0 no random draw is made, so the corpora of earlier recipes stay exactly as they were.
+   */
+  agentPromptShare?: number;
 }
 
 export const tutorSystemPrompts: readonly string[] = [
@@ -100,12 +106,20 @@ function generateStyleExample(random: SeededRandom, task: UserTask, options: Gen
   // The judge's hints are canonical, so the policy sees that wording often enough to follow it best.
   const hint = withHint ? (random.chance(canonicalHintShare) ? canonicalStyleHint(hinted) : styleHintText(hinted, random)) : null;
   const style = drawStyle(random, hinted);
-  const base: ChatMessage[] = [];
-  if (random.chance(options.systemProbability ?? 0.25)) {
-    base.push({ role: 'system', content: random.pick(tutorSystemPrompts) });
+  const agentShare = options.agentPromptShare ?? 0;
+  let prompt: ChatMessage[];
+  if (agentShare > 0 && random.chance(agentShare)) {
+    // The hint goes with the question, wherever the agent's shape puts it.
+    const question = hint === null ? tutor.userMessage : (appendHint([{ role: 'user', content: tutor.userMessage }], hint)[0] as ChatMessage).content;
+    prompt = agentShapedPrompt(random, question);
+  } else {
+    const base: ChatMessage[] = [];
+    if (random.chance(options.systemProbability ?? 0.25)) {
+      base.push({ role: 'system', content: random.pick(tutorSystemPrompts) });
+    }
+    base.push({ role: 'user', content: tutor.userMessage });
+    prompt = hint === null ? base : appendHint(base, hint);
   }
-  base.push({ role: 'user', content: tutor.userMessage });
-  const prompt = hint === null ? base : appendHint(base, hint);
   return {
     task,
     split: options.split,

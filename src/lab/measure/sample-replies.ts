@@ -23,7 +23,19 @@ export async function sampleReplies(
   maxTokens: number,
   seed: number,
 ): Promise<{ replies: Reply[]; tokens: number }> {
-  const promptTokenIds = renderer.renderPrompt(messages, []);
+  return sampleRepliesToPrompt(transformer, renderer, renderer.renderPrompt(messages, []), count, temperature, maxTokens, seed);
+}
+
+/** `sampleReplies` on a prompt already rendered (and fitted) to token ids. */
+export async function sampleRepliesToPrompt(
+  transformer: Transformer,
+  renderer: ChatRenderer,
+  promptTokenIds: number[],
+  count: number,
+  temperature: number,
+  maxTokens: number,
+  seed: number,
+): Promise<{ replies: Reply[]; tokens: number }> {
   const room = transformer.shape.maxPositionEmbeddings - promptTokenIds.length;
   const { sequences } = await transformer.sample({
     promptTokenIds,

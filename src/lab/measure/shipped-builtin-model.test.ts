@@ -6,6 +6,10 @@ import { loadChatRenderer } from '../../model/create-chat-renderer.js';
 import { loadTransformerFromFolder } from '../../model/transformer.js';
 import { initializeTensorBackend } from '../../tensor/index.js';
 import { generateExample } from '../corpus/corpus-generator.js';
+import { fitWithinWindow, fittedReplyRoom } from '../../model/fit-prompt.js';
+import { agentClientNames, readAgentFirstRequest, withQuestion } from './agent-first-requests.js';
+import { agentPromptQuestions } from './measure-agent-prompts.js';
+import { isVerdictShaped } from './verdict-shaped-reply.js';
 
 const folder = path.join(import.meta.dirname, '..', '..', '..', 'models', 'builtin-tiny');
 
@@ -35,6 +39,23 @@ describe('the shipped builtin:tiny model', () => {
       expect(reply?.finishReason).toBe('stop');
       expect(renderer.stopTokenIds).toContain(reply?.tokenIds.at(-1));
       expect(renderer.decode(reply?.tokenIds ?? []).trim().length).toBeGreaterThan(10);
+    } finally {
+      transformer.dispose();
+    }
+  });
+
+  it("answers the question inside each agent CLI's fitted first request, not with a judge's verdict", async () => {
+    const renderer = await loadChatRenderer(folder);
+    const transformer = await loadTransformerFromFolder(folder);
+    try {
+      const [{ question } = { question: '' }] = agentPromptQuestions('shipped-test', 1);
+      for (const client of agentClientNames) {
+        const request = await readAgentFirstRequest(client);
+        const { tokenIds } = fitWithinWindow(renderer, withQuestion(request, question), request.tools, 1024, fittedReplyRoom(1024));
+        const { sequences } = await transformer.sample({ promptTokenIds: tokenIds, maxTokens: 320, temperature: 0, stopTokenIds: [...renderer.stopTokenIds] });
+        const reply = renderer.decode(sequences[0]?.tokenIds ?? []);
+        expect(isVerdictShaped(reply), `${client}: ${reply}`).toBe(false);
+      }
     } finally {
       transformer.dispose();
     }

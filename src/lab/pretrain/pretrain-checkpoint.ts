@@ -36,6 +36,8 @@ export const checkpointStateSchema = z.object({
     hintShare: z.number().min(0).max(1).optional(),
     /** Share of judge examples on broken replies; absent means none (the corpus default). */
     brokenReplyShare: z.number().min(0).max(1).optional(),
+    /** Share of tutoring examples in agent-shaped prompts; absent means none (the corpus default). */
+    agentPromptShare: z.number().min(0).max(1).optional(),
     /**
      * A hash of the recipe's first corpus examples (`corpusFingerprint`): it changes when the
      * corpus generator does, which a resumed run must not mix in. Absent in older checkpoints.

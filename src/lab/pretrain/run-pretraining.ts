@@ -54,6 +54,8 @@ export interface PretrainingOptions {
   /** Share of tutoring examples with a style hint; the corpus default (0.5) when absent. */
   hintShare?: number;
   brokenReplyShare?: number;
+  /** Share of tutoring examples asked inside an agent-shaped prompt (corpus/agent-prompts.ts); none when absent. */
+  agentPromptShare?: number;
   /** Data-parallel worker threads (one per core). */
   workers: number;
   tokenizerExamples: number;
@@ -104,6 +106,7 @@ function exampleAt(recipe: CheckpointState['recipe'], index: number): ReturnType
     ...(recipe.judgeShare === undefined ? {} : { taskWeights: taskWeightsWithJudgeShare(recipe.judgeShare) }),
     ...(recipe.hintShare === undefined ? {} : { hintProbability: recipe.hintShare }),
     ...(recipe.brokenReplyShare === undefined ? {} : { brokenReplyShare: recipe.brokenReplyShare }),
+    ...(recipe.agentPromptShare === undefined ? {} : { agentPromptShare: recipe.agentPromptShare }),
   });
 }
 
@@ -179,6 +182,7 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
         ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
         ...(options.hintShare === undefined ? {} : { hintShare: options.hintShare }),
         ...(options.brokenReplyShare === undefined ? {} : { brokenReplyShare: options.brokenReplyShare }),
+        ...(options.agentPromptShare === undefined ? {} : { agentPromptShare: options.agentPromptShare }),
       },
     };
     state.recipe.corpusFingerprint = corpusFingerprint(state.recipe);
