@@ -14,6 +14,7 @@ import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';
 import { createJudge, type JudgeConfiguration } from '../wiring/create-judge.js';
+import { createJudgeEngine } from '../wiring/create-judge-engine.js';
 import { builtinModelDirectory, createInferenceEngine, type EngineConfiguration } from '../wiring/create-inference-engine.js';
 import { integerOption } from './eval-command.js';
 
@@ -49,7 +50,9 @@ export async function runEvalJudgeCommand(
   const limit = options.limit === undefined ? all.length : Math.min(all.length, integerOption('limit', options.limit, 1));
   // Evenly spaced rows, so a short run still meets every kind of a file written kind by kind.
   const rows = Array.from({ length: limit }, (_, index) => all[Math.floor((index * all.length) / limit)] as HeldoutNextState);
-  const engine: InferenceEngine | undefined = configuration.judge === 'policy' ? await createInferenceEngine(configuration, { logger }) : undefined;
+  // A dedicated judge model (builtin:tiny-judge for builtin:tiny) needs only its own engine; else the served one judges.
+  const judgeEngine = await createJudgeEngine(configuration, { logger });
+  const engine: InferenceEngine | undefined = judgeEngine ?? (configuration.judge === 'policy' ? await createInferenceEngine(configuration, { logger }) : undefined);
   try {
     const judge = createJudge(configuration, engine);
     logger.info('judging held-out next states', { file: heldoutFile, rows: rows.length, judge: judge.judgeId, judgeModel: judge.judgeModel });
