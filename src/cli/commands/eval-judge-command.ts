@@ -1,6 +1,7 @@
 /**
- * `clawrl eval judge`: the judge the server would run (`--judge policy` over `--model`, the
- * built-in model's judge options for builtin:tiny; or `--judge openai` / `rules`), measured on
+ * `clawrl eval judge`: the judge the server would run (`--judge policy` over `--model`, or over
+ * the judge model `--judge-model` names — builtin:tiny-judge by default for builtin:tiny — with
+ * the built-in judge options for the built-in models; or `--judge openai` / `rules`), measured on
  * held-out next states: the shipped `models/builtin-tiny/judge-heldout.jsonl` (worded apart from
  * the built-in model's training corpus) or `--heldout <file>` of the same shape. It prints the
  * majority verdict's accuracy overall and per kind and every row judged wrong with its votes.
