@@ -54,18 +54,22 @@ export interface JudgeCorpusExample {
   expectedScore: VoteScore;
 }
 
-/** How often each kind is drawn; `style` stands for an example of the shared judge task. */
+/**
+ * How often each kind is drawn; `style` stands for an example of the shared judge task. The first
+ * stage drew 30% style, 15% corrections and 5% agreement, and its judge read thanks as a thankful
+ * complaint and moving on as a complaint: the positive kinds got more weight for the second.
+ */
 export const judgeCorpusKindWeights: readonly (readonly [OutcomeKind | 'style', number])[] = [
-  ['style', 0.3],
-  ['correction', 0.15],
-  ['plain-complaint', 0.09],
-  ['thankful-complaint', 0.09],
-  ['negated-praise', 0.08],
-  ['negated-complaint', 0.07],
-  ['moving-on', 0.08],
-  ['agreement', 0.05],
-  ['tool-failure', 0.05],
-  ['tool-success', 0.04],
+  ['style', 0.26],
+  ['correction', 0.11],
+  ['plain-complaint', 0.08],
+  ['thankful-complaint', 0.08],
+  ['negated-praise', 0.07],
+  ['negated-complaint', 0.09],
+  ['moving-on', 0.1],
+  ['agreement', 0.09],
+  ['tool-failure', 0.06],
+  ['tool-success', 0.06],
 ];
 
 export const outcomeScores: { readonly [K in OutcomeKind]: -1 | 1 } = {
