@@ -119,7 +119,7 @@ const thanksWords: readonly string[] = [
   'good effort', 'I see you tried', 'thank you for replying', 'grateful for the help',
 ];
 
-const contrastWords: readonly string[] = ['but', 'however,', 'though', 'yet', 'still,', 'although', 'but sadly', 'only'];
+const contrastWords: readonly string[] = ['but', 'however,', 'even so,', 'yet', 'still,', 'although', 'but sadly', 'only'];
 
 /** Thanks followed (or preceded) by a complaint or correction: the complaint decides. */
 export function composeThankfulComplaint(random: SeededRandom, correction: Correction | null): string {
@@ -162,7 +162,7 @@ export function composeNegatedPraise(random: SeededRandom): string {
 }
 
 const negatedProblems: readonly string[] = [
-  'no complaints', 'no problems', 'no issues', 'nothing to fix', 'nothing to change', 'nothing wrong', 'no errors',
+  'no complaints', 'no problems', 'no issues', 'nothing to fix', 'nothing to change', 'nothing wrong', 'no errors at all',
   'not a single mistake', 'no mistakes at all', 'nothing off', 'no objections', 'zero issues', 'no notes', 'nothing to add',
   'not bad at all', "can't complain", "couldn't ask for more", 'no quibbles', 'nothing missing', 'no corrections needed',
   'I have no complaints', 'I see no problem', 'I found nothing wrong', 'not wrong at all', 'no bugs', "I can't find a fault",
@@ -218,7 +218,7 @@ export function composeMovingOn(random: SeededRandom): string {
 
 const agreement: readonly string[] = [
   'that is right', "that's correct", 'precisely right', 'yes, that matches', 'that matches my answer', 'correct', 'right answer',
-  'that is what I got too', 'spot on', 'bang on', 'you nailed it', 'that checks out', 'looks right to me', 'perfect answer',
+  'that is what I got too', 'spot on', 'bang on', 'that checks out', 'looks right to me', 'perfect answer',
   'that helps', 'very helpful', 'clear now', 'great explanation', 'that works', 'just what I needed', 'that solved it',
 ];
 
