@@ -131,6 +131,7 @@ program
   .option('--learning-rate <rate>', 'peak learning rate (default 2e-3)', Number)
   .option('--steps <n>', 'optimizer steps (default 2000)', Number)
   .option('--max-minutes <n>', 'stop after this many minutes and write the folder anyway', Number)
+  .addOption(new Option('--corpus <name>', 'judge: train the judge model builtin:tiny-judge on its judge-only corpus (with --from models/builtin-tiny; docs/builtin-model.md)').choices(['judge']))
   .option('--judge-share <fraction>', 'share of judge examples in the corpus stream, 0-1 (default 0.35)', Number)
   .option('--layers <n>', 'decoder layers (default 4); with --from, grow that model to this depth by block expansion', Number)
   .option('--hint-share <fraction>', 'share of tutoring examples whose user message carries a style hint, 0-1 (default 0.5)', Number)
@@ -138,7 +139,7 @@ program
   .option('--agent-prompt-share <fraction>', 'share of tutoring examples asked inside an agent-shaped prompt (a system prompt\'s head, context blocks, the question), 0-1 (default 0)', Number)
   .option('--tiny', 'a toy shape and recipe that finishes in seconds (smoke test)')
   .option('--json', 'print the run summary as JSON')
-  .action(async (options: { out: string; resume?: boolean; from?: string; seed?: string; learningRate?: number; steps?: number; maxMinutes?: number; judgeShare?: number; hintShare?: number; brokenReplyShare?: number; agentPromptShare?: number; layers?: number; tiny?: boolean; json?: boolean }) => {
+  .action(async (options: { out: string; resume?: boolean; from?: string; corpus?: string; seed?: string; learningRate?: number; steps?: number; maxMinutes?: number; judgeShare?: number; hintShare?: number; brokenReplyShare?: number; agentPromptShare?: number; layers?: number; tiny?: boolean; json?: boolean }) => {
     try {
       const summary = await runPretrainTinyCommand({
         out: options.out,
@@ -149,6 +150,7 @@ program
         ...(options.learningRate === undefined ? {} : { learningRate: options.learningRate }),
         ...(options.steps === undefined ? {} : { steps: options.steps }),
         ...(options.maxMinutes === undefined ? {} : { maxMinutes: options.maxMinutes }),
+        ...(options.corpus === undefined ? {} : { corpus: options.corpus as 'judge' }),
         ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
         ...(options.hintShare === undefined ? {} : { hintShare: options.hintShare }),
         ...(options.brokenReplyShare === undefined ? {} : { brokenReplyShare: options.brokenReplyShare }),

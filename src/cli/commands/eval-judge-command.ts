@@ -1,6 +1,7 @@
 /**
- * `clawrl eval judge`: the judge the server would run (`--judge policy` over `--model`, the
- * built-in model's judge options for builtin:tiny; or `--judge openai` / `rules`), measured on
+ * `clawrl eval judge`: the judge the server would run (`--judge policy` over `--model`, or over
+ * the judge model `--judge-model` names — builtin:tiny-judge by default for builtin:tiny — with
+ * the built-in judge options for the built-in models; or `--judge openai` / `rules`), measured on
  * held-out next states: the shipped `models/builtin-tiny/judge-heldout.jsonl` (worded apart from
  * the built-in model's training corpus) or `--heldout <file>` of the same shape. It prints the
  * majority verdict's accuracy overall and per kind and every row judged wrong with its votes.
@@ -14,6 +15,7 @@ import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';
 import { createJudge, type JudgeConfiguration } from '../wiring/create-judge.js';
+import { createJudgeEngine } from '../wiring/create-judge-engine.js';
 import { builtinModelDirectory, createInferenceEngine, type EngineConfiguration } from '../wiring/create-inference-engine.js';
 import { integerOption } from './eval-command.js';
 
@@ -49,7 +51,9 @@ export async function runEvalJudgeCommand(
   const limit = options.limit === undefined ? all.length : Math.min(all.length, integerOption('limit', options.limit, 1));
   // Evenly spaced rows, so a short run still meets every kind of a file written kind by kind.
   const rows = Array.from({ length: limit }, (_, index) => all[Math.floor((index * all.length) / limit)] as HeldoutNextState);
-  const engine: InferenceEngine | undefined = configuration.judge === 'policy' ? await createInferenceEngine(configuration, { logger }) : undefined;
+  // A dedicated judge model (builtin:tiny-judge for builtin:tiny) needs only its own engine; else the served one judges.
+  const judgeEngine = await createJudgeEngine(configuration, { logger });
+  const engine: InferenceEngine | undefined = judgeEngine ?? (configuration.judge === 'policy' ? await createInferenceEngine(configuration, { logger }) : undefined);
   try {
     const judge = createJudge(configuration, engine);
     logger.info('judging held-out next states', { file: heldoutFile, rows: rows.length, judge: judge.judgeId, judgeModel: judge.judgeModel });

@@ -15,6 +15,7 @@ import type { Logger } from '../../spec/logger.js';
 import type { PolicyServingStatus } from '../../spec/policy-serving-status.js';
 import { createPolicyServing, type PolicyServing } from '../../serving/policy-serving.js';
 import { createInferenceEngine } from '../wiring/create-inference-engine.js';
+import { createJudgeEngine } from '../wiring/create-judge-engine.js';
 import { createShutdownStack } from '../wiring/create-shutdown-stack.js';
 import { consumerNameOf, openEventBus } from '../wiring/open-event-bus.js';
 import { openRecordStore } from '../wiring/open-record-store.js';
@@ -50,7 +51,9 @@ export async function startJudgeProcess(configuration: JudgeCommandConfiguration
         parts.add(startPolicyFollower({ store, bus, consumer, follow: serving.follow, logger }), (started) => started.close());
       }
     }
-    parts.add(startJudgeService(configuration, { store, engine, logger }), (started) => started.close());
+    const judgeEngine = await createJudgeEngine(configuration, { logger });
+    if (judgeEngine !== undefined) parts.add(judgeEngine, (created) => created.close());
+    parts.add(startJudgeService(configuration, { store, engine, judgeEngine, logger }), (started) => started.close());
     logger.info('judge started', { judge: configuration.judge, method: configuration.method, engine: engine?.engineId ?? null });
     const judgeServing = policyServing;
     return { servingStatus: () => judgeServing?.status() ?? null, close: () => parts.close() };

@@ -114,4 +114,17 @@ describe('runPretrainTinyCommand --tiny', () => {
     expect(corpusFingerprint(state.recipe)).toBe(state.recipe.corpusFingerprint);
     expect(corpusFingerprint(withoutShare)).not.toBe(state.recipe.corpusFingerprint);
   });
+
+  it('--corpus judge trains on the judge-only corpus, records it in the recipe and resumes on it', async () => {
+    const out = path.join(root, 'judge-only');
+    await runPretrainTinyCommand({ out, resume: false, tiny: true, steps: 4, stopAtStep: 2, corpus: 'judge', from: path.join(root, 'full'), workerUrl, log: quiet });
+    const state = JSON.parse(await readFile(path.join(out, 'checkpoint', 'state.json'), 'utf8')) as { recipe: Parameters<typeof corpusFingerprint>[0] };
+    expect(state.recipe.corpus).toBe('judge');
+    const { corpus, ...shared } = state.recipe;
+    expect(corpus).toBe('judge');
+    expect(corpusFingerprint(shared)).not.toBe(state.recipe.corpusFingerprint);
+    const resumed = await runPretrainTinyCommand({ out, resume: true, tiny: true, workerUrl, log: quiet });
+    expect(resumed.steps).toBe(4);
+    expect(() => runPretrainTinyCommand({ out: path.join(root, 'bad'), resume: false, tiny: true, corpus: 'judge', judgeShare: 0.5, workerUrl, log: quiet })).toThrow(/--corpus judge/);
+  });
 });

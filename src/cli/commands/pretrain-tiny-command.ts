@@ -23,6 +23,8 @@ export interface PretrainTinyCommandOptions {
   /** Worker threads; default min(2, cores). */
   workers?: number;
   seed?: number | string;
+  /** `judge`: the judge-only corpus of builtin:tiny-judge (corpus/judge-corpus.ts); --judge-share and --hint-share do not apply. */
+  corpus?: 'judge';
   /** Share of judge examples, 0–1 (default: the corpus default, 0.35). */
   judgeShare?: number;
   /** Decoder layers: of a new model, or with `from` the depth to grow the folder's model to. */
@@ -86,6 +88,9 @@ export function runPretrainTinyCommand(options: PretrainTinyCommandOptions): Pro
       throw new ClawrlError('configuration_error', `--${name} must be between 0 and 1, got ${value}`);
     }
   }
+  if (options.corpus === 'judge' && (options.judgeShare !== undefined || options.hintShare !== undefined)) {
+    throw new ClawrlError('configuration_error', '--corpus judge is all judge examples: --judge-share and --hint-share do not apply');
+  }
   const recipe = options.tiny === true ? tinyRecipe : defaultPretrainRecipe;
   const pretraining: PretrainingOptions = {
     out: options.out,
@@ -94,6 +99,7 @@ export function runPretrainTinyCommand(options: PretrainTinyCommandOptions): Pro
     architecture: { ...(options.tiny === true ? tinyTestArchitecture : builtinArchitecture), ...(options.layers === undefined ? {} : { layerCount: options.layers }) },
     ...(options.layers === undefined || options.from === undefined ? {} : { growToLayers: options.layers }),
     seed: options.seed ?? 1,
+    ...(options.corpus === undefined ? {} : { corpus: options.corpus }),
     ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
     ...(options.hintShare === undefined ? {} : { hintShare: options.hintShare }),
     ...(options.brokenReplyShare === undefined ? {} : { brokenReplyShare: options.brokenReplyShare }),

@@ -10,6 +10,7 @@ import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';
 import type { SampleMethod } from '../../spec/records.js';
 import type { JudgeConfiguration } from '../wiring/create-judge.js';
+import { createJudgeEngine } from '../wiring/create-judge-engine.js';
 import { createJudgeWithRedaction } from '../wiring/create-judge-with-redaction.js';
 import { createInferenceEngine, type EngineConfiguration } from '../wiring/create-inference-engine.js';
 import { openRecordStore, type StoreConfiguration } from '../wiring/open-record-store.js';
@@ -35,7 +36,9 @@ export function parseSince(text: string | undefined): number | undefined {
 
 export async function runRejudgeCommand(configuration: RejudgeConfiguration, logger: Logger): Promise<RejudgeTurnsResult> {
   const since = parseSince(configuration.since);
-  const engine: InferenceEngine | undefined = configuration.judge === 'policy' ? await createInferenceEngine(configuration, { logger }) : undefined;
+  // A dedicated judge model (builtin:tiny-judge for builtin:tiny) needs only its own engine; else the served one judges.
+  const judgeEngine = await createJudgeEngine(configuration, { logger });
+  const engine: InferenceEngine | undefined = judgeEngine ?? (configuration.judge === 'policy' ? await createInferenceEngine(configuration, { logger }) : undefined);
   // Re-judging reads what a server recorded: a --data folder without a store is a mistake, not an empty store.
   const store = await openRecordStore(configuration, { existing: true });
   try {

@@ -24,6 +24,7 @@ import { openRecordStore } from '../wiring/open-record-store.js';
 import { runUntilSignal } from './run-until-signal.js';
 import { listenHostOf, startGatewayService } from '../wiring/start-gateway-service.js';
 import { startJudgeService } from '../wiring/start-judge-service.js';
+import { createJudgeEngine } from '../wiring/create-judge-engine.js';
 import { judgeRunsInThread, startJudgeThread } from '../wiring/start-judge-thread.js';
 import { startPolicyFollower } from '../../serving/start-policy-follower.js';
 import { startTraining } from '../wiring/start-training.js';
@@ -70,7 +71,9 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
       (started) => started.close(),
     );
     const judgeThread = judgeRunsInThread(configuration) ? await startJudgeThread(configuration, { logger }) : null;
-    const judge = judgeThread ?? startJudgeService(configuration, { store, engine, logger });
+    const judgeEngine = judgeThread === null ? await createJudgeEngine(configuration, { logger }) : undefined;
+    if (judgeEngine !== undefined) parts.add(judgeEngine, (created) => created.close());
+    const judge = judgeThread ?? startJudgeService(configuration, { store, engine, judgeEngine, logger });
     parts.add(judge, (started) => started.close());
     // The judge thread's own engine (a remote one) follows the versions too; the status shows both.
     const judgeServing = (): PolicyServingStatus[] => {

@@ -132,7 +132,10 @@ export const configurationSections = {
   judge: z.object({
     judge: option(z.enum(['rules', 'policy', 'openai']).default('policy'), { flag: '--judge <judge>', description: 'rules | policy | openai' }),
     judgeUrl: option(z.url().optional(), { flag: '--judge-url <url>', description: 'OpenAI-compatible judge endpoint' }),
-    judgeModel: option(z.string().min(1).optional(), { flag: '--judge-model <name>', description: 'judge model name' }),
+    judgeModel: option(z.string().min(1).optional(), {
+      flag: '--judge-model <name>',
+      description: "--judge openai: the endpoint's model; --judge policy: the model that judges instead of the served one, builtin:tiny-judge or a model folder (default builtin:tiny-judge when the policy is builtin:tiny; naming the policy makes it judge itself)",
+    }),
     judgeContextTokens: option(positive().optional(), { flag: '--judge-context-tokens <tokens>', description: "the judge model's context window, which its prompt budgets are shared out of (default: the policy model's, or the judge endpoint's max_model_len, else 32768; docs/judging.md)" }),
     judgeRules: option(z.string().min(1).optional(), { flag: '--judge-rules <file>', description: 'what --judge rules judges by: a rules-judge spec file (JSON) (default: the built-in next-state predicates)' }),
   }),
@@ -213,7 +216,7 @@ export const recipeSettings = z.object({
   rewardBaseline: z.enum(['none', 'batch', 'negative']).default('none').describe("samples without a rollout group (live traffic): none | batch: each reward against the mean of the step's other such rewards (leave-one-out) | negative: that mean only when below zero. A rollout group's samples are always taken against their group's mean"),
   groupNormalizeStd: z.boolean().default(false).describe("rollout groups: divide each reward's difference from its group's mean by the group's standard deviation (classic GRPO; off: the mean only, Dr. GRPO)"),
   opdSupportK: z.number().int().min(0).max(20).default(0).describe("opd/combine: distil over the student's k likeliest tokens at each position, 0: the sampled token only"),
-  judgeWeights: z.enum(['base', 'served']).default('base').describe('what --judge policy judges with: base (the frozen base weights, a separate PRM) | served'),
+  judgeWeights: z.enum(['base', 'served']).default('base').describe('what --judge policy judges with: base (the frozen base weights, a separate PRM) | served (the served version; for builtin:tiny this also drops the default judge model builtin:tiny-judge)'),
   judgeHintGrounding: z.boolean().default(false).describe("the PRM judge keeps a hint sentence about a style only when the user's message mentions that style"),
 });
 export type RecipeSettings = z.infer<typeof recipeSettings>;

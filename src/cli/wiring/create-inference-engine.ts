@@ -41,9 +41,15 @@ export function servedModelNameOf(configuration: Pick<EngineConfiguration, 'mode
 /** The shipped built-in model, relative to the package root (dist/cli/wiring/ → ../../../models). */
 export const builtinModelDirectory = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'models', 'builtin-tiny');
 
-/** The model's folder when `--model` names one on disk (the built-in model, or a path holding config.json), else null. */
+/** The built-in judge model `builtin:tiny-judge` (docs/builtin-model.md), beside the built-in model. */
+export const builtinJudgeModelName = 'builtin:tiny-judge';
+export const builtinJudgeModelDirectory = path.resolve(builtinModelDirectory, '..', 'builtin-tiny-judge');
+
+const builtinFolders: Record<string, string> = { 'builtin:tiny': builtinModelDirectory, [builtinJudgeModelName]: builtinJudgeModelDirectory };
+
+/** The model's folder when `--model` names one on disk (a built-in model, or a path holding config.json), else null. */
 export function modelFolderOf(model: string): string | null {
-  const directory = model === 'builtin:tiny' ? builtinModelDirectory : path.resolve(model);
+  const directory = builtinFolders[model] ?? path.resolve(model);
   return existsSync(path.join(directory, 'config.json')) ? directory : null;
 }
 
@@ -58,8 +64,15 @@ export function localModelDirectoryOf(model: string): string {
       { param: 'model' },
     );
   }
+  if (model === builtinJudgeModelName) {
+    throw new ClawrlError(
+      'configuration_error',
+      `The built-in judge model is missing from ${builtinJudgeModelDirectory}. Rebuild it with \`clawrl pretrain-tiny --corpus judge --from models/builtin-tiny\` (docs/builtin-model.md), or judge with the policy itself: --judge-model builtin:tiny.`,
+      { param: 'judgeModel' },
+    );
+  }
   if (model.startsWith('builtin:')) {
-    throw new ClawrlError('configuration_error', `Unknown built-in model '${model}'; the built-in model is builtin:tiny.`, { param: 'model' });
+    throw new ClawrlError('configuration_error', `Unknown built-in model '${model}'; the built-in models are builtin:tiny and ${builtinJudgeModelName}.`, { param: 'model' });
   }
   throw new ClawrlError('configuration_error', missingModelFolderMessage(model), { param: 'model' });
 }

@@ -4,8 +4,8 @@ import { startFakeVllmServer, type FakeVllmServer } from '../../engines/testing/
 import { createScriptedInferenceEngine } from '../../gateway/testing/scripted-inference-engine.js';
 import type { ChatMessage } from '../../spec/chat.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
-import { createJudge, isBuiltinModel, judgeApiKeyOf } from './create-judge.js';
-import { builtinModelDirectory } from './create-inference-engine.js';
+import { createJudge, dedicatedJudgeModelOf, isBuiltinJudgeModel, isBuiltinModel, judgeApiKeyOf } from './create-judge.js';
+import { builtinJudgeModelDirectory, builtinModelDirectory, localModelDirectoryOf } from './create-inference-engine.js';
 
 const none = { judgeUrl: undefined, judgeModel: undefined, judgeWeights: 'base' as const, model: 'builtin:tiny' };
 const signal = new AbortController().signal;
@@ -46,6 +46,30 @@ describe('createJudge', () => {
     expect(isBuiltinModel(builtinModelDirectory)).toBe(true);
     expect(isBuiltinModel('Qwen/Qwen3-4B')).toBe(false);
     expect(isBuiltinModel('/models/qwen3-0.6b')).toBe(false);
+  });
+
+  it('judges builtin:tiny with builtin:tiny-judge by default, and any policy with the --judge-model it names', () => {
+    expect(dedicatedJudgeModelOf({ judge: 'policy', ...none })).toBe('builtin:tiny-judge');
+    expect(dedicatedJudgeModelOf({ judge: 'policy', ...none, model: builtinModelDirectory })).toBe('builtin:tiny-judge');
+    // The policy judges itself when asked for its served weights or named as the judge model.
+    expect(dedicatedJudgeModelOf({ judge: 'policy', ...none, judgeWeights: 'served' })).toBeNull();
+    expect(dedicatedJudgeModelOf({ judge: 'policy', ...none, judgeModel: 'builtin:tiny' })).toBeNull();
+    expect(dedicatedJudgeModelOf({ judge: 'policy', ...none, judgeModel: builtinModelDirectory })).toBeNull();
+    expect(dedicatedJudgeModelOf({ judge: 'policy', ...none, model: '/models/qwen3-0.6b' })).toBeNull();
+    expect(dedicatedJudgeModelOf({ judge: 'policy', ...none, model: '/models/qwen3-0.6b', judgeModel: 'builtin:tiny-judge' })).toBe('builtin:tiny-judge');
+    expect(dedicatedJudgeModelOf({ judge: 'rules', ...none })).toBeNull();
+    expect(dedicatedJudgeModelOf({ judge: 'openai', ...none, judgeModel: 'gpt-judge' })).toBeNull();
+    expect(isBuiltinJudgeModel('builtin:tiny-judge')).toBe(true);
+    expect(isBuiltinJudgeModel(builtinJudgeModelDirectory)).toBe(true);
+    expect(isBuiltinJudgeModel('builtin:tiny')).toBe(false);
+    expect(localModelDirectoryOf('builtin:tiny-judge')).toBe(builtinJudgeModelDirectory);
+  });
+
+  it('gives builtin:tiny-judge the built-in budgets and hint filter, judging a real policy too', async () => {
+    const engine = hintingEngine();
+    const judge = createJudge({ judge: 'policy', ...none, model: '/models/qwen3-0.6b', judgeModel: 'builtin:tiny-judge' }, engine, {});
+    // The built-in filter drops the hint asking for what the reply already does, as for builtin:tiny.
+    expect((await judge.judge(turn, signal)).hint).toBeNull();
   });
 
   it('filters hints only for the built-in model, with --judge-hint-grounding on top', async () => {

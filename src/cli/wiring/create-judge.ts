@@ -4,10 +4,13 @@
  * `CLAWRL_JUDGE_API_KEY`, else `OPENAI_API_KEY`, and is never a flag so it stays out of process
  * listings and shell history).
  *
+ * `--judge policy` judges with a dedicated judge model when there is one (`dedicatedJudgeModelOf`:
+ * `--judge-model`, or `builtin:tiny-judge` by default for `builtin:tiny`), else with the served one.
+ *
  * A PRM judge shares its prompt budget out of its model's context window: the window the engine
  * reports (`--judge policy`) or the endpoint's `/v1/models` (`--judge openai`), else 32768 tokens,
- * unless `judgeContextTokens` says otherwise. Only the built-in model's judge (`--judge policy`
- * serving `builtin:tiny`) keeps the small fixed budgets it was trained on and filters its hints
+ * unless `judgeContextTokens` says otherwise. Only the built-in models' judge (`--judge policy`
+ * judging with `builtin:tiny` or `builtin:tiny-judge`) keeps the small fixed budgets it was trained on and filters its hints
  * with the built-in style reader (`src/builtin/builtin-judge-options.ts`).
  */
 import { existsSync } from 'node:fs';
@@ -22,7 +25,7 @@ import { loadChatRenderer } from '../../model/create-chat-renderer.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { Judge } from '../../spec/judge.js';
-import { builtinModelDirectory } from './create-inference-engine.js';
+import { builtinJudgeModelDirectory, builtinJudgeModelName, builtinModelDirectory } from './create-inference-engine.js';
 import { loadRulesJudgeSpec } from '../configuration/load-rules-judge-spec.js';
 
 export interface JudgeConfiguration {
@@ -50,6 +53,25 @@ export function isBuiltinModel(model: string): boolean {
   return model === 'builtin:tiny' || path.resolve(model) === builtinModelDirectory;
 }
 
+/** Whether a judge model is the built-in judge model, by name or by its folder. */
+export function isBuiltinJudgeModel(model: string): boolean {
+  return model === builtinJudgeModelName || path.resolve(model) === builtinJudgeModelDirectory;
+}
+
+/**
+ * The model `--judge policy` judges with when it is not the served one, else null (the served
+ * engine judges). `--judge-model` names it; without it `builtin:tiny` gets `builtin:tiny-judge`,
+ * unless `--judge-weights served` asks for the served weights themselves. Naming the served
+ * model (`--judge-model builtin:tiny`) makes the policy judge itself, as before the judge model.
+ */
+export function dedicatedJudgeModelOf(configuration: Pick<JudgeConfiguration, 'judge' | 'judgeModel' | 'judgeWeights' | 'model'>): string | null {
+  if (configuration.judge !== 'policy') return null;
+  const named = configuration.judgeModel;
+  if (named === undefined) return isBuiltinModel(configuration.model) && configuration.judgeWeights === 'base' ? builtinJudgeModelName : null;
+  const servedItself = named === configuration.model || (isBuiltinModel(named) && isBuiltinModel(configuration.model));
+  return servedItself ? null : named;
+}
+
 /**
  * Tokens as the policy model counts them, when `--model` is a model folder with a tokenizer;
  * otherwise (an upstream model name) the estimate of `estimateTokens`.
@@ -72,7 +94,10 @@ function policyContextWindow(configuration: JudgeConfiguration, engine: Inferenc
   });
 }
 
-/** `engine` is only used by `--judge policy`. */
+/**
+ * `engine` is only used by `--judge policy`: the dedicated judge model's engine when there is one
+ * (`dedicatedJudgeModelOf`, `createJudgeEngine`), else the served engine.
+ */
 export function createJudge(
   configuration: JudgeConfiguration,
   engine: InferenceEngine | undefined,
@@ -87,10 +112,14 @@ export function createJudge(
           param: 'judge',
         });
       }
-      const model = createPolicyJudgeModel(engine, { weights: configuration.judgeWeights });
-      const judgeOf = isBuiltinModel(configuration.model)
-        ? builtinJudgeOptions({ grounding: configuration.judgeHintGrounding === true })
-        : { contextWindow: policyContextWindow(configuration, engine) };
+      // With a dedicated judge model `engine` is its own (createJudgeEngine): never trained, so its base weights.
+      const dedicated = dedicatedJudgeModelOf(configuration);
+      const judgeModel = dedicated ?? configuration.model;
+      const model = createPolicyJudgeModel(engine, { weights: dedicated === null ? configuration.judgeWeights : 'base' });
+      const judgeOf =
+        isBuiltinModel(judgeModel) || isBuiltinJudgeModel(judgeModel)
+          ? builtinJudgeOptions({ grounding: configuration.judgeHintGrounding === true })
+          : { contextWindow: policyContextWindow({ ...configuration, model: judgeModel }, engine) };
       return createPrmJudge({ judgeId: 'policy', modelName: engine.modelId, model, ...judgeOf });
     }
     case 'openai': {

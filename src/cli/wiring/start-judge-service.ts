@@ -39,9 +39,16 @@ export function judgeNeedsEngine(configuration: Pick<JudgeServiceConfiguration, 
 
 export function startJudgeService(
   configuration: JudgeServiceConfiguration,
-  dependencies: { store: RecordStore; engine: InferenceEngine | undefined; logger: Logger },
+  dependencies: {
+    store: RecordStore;
+    /** The served engine: OPD scores its teachers there, and `--judge policy` judges with it when no judge engine is given. */
+    engine: InferenceEngine | undefined;
+    /** The dedicated judge model's engine (`createJudgeEngine`), when there is one. */
+    judgeEngine?: InferenceEngine | undefined;
+    logger: Logger;
+  },
 ): RunningJudge {
-  const judge = createJudgeWithRedaction(configuration, dependencies.engine);
+  const judge = createJudgeWithRedaction(configuration, dependencies.judgeEngine ?? dependencies.engine);
   const worker = createJudgeWorker({
     store: dependencies.store,
     ...(dependencies.engine === undefined ? {} : { engine: dependencies.engine }),

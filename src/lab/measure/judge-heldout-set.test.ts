@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createSeededRandom, deriveSeed } from '../../core/seeded-random.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { generateJudgeExample, type NextStateKind } from '../corpus/judge-task.js';
+import { generateJudgeCorpusExample } from '../corpus/judge-corpus.js';
 import { nextStatePhrases } from '../corpus/next-state-phrases.js';
 import { styleDimensions } from '../../builtin/style.js';
 import { nextStateText, parseHeldoutNextStates, shippedHeldoutKinds } from './judge-heldout-set.js';
@@ -19,7 +20,11 @@ function runsOf(text: string): string[] {
   return Array.from({ length: Math.max(0, list.length - runLength + 1) }, (_, start) => list.slice(start, start + runLength).join(' '));
 }
 
-/** Every next state the corpus writes over many seeds (each kind, broken replies too), and both phrase lists. */
+/**
+ * Every next state the corpora write over many seeds: the shared corpus's judge task (each kind,
+ * broken replies too), the judge-only corpus of builtin:tiny-judge (judge-corpus.ts, every kind),
+ * and both phrase lists.
+ */
 function corpusNextStates(): string[] {
   const kinds: NextStateKind[] = ['complaint', 'thanks', 'neutral'];
   const texts = Array.from({ length: 12_000 }, (_, index) => {
@@ -27,6 +32,10 @@ function corpusNextStates(): string[] {
     const example = generateJudgeExample(random, { split: 'train', prompt: 'verdict', brokenReplyShare: 0.25, ...(index % 4 === 3 ? {} : { nextKind: kinds[index % 4] }) });
     return example.input.nextState.map((message) => message.content).join(' ');
   });
+  for (let index = 0; index < 12_000; index += 1) {
+    const example = generateJudgeCorpusExample(createSeededRandom(deriveSeed(1, 'corpus', 'train', index)), { split: 'train', prompt: 'verdict' });
+    texts.push(example.input.nextState.map((message) => message.content).join(' '));
+  }
   for (const split of ['train', 'heldout'] as const) {
     const phrases = nextStatePhrases(split);
     texts.push(...phrases.thanks, ...phrases.neutral);

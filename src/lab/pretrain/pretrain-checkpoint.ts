@@ -30,6 +30,11 @@ export const checkpointStateSchema = z.object({
     weightDecay: z.number().nonnegative(),
     /** The model folder the run started from; absent for a run from random weights. */
     from: z.string().optional(),
+    /**
+     * Which corpus the stream draws from: absent is the shared corpus (tutoring and judge tasks);
+     * `judge` the judge-only corpus of builtin:tiny-judge (corpus/judge-corpus.ts).
+     */
+    corpus: z.enum(['judge']).optional(),
     /** Share of judge examples in the stream; absent means the corpus default. */
     judgeShare: z.number().min(0).max(1).optional(),
     /** Share of tutoring examples with a style hint; absent means the corpus default. */

@@ -19,6 +19,8 @@ import { transformerShapeFromHuggingFaceConfig } from '../../model/transformer-s
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { buildBuiltinTokenizer } from './builtin-tokenizer.js';
 import { generateExample, taskWeightsWithJudgeShare } from '../corpus/corpus-generator.js';
+import { generateJudgeCorpusExample } from '../corpus/judge-corpus.js';
+import type { ChatMessage } from '../../spec/chat.js';
 import { builtinConfigJson, builtinGenerationConfigJson, initialWeights, type BuiltinArchitecture } from './builtin-model-shape.js';
 import { expandLayers } from './expand-layers.js';
 import { createGradientWorkerPool } from './gradient-worker-pool.js';
@@ -53,6 +55,8 @@ export interface PretrainingOptions {
   growToLayers?: number;
   /** Share of tutoring examples with a style hint; the corpus default (0.5) when absent. */
   hintShare?: number;
+  /** `judge`: train on the judge-only corpus of builtin:tiny-judge instead of the shared one. */
+  corpus?: 'judge';
   brokenReplyShare?: number;
   /** Share of tutoring examples asked inside an agent-shaped prompt (corpus/agent-prompts.ts); none when absent. */
   agentPromptShare?: number;
@@ -99,9 +103,13 @@ function modelFiles(architecture: BuiltinArchitecture, tokenizerFiles: { tokeniz
   };
 }
 
-/** The recipe's corpus example at `index` (the training split, the recipe's task and hint mix). */
-function exampleAt(recipe: CheckpointState['recipe'], index: number): ReturnType<typeof generateExample> {
-  return generateExample(createSeededRandom(deriveSeed(recipe.seed, 'corpus', 'train', index)), {
+/** The recipe's corpus example at `index` (the training split, the recipe's corpus, task and hint mix). */
+function exampleAt(recipe: CheckpointState['recipe'], index: number): { messages: ChatMessage[] } {
+  const random = createSeededRandom(deriveSeed(recipe.seed, 'corpus', 'train', index));
+  if (recipe.corpus === 'judge') {
+    return generateJudgeCorpusExample(random, { split: 'train', ...(recipe.brokenReplyShare === undefined ? {} : { brokenReplyShare: recipe.brokenReplyShare }) });
+  }
+  return generateExample(random, {
     split: 'train',
     ...(recipe.judgeShare === undefined ? {} : { taskWeights: taskWeightsWithJudgeShare(recipe.judgeShare) }),
     ...(recipe.hintShare === undefined ? {} : { hintProbability: recipe.hintShare }),
@@ -179,6 +187,7 @@ export async function runPretraining(options: PretrainingOptions): Promise<Pretr
         warmupSteps: options.warmupSteps,
         weightDecay: options.weightDecay,
         ...(options.from === undefined ? {} : { from: options.from }),
+        ...(options.corpus === undefined ? {} : { corpus: options.corpus }),
         ...(options.judgeShare === undefined ? {} : { judgeShare: options.judgeShare }),
         ...(options.hintShare === undefined ? {} : { hintShare: options.hintShare }),
         ...(options.brokenReplyShare === undefined ? {} : { brokenReplyShare: options.brokenReplyShare }),
