@@ -12,8 +12,7 @@
 import { Command, Option } from 'commander';
 import { ClawrlError } from '../spec/clawrl-error.js';
 import { addOptions, configurationOf, readConfigFile, typedFlags } from './configuration/command-options.js';
-import { flattenConfigFile, resolveConfiguration } from './configuration/configuration.js';
-import { addExperimentOptions, experimentKnobsOf } from './configuration/personalize-recipe.js';
+import { resolveConfiguration } from './configuration/configuration.js';
 import { commandSchemas } from './configuration/configuration-schema.js';
 import { createConsoleLogger } from './wiring/create-console-logger.js';
 import { runServeCommand } from './commands/serve-command.js';
@@ -25,38 +24,18 @@ import { runBenchCommand } from './commands/bench-command.js';
 import { runPretrainTinyCommand } from './commands/pretrain-tiny-command.js';
 import { runRejudgeCommand } from './commands/rejudge-command.js';
 import { runSamplesExportCommand } from './commands/samples-export-command.js';
-import { readStandardInput, redactWithRules, runEvalRedaction } from './commands/redact-command.js';
-import { formatRedactionMeasurement } from '../lab/redaction/measure-redaction.js';
-import { resolveServerUrl } from './commands/resolve-server-url.js';
+import { readStandardInput, redactWithRules } from './commands/redact-command.js';
+import { addEvalCommands } from './commands/add-eval-commands.js';
+import { fail } from './commands/fail.js';
+import { serverUrlOf } from './commands/server-url-of.js';
 import { activatePolicy, formatPolicies, listPolicies } from './commands/policy-command.js';
 import { formatReceipt, requestErasure, type DataDeleteOptions } from './commands/data-command.js';
 import { startManagerProcess } from './commands/manager-command.js';
 import { startWorkerProcess } from './commands/worker-command.js';
 import { runUntilSignal } from './commands/run-until-signal.js';
 import { formatRolloutResult, rolloutHelp, rolloutSchema, runRolloutCommand, type RolloutCommandOptions } from './commands/rollout-command.js';
-import { runEvalJudgeCommand, type EvalJudgeOptions } from './commands/eval-judge-command.js';
-import { formatReplay, runEvalReplay, type EvalReplayOptions } from './commands/eval-replay-command.js';
-import { formatGateTrials, runGateTrialsCommand, type GateTrialsCommandOptions } from './commands/eval-gate-trials-command.js';
-import { formatJudgeHeldoutResult } from '../lab/measure/measure-judge-heldout.js';
-import { runEvalAgentPromptsCommand, type EvalAgentPromptsOptions } from './commands/eval-agent-prompts-command.js';
-import { formatAgentPromptsMeasurement } from '../lab/measure/measure-agent-prompts.js';
-import { defaultMaxWaitMinutes, defaultPersonalizeSessions, explicitKeysOf, formatPersonalizeResult, personalizeHelp, personalizeSchema, runPersonalizeCommand, type PersonalizeCommandOptions } from './commands/eval-command.js';
+import { explicitKeysOf } from './commands/eval-command.js';
 
-/**
- * The running server the client commands talk to: `--url`, the file's `url` or `CLAWRL_URL` (resolved
- * by the schema), else the host and port the server itself reads (`resolve-server-url.ts`).
- */
-function serverUrlOf(command: Command, url: string | undefined): string {
-  const configFile = typedFlags(command, commandSchemas.client).config as string | undefined;
-  const file = flattenConfigFile(readConfigFile(configFile ?? process.env.CLAWRL_CONFIG));
-  return resolveServerUrl({ flagUrl: url, file, environment: process.env });
-}
-
-function fail(error: unknown): never {
-  const message = ClawrlError.isInstance(error) ? error.message : error instanceof Error ? (error.stack ?? error.message) : String(error);
-  process.stderr.write(`clawrl: ${message}\n`);
-  process.exit(ClawrlError.isInstance(error) && error.code === 'configuration_error' ? 2 : 1);
-}
 
 const program = new Command('clawrl')
   .description('Online reinforcement learning for LLM agents behind an OpenAI-compatible gateway')
@@ -249,130 +228,7 @@ addOptions(program.command('redact').description('redact stdin to stdout by the 
   },
 );
 
-const evalCommand = program.command('eval').description('experiments and measurements: the personalization experiment, the judge on held-out next states');
-addExperimentOptions(
-  addOptions(
-    evalCommand.command('personalize').description(
-      'the personalization experiment: a simulated user with a hidden preference talks to clawrl while it trains (docs/personalization.md)',
-    ),
-    personalizeSchema,
-    personalizeHelp,
-  ),
-)
-  .requiredOption('--user <user>', 'student | ta | teacher | path to a simulated-user JSON file')
-  .requiredOption('--method <method>', 'rl | opd | combine, or base: the untrained baseline (the server it starts never trains)')
-  .option('--sessions <n>', 'sessions to run', String(defaultPersonalizeSessions))
-  .option('--seed <n>', 'seed of the messages and replies', '1')
-  .option('--out <dir>', 'write the result JSON and satisfaction.svg (charting every result file in the folder)')
-  .option('--final-feedback', "send the user's reply to each session's last response as feedback text (POST /v1/feedback), so the last turn is judged too")
-  .option('--max-wait <minutes>', `longest wait for the server after one session before the run stops waiting (default ${defaultMaxWaitMinutes})`)
-  .option('--no-wait', 'do not wait after each session for the server to judge it and train (default: wait, as a user taking a break would)')
-  .addOption(new Option('--probe-size <n>', 'held-out probe messages (default 50; fewer only for smoke tests)').hideHelp())
-  .action(async (options: PersonalizeCommandOptions, command: Command) => {
-    try {
-      const flags = typedFlags(command, personalizeSchema);
-      const configFile = (typeof flags.config === 'string' ? flags.config : undefined) ?? process.env.CLAWRL_CONFIG;
-      const file = readConfigFile(configFile);
-      const { configuration } = resolveConfiguration(personalizeSchema, { flags, file, environment: process.env });
-      const explicitKeys = explicitKeysOf(flags, file, process.env);
-      const knobs = experimentKnobsOf(command.opts());
-      const result = await runPersonalizeCommand({ options, configuration, explicitKeys, knobs, configFile, environment: process.env });
-      process.stdout.write(`${configuration.json ? JSON.stringify(result, null, 2) : formatPersonalizeResult(result)}\n`);
-    } catch (error) {
-      fail(error);
-    }
-  });
-
-addOptions(
-  evalCommand.command('judge').description("the judge the server would run, on held-out next states: majority-verdict accuracy overall and per kind, and the rows it gets wrong (docs/judging.md)"),
-  commandSchemas.evalJudge,
-)
-  .option('--heldout <file>', 'held-out next states, one JSON object a line (default: models/builtin-tiny/judge-heldout.jsonl)')
-  .option('--limit <n>', 'judge only n rows, evenly spaced through the file')
-  .option('--out <dir>', 'also write judge-heldout.json and judge-heldout.txt there')
-  .action(async (options: EvalJudgeOptions, command: Command) => {
-    try {
-      const logger = createConsoleLogger();
-      const configuration = configurationOf(command, commandSchemas.evalJudge, logger);
-      const result = await runEvalJudgeCommand(configuration, options, logger);
-      process.stdout.write(`${configuration.json ? JSON.stringify(result, null, 2) : formatJudgeHeldoutResult(result)}\n`);
-    } catch (error) {
-      fail(error);
-    }
-  });
-
-addOptions(
-  evalCommand.command('replay').description("the replay gate's evaluation by hand on a running server: a version against another on held-out recorded turns, judged (docs/training.md)"),
-  commandSchemas.client,
-)
-  .requiredOption('--version <n>', 'the version to evaluate')
-  .option('--against <m>', 'the version it is compared with (default: the active one)')
-  .option('--sessions <k>', "held-out sessions replayed (default: the server's --gate-sessions)")
-  .action(async (options: EvalReplayOptions, command: Command) => {
-    try {
-      const configuration = configurationOf(command, commandSchemas.client, undefined);
-      const evidence = await runEvalReplay(serverUrlOf(command, configuration.url), configuration.adminKey, options);
-      process.stdout.write(`${configuration.json ? JSON.stringify(evidence, null, 2) : formatReplay(evidence)}\n`);
-    } catch (error) {
-      fail(error);
-    }
-  });
-
-evalCommand
-  .command('gate-trials')
-  .description('the replay gate on poisoned (feedback sign flipped) and genuine candidates, each trial on a fresh `clawrl serve --gate replay` (docs/results.md)')
-  .option('--user <user>', 'the simulated user giving feedback: student | ta | teacher | path/to/user.json', 'teacher')
-  .option('--model <model>', 'the model the trial servers serve', 'builtin:tiny')
-  .option('--trials <n>', 'trials of each kind', '10')
-  .option('--sessions <n>', 'sessions of the user a trial records before its training step', '40')
-  .option('--seed <n>', 'seed of the first trial (trial t uses seed + t)', '1')
-  .option('--kinds <kinds>', 'poisoned,genuine or one of them', 'poisoned,genuine')
-  .option('--held-out-share <fraction>', "the trial servers' --held-out-share", '0.25')
-  .option('--json', 'print JSON')
-  .option('--out <file>', 'also write the JSON result there')
-  .action(async (options: GateTrialsCommandOptions) => {
-    try {
-      const result = await runGateTrialsCommand(options);
-      process.stdout.write(`${options.json === true ? JSON.stringify(result, null, 2) : formatGateTrials(result)}\n`);
-    } catch (error) {
-      fail(error);
-    }
-  });
-
-addOptions(
-  evalCommand.command('redaction').description('the redaction rules (--redact) on the labelled corpus the project generates: recall on planted secrets and personal data, false positives on look-alikes (docs/operations.md)'),
-  commandSchemas.redact,
-)
-  .option('--documents <n>', 'documents in the corpus', '1100')
-  .option('--seed <n>', 'seed of the corpus', '1')
-  .action(async (options: { documents: string; seed: string }, command: Command) => {
-    try {
-      const configuration = configurationOf(command, commandSchemas.redact, undefined);
-      const result = runEvalRedaction(configuration.redact, Number(options.documents), options.seed);
-      process.stdout.write(`${configuration.json ? JSON.stringify(result, null, 2) : formatRedactionMeasurement(result)}\n`);
-    } catch (error) {
-      fail(error);
-    }
-  });
-
-evalCommand
-  .command('agent-prompts')
-  .description("the built-in model on the first requests OpenClaw, Claude Code and Codex send, with 20 held-out arithmetic questions as the user's message, fitted to its window: the share of answers (not judge verdicts) and of right ones, against the same questions asked plainly (docs/builtin-model.md)")
-  .option('--model-dir <dir>', 'the model folder to measure (default: models/builtin-tiny)')
-  .option('--questions <n>', 'held-out arithmetic questions (default 20)')
-  .option('--samples <n>', 'replies per question and prompt (default 1)')
-  .option('--temperature <t>', 'sampling temperature (default 1)')
-  .option('--clients <list>', 'comma-separated: openclaw, claude-code, codex (default: all three)')
-  .option('--out <dir>', 'also write agent-prompts.json and agent-prompts.txt there')
-  .option('--json', 'print the measurement as JSON')
-  .action(async (options: EvalAgentPromptsOptions & { json?: boolean }) => {
-    try {
-      const result = await runEvalAgentPromptsCommand(options, (line) => process.stderr.write(`eval agent-prompts: ${line}\n`));
-      process.stdout.write(`${options.json === true ? JSON.stringify(result, null, 2) : formatAgentPromptsMeasurement(result)}\n`);
-    } catch (error) {
-      fail(error);
-    }
-  });
+addEvalCommands(program);
 
 const queueHelp: Record<string, string> = {
   bus: 'memory | nats: the queue of tasks and results (memory only with --workers, in this one process)',
