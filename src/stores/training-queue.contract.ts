@@ -99,6 +99,15 @@ export function runTrainingQueueContract(getStore: () => RecordStore): void {
       expect(await store.trainingSummary()).toMatchObject({ steps: 1, activeVersion: 0, latestVersion: 1 });
     });
 
+    it('refuses a step whose samples are gone (erased while it trained), writing nothing', async () => {
+      await store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
+      await store.claimSamplesForTraining({ limit: 2, leaseMs: 60_000, now: 10_000, workerId: 'trainer-1' });
+      await expectStoreError(store.commitTrainingStep({ step: step(1, ['sample-a', 'sample-gone']), version: newPolicyVersion(1), workerId: 'trainer-1' }));
+      expect((await store.listSamples({ turnId: 'a' }))[0]?.status).toBe('ready');
+      expect((await store.listPolicyVersions()).map((entry) => entry.version)).toEqual([0]);
+      expect(await store.listTrainingSteps()).toEqual([]);
+    });
+
     it('writes nothing when a commit repeats a step or a version', async () => {
       await store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
       await store.commitTrainingStep({ step: step(1, ['sample-a']), version: newPolicyVersion(1), workerId: 'trainer-1' });

@@ -85,8 +85,10 @@ export async function erasePostgresRows(client: Queryable, target: ErasureTarget
   const turns = await selectTurns(client, target);
   const ordinals = turns.map((turn) => turn.ordinal);
   const samples = (
-    await client.query<{ id: string; leased: boolean }>('SELECT id, lease_owner IS NOT NULL AS leased FROM samples WHERE turn_ordinal = ANY($1::bigint[])', [ordinals])
+    await client.query<{ id: string; leased: boolean }>('SELECT id, lease_owner IS NOT NULL AS leased FROM samples WHERE turn_ordinal = ANY($1::bigint[]) FOR UPDATE', [ordinals])
   ).rows;
+  // FOR UPDATE above: a training step committing these samples at the same moment either committed
+  // first (its lineage is read below, after the lock) or waits and then finds them gone (refused).
   const sampleIds = samples.map((sample) => sample.id);
   await client.query('UPDATE policy_lineage SET erased_at = $1 WHERE erased_at IS NULL AND sample_id = ANY($2::text[])', [at, sampleIds]);
   const trainedOn = (

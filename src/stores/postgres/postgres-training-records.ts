@@ -10,6 +10,7 @@
 import { logprobTemperatureOf } from '../../core/logprob-temperature.js';
 import type { SamplingOptions } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
+import { samplesGoneError } from '../samples-gone-error.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
 import type { TrainingSummary } from '../../spec/policy-registry.js';
 import type { ClaimSamplesOptions, CommitTrainingStepOptions } from '../../spec/training-queue.js';
@@ -112,11 +113,13 @@ export class PostgresTrainingRecords {
       const existing = await client.query('SELECT 1 FROM training_steps WHERE step = $1', [step.step]);
       if ((existing.rowCount ?? 0) > 0) throw new ClawrlError('store_error', `training step ${step.step} is already recorded`);
       await this.#storeVersion(client, version, (options.state ?? 'active') === 'active');
-      await client.query(
+      const marked = await client.query(
         `UPDATE samples SET status = 'trained', training_step = $1, updated_at = $2, lease_owner = NULL, lease_expires_at = NULL
          WHERE id = ANY($3::text[]) AND status = 'ready'`,
         [step.step, step.endedAt, step.trainedSampleIds],
       );
+      const missing = new Set(step.trainedSampleIds).size - (marked.rowCount ?? 0);
+      if (missing > 0) throw samplesGoneError(step.step, missing);
       await client.query(
         `INSERT INTO training_steps (step, policy_version, samples_used, metrics, checkpoint, started_at, ended_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7)`,

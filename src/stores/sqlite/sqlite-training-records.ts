@@ -9,6 +9,7 @@
  */
 import type Database from 'better-sqlite3';
 import { ClawrlError } from '../../spec/clawrl-error.js';
+import { samplesGoneError } from '../samples-gone-error.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
 import type { TrainingSummary } from '../../spec/policy-registry.js';
 import type { ClaimSamplesOptions, CommitTrainingStepOptions } from '../../spec/training-queue.js';
@@ -120,7 +121,9 @@ export class SqliteTrainingRecords {
         throw new ClawrlError('store_error', `training step ${step.step} is already recorded`);
       }
       this.#storeVersion(version, (options.state ?? 'active') === 'active');
-      for (const id of step.trainedSampleIds) this.#statements.markTrained.run(step.step, step.endedAt, id);
+      const ids = new Set(step.trainedSampleIds);
+      const marked = [...ids].reduce((count, id) => count + this.#statements.markTrained.run(step.step, step.endedAt, id).changes, 0);
+      if (marked !== ids.size) throw samplesGoneError(step.step, ids.size - marked);
       this.#statements.insertStep.run({
         step: step.step,
         policy_version: step.policyVersion,
