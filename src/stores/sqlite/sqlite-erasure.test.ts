@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { judgement, newTurn, sample } from '../testing/record-fixtures.js';
 import { createSqliteRecordStore } from './create-sqlite-record-store.js';
+import { erasureBatchTurns } from './sqlite-erasure.js';
 
 const marker = 'quokka-residue-5521';
 
@@ -46,5 +47,28 @@ describe('SQLite erasure on a file', () => {
     expect((await store.getTurn('k1'))?.messages).toEqual([{ role: 'user', content: 'nothing to see' }]);
     await store.close();
     expect(filesHolding(directory, marker)).toEqual([]);
+  });
+});
+
+describe('SQLite erasure of a period', () => {
+  it('goes in batches of turns and sums them into one receipt, keeping what is newer', async () => {
+    const store = createSqliteRecordStore({ path: ':memory:' });
+    const old = erasureBatchTurns * 2 + 7;
+    for (const session of ['a', 'b', 'c']) await store.upsertSession({ id: session, tenant: null, at: 1 });
+    for (let index = 0; index < old; index += 1) {
+      const sessionId = ['a', 'b'][index % 2] as string;
+      await store.recordTurn(newTurn(`old-${index}`, { sessionId, timings: { startedAt: 1_000 + index, firstTokenAt: null, endedAt: 1_001 + index } }));
+    }
+    await store.recordTurn(newTurn('new-0', { sessionId: 'c', timings: { startedAt: 900_000, firstTokenAt: null, endedAt: 900_001 } }));
+    await store.recordTurn(newTurn('new-1', { sessionId: 'b', timings: { startedAt: 900_000, firstTokenAt: null, endedAt: 900_001 } }));
+
+    const { receipt, turnIds } = await store.erase({ kind: 'before', before: 500_000 }, 1_000_000);
+    expect(receipt.erased.turns).toBe(old);
+    expect(new Set(turnIds).size).toBe(old);
+    expect(await store.getTurn('old-0')).toBeNull();
+    expect(await store.getTurn(`old-${old - 1}`)).toBeNull();
+    expect(await store.getTurn('new-0')).not.toBeNull();
+    expect(await store.getTurn('new-1')).not.toBeNull();
+    await store.close();
   });
 });

@@ -31,6 +31,13 @@ const turnColumns = 'ordinal, id, session_id, messages_tip_id, tool_set_id';
 // bound-parameter limit would cap an IN list.
 const erasedOrdinals = '(SELECT value FROM json_each(@ordinals))';
 
+/**
+ * Turns an erasure of a period (`--retain-days`, `--before`) takes per transaction: the SQLite store
+ * runs on the server's event loop, so a first retention run over a large old store goes in batches
+ * with requests served between them, not in one long transaction.
+ */
+export const erasureBatchTurns = 500;
+
 function selectTurns(database: Database.Database, target: ErasureTarget): ErasedTurnRow[] {
   switch (target.kind) {
     case 'session':
@@ -41,7 +48,9 @@ function selectTurns(database: Database.Database, target: ErasureTarget): Erased
         .prepare<[string, string], ErasedTurnRow>(`SELECT ${turnColumns} FROM turns WHERE tenant = ? OR session_id IN (SELECT id FROM sessions WHERE tenant = ?)`)
         .all(target.tenant, target.tenant);
     case 'before':
-      return database.prepare<[number], ErasedTurnRow>(`SELECT ${turnColumns} FROM turns WHERE started_at < ?`).all(target.before);
+      return database
+        .prepare<[number, number], ErasedTurnRow>(`SELECT ${turnColumns} FROM turns WHERE started_at < ? ORDER BY ordinal LIMIT ?`)
+        .all(target.before, erasureBatchTurns);
   }
 }
 

@@ -45,7 +45,8 @@ import { createSharedPromptRoots, type SharedPromptRoots } from '../shared-promp
 import { toRecountedStoreCounts, toStoreCounts } from '../record-counts.js';
 import { createRecordEvents, type RecordEvents, type RecordEventsOptions } from '../record-events.js';
 import { createSqliteDashboardQueries } from './sqlite-dashboard-queries.js';
-import { eraseSqliteRows, listSqliteLineage, listSqliteTaintedVersions, requeueSqliteSamplesOf, retireSqliteVersions } from './sqlite-erasure.js';
+import { eraseInBatches } from '../erase-in-batches.js';
+import { eraseSqliteRows, erasureBatchTurns, listSqliteLineage, listSqliteTaintedVersions, requeueSqliteSamplesOf, retireSqliteVersions } from './sqlite-erasure.js';
 import { SqliteJudgingRecords } from './sqlite-judging-records.js';
 import type { PolicyVersionState, SetPolicyVersionStateOptions } from '../../spec/policy-version-state.js';
 import { SqliteTrainingRecords } from './sqlite-training-records.js';
@@ -314,15 +315,17 @@ export class SqliteRecordStore implements RecordStore {
       this.#sequences.clear();
       this.#roots.clear();
     };
-    const result = await this.#write(
-      'erase',
-      () => {
-        const erased = eraseSqliteRows(this.#database, this.#reader, target, at);
-        // Inside the write too: a turn recorded after it in the same group must not use a forgotten base.
-        forget();
-        return erased;
-      },
-      forget,
+    const result = await eraseInBatches(target, erasureBatchTurns, () =>
+      this.#write(
+        'erase',
+        () => {
+          const erased = eraseSqliteRows(this.#database, this.#reader, target, at);
+          // Inside the write too: a turn recorded after it in the same group must not use a forgotten base.
+          forget();
+          return erased;
+        },
+        forget,
+      ),
     );
     return { ...result, receipt: { ...result.receipt, storageWiped: await this.#truncateWal() } };
   }
