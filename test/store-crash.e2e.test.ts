@@ -72,6 +72,8 @@ describe('SQLite record store under kill -9', () => {
           index: expect.any(Number) as number,
           nextState: null,
           nextStateAt: null,
+          untrainableReason: null,
+          supersededBy: null,
         });
       }
       for (const runName of ['first', 'second']) {
