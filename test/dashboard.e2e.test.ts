@@ -15,6 +15,8 @@ import { repositoryRoot, startClawrlServer, type ClawrlServer } from './testing/
 const chromiumPath = '/usr/bin/chromium';
 const adminKey = 'dashboard-admin-key';
 const apiKey = 'dashboard-tenant-key';
+/** A second tenant, whose session the first tenant's key must not see. */
+const otherKey = 'dashboard-other-tenant-key';
 const hint = 'Put the final answer in bold.';
 /** What the rules judge keeps from a turn the user corrects (`--judge-rules`), so a judged turn carries a kept hint. */
 const judgeHint = 'Give the result first, then one line of working.';
@@ -75,7 +77,7 @@ beforeAll(async () => {
   // `combine` asks the judge for hints, so the session page has hint answers to show.
   server = await startClawrlServer([
     '--judge', 'rules', '--judge-rules', path.join(rulesFolder, 'rules.json'), '--method', 'combine', '--train-every', '1000', '--max-tokens', '16',
-    '--api-key', `tenant=${apiKey}`, '--admin-key', adminKey, '--results-dir', results,
+    '--api-key', `tenant=${apiKey}`, '--api-key', `other=${otherKey}`, '--admin-key', adminKey, '--results-dir', results,
   ]);
   const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey, defaultHeaders: { 'x-session-id': 'dashboard-session' } });
   const turnIds: string[] = [];
@@ -127,11 +129,11 @@ afterAll(async () => {
 describe('the dashboard in a browser', () => {
   it('refuses a wrong admin key, then shows the overview with the turn count and charts', async () => {
     await page.goto(`${server.url}/`);
-    await page.getByLabel('Admin key').fill('not-the-admin-key');
+    await page.getByLabel('Admin or tenant key').fill('not-the-admin-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByTestId('login-error').textContent()).toContain('refused');
     await capture('login');
-    await page.getByLabel('Admin key').fill(adminKey);
+    await page.getByLabel('Admin or tenant key').fill(adminKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByTestId('turn-count').waitFor();
     expect(await page.getByTestId('turn-count').textContent()).toBe('3');
@@ -215,5 +217,43 @@ describe('the dashboard in a browser', () => {
     await fold.locator('summary').click();
     expect(await fold.locator('.message.system').isVisible()).toBe(true);
     expect(await fold.locator('.message.system').textContent()).toBe(system);
+  });
+
+  it("signed in with a tenant's key, shows that tenant's counts and sessions, not another tenant's, and says which pages need the admin key", async () => {
+    const other = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: otherKey, defaultHeaders: { 'x-session-id': 'other-tenant-session' } });
+    await other.chat.completions.create({ model: 'builtin:tiny', messages: [{ role: 'user', content: 'What is 1 + 1?' }] });
+    // The admin key sees the other tenant's session, so its absence below is the tenant's scope.
+    expect((await admin<{ data: { id: string }[] }>('/admin/sessions')).data.map((session) => session.id)).toContain('other-tenant-session');
+    await page.goto(`${server.url}/#/overview`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Admin or tenant key').fill(apiKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('tenant-scope').waitFor();
+    expect(await page.getByTestId('signed-in-tenant').textContent()).toBe('tenant tenant');
+    // dashboard-session's three turns and agent-session's one; not the other tenant's turn.
+    expect(await page.getByTestId('turn-count').textContent()).toBe('4');
+    expect(await page.getByTestId('session-count').textContent()).toBe('2');
+    expect(await page.locator('figure.chart').count()).toBe(0);
+    expect(await page.locator('p.error').count()).toBe(0);
+    expect(await page.locator('nav a').allTextContents()).toEqual(['Overview', 'Sessions']);
+    await capture('tenant-overview');
+
+    await page.goto(`${server.url}/#/sessions`);
+    await page.getByRole('link', { name: sessionId }).waitFor();
+    const listed = await page.locator('table.list a').allTextContents();
+    expect(listed).toContain('agent-session');
+    expect(listed).not.toContain('other-tenant-session');
+    await page.getByRole('link', { name: sessionId }).click();
+    await page.locator(`li[data-turn-id="${firstTurnId}"]`).waitFor();
+    expect(await page.locator('li.turn').count()).toBe(3);
+
+    // Another tenant's session is as unknown as a missing one; the admin pages say what they need, and the tab stays signed in.
+    await page.goto(`${server.url}/#/sessions/other-tenant-session`);
+    await expect.poll(() => page.locator('main').textContent()).toContain("No session with id 'other-tenant-session'");
+    for (const route of ['policies', 'experiments']) {
+      await page.goto(`${server.url}/#/${route}`);
+      await expect.poll(() => page.getByTestId('needs-admin-key').textContent(), { message: route }).toContain('needs the admin key');
+    }
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(1);
   });
 });

@@ -20,10 +20,10 @@ type Variables = GatewayVariables;
 /**
  * The read-only admin routes a tenant's key may read too, each answering only that tenant's records
  * (another tenant's session or turn is 404): the status, the session list, a turn, and the
- * dashboard's sessions and turns. Everything else under /admin — writes, policies, training,
- * erasure, the dashboard's aggregate charts — needs the admin key.
+ * dashboard's overview (the tenant's counts, without the charts), sessions and turns. Everything
+ * else under /admin — writes, policies, training, erasure, experiments — needs the admin key.
  */
-const tenantReadableRoute = /^\/admin\/(?:status|sessions|turns\/[^/]+|dashboard\/sessions(?:\/[^/]+\/turns)?|dashboard\/turns\/[^/]+)$/;
+const tenantReadableRoute = /^\/admin\/(?:status|sessions|turns\/[^/]+|dashboard\/(?:overview|sessions(?:\/[^/]+\/turns)?|turns\/[^/]+))$/;
 
 function routeLabel(path: string): string {
   if (path.endsWith('/chat/completions')) return 'chat';

@@ -8,6 +8,16 @@ const keyName = 'clawrl-admin-key';
 /** The server refused the key (or wants one): the page shows the login form. */
 export class AdminKeyRefused extends Error {}
 
+/**
+ * The server knows the key but the route needs the admin key (a tenant's key on policies, training
+ * or experiments): the page says so and the tab stays signed in, since the tenant's pages still work.
+ */
+export class NeedsAdminKey extends Error {
+  constructor() {
+    super('This page needs the admin key; a tenant\'s key reads its own sessions and turns only.');
+  }
+}
+
 export function storedAdminKey(): string | null {
   return sessionStorage.getItem(keyName);
 }
@@ -23,7 +33,8 @@ export async function adminRequest<T>(path: string, init: { method?: 'GET' | 'PO
     method: init.method ?? 'GET',
     headers: key === null ? {} : { authorization: `Bearer ${key}` },
   });
-  if (response.status === 401 || response.status === 403) throw new AdminKeyRefused(await errorMessageOf(response));
+  if (response.status === 401) throw new AdminKeyRefused(await errorMessageOf(response));
+  if (response.status === 403) throw new NeedsAdminKey();
   if (!response.ok) throw new Error(await errorMessageOf(response));
   return (await response.json()) as T;
 }

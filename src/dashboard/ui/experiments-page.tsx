@@ -5,7 +5,8 @@ import { palette } from './palette.js';
 import { usePolling } from './use-polling.js';
 
 export function ExperimentsPage(props: { onRefused: () => void }) {
-  const { data, error } = usePolling<ExperimentsResponse>('/admin/dashboard/experiments', 30_000, props.onRefused);
+  const { data, error, needsAdminKey } = usePolling<ExperimentsResponse>('/admin/dashboard/experiments', 30_000, props.onRefused);
+  if (needsAdminKey) return <p class="muted" data-testid="needs-admin-key">{error}</p>;
   if (data === null) return <p class="muted">{error ?? 'Loading…'}</p>;
   if (data.resultsDir === null) return <p class="muted">Start the server with <code>--results-dir &lt;folder&gt;</code> to see the runs written there.</p>;
   if (data.data.length === 0) return <p class="muted">No result files under {data.resultsDir} yet.</p>;

@@ -1,6 +1,7 @@
 /**
- * The dashboard's shell: the admin-key login, the page navigation (hash routes, so the server
- * serves one page at `/`) and the pages.
+ * The dashboard's shell: the key login, the page navigation (hash routes, so the server serves one
+ * page at `/`) and the pages. A tenant's key signs in too: its nav leaves out the pages that need
+ * the admin key (which, reached by their address, say so).
  */
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -13,7 +14,14 @@ import { SessionPage } from './session-page.js';
 import { SessionsPage } from './sessions-page.js';
 import { TurnPage } from './turn-page.js';
 
-type Access = { kind: 'checking' } | { kind: 'login'; refused: string | null } | { kind: 'ready' };
+/** `tenant`: the tenant whose key this tab holds; null for the admin key (or a server without keys). */
+type Access = { kind: 'checking' } | { kind: 'login'; refused: string | null } | { kind: 'ready'; tenant: string | null };
+
+/** `/admin/status` names the tenant when the key is a tenant's. */
+async function signedInTenant(): Promise<string | null> {
+  const status = await adminRequest<{ tenant?: unknown }>('/admin/status');
+  return typeof status.tenant === 'string' ? status.tenant : null;
+}
 
 function currentRoute(): string[] {
   return location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent).filter((part) => part !== '');
@@ -31,7 +39,7 @@ function LoginForm(props: { refused: string | null; onKey: (key: string) => void
     >
       <h1>clawrl</h1>
       <label>
-        Admin key <input type="password" name="admin-key" autocomplete="current-password" value={key} onInput={(event) => setKey((event.target as HTMLInputElement).value)} />
+        Admin or tenant key <input type="password" name="admin-key" autocomplete="current-password" value={key} onInput={(event) => setKey((event.target as HTMLInputElement).value)} />
       </label>
       <button type="submit">Sign in</button>
       {props.refused === null ? null : <p class="error" data-testid="login-error">{props.refused}</p>}
@@ -47,8 +55,7 @@ function App() {
   const check = async () => {
     const hadKey = storedAdminKey() !== null;
     try {
-      await adminRequest('/admin/status');
-      setAccess({ kind: 'ready' });
+      setAccess({ kind: 'ready', tenant: await signedInTenant() });
     } catch (error) {
       if (!(error instanceof AdminKeyRefused)) return setAccess({ kind: 'login', refused: error instanceof Error ? error.message : String(error) });
       storeAdminKey(null);
@@ -65,8 +72,7 @@ function App() {
   const signIn = async (key: string) => {
     storeAdminKey(key);
     try {
-      await adminRequest('/admin/status');
-      setAccess({ kind: 'ready' });
+      setAccess({ kind: 'ready', tenant: await signedInTenant() });
     } catch (error) {
       storeAdminKey(null);
       setAccess({ kind: 'login', refused: error instanceof AdminKeyRefused ? 'The server refused this key.' : String(error) });
@@ -80,7 +86,8 @@ function App() {
   if (access.kind === 'checking') return <p class="muted">Connecting…</p>;
   if (access.kind === 'login') return <LoginForm refused={access.refused} onKey={(key) => void signIn(key)} />;
   const [page = 'overview', id] = route;
-  const pages: [string, string][] = [['overview', 'Overview'], ['sessions', 'Sessions'], ['policies', 'Policies'], ['experiments', 'Experiments']];
+  const allPages: [string, string][] = [['overview', 'Overview'], ['sessions', 'Sessions'], ['policies', 'Policies'], ['experiments', 'Experiments']];
+  const pages = access.tenant === null ? allPages : allPages.filter(([name]) => name === 'overview' || name === 'sessions');
   const section = page === 'turns' ? 'sessions' : page;
   return (
     <div class="shell">
@@ -89,6 +96,7 @@ function App() {
         {pages.map(([name, label]) => (
           <a key={name} href={`#/${name}`} class={section === name ? 'current' : ''}>{label}</a>
         ))}
+        {access.tenant === null ? null : <span class="tenant" data-testid="signed-in-tenant">tenant {access.tenant}</span>}
         {storedAdminKey() === null ? null : (
           <button type="button" class="sign-out" onClick={() => { storeAdminKey(null); setAccess({ kind: 'login', refused: null }); }}>Sign out</button>
         )}

@@ -1,10 +1,11 @@
 /**
  * Overview: traffic, judging, samples, training and the served version, polled every few seconds.
  * The judge queue's depth has no history in the store, so its chart covers the time this page has
- * been open; every other chart reads its window from the store.
+ * been open; every other chart reads its window from the store. With a tenant's key the server
+ * answers the tenant's own counts only (its charts would add up every tenant's traffic).
  */
 import { useRef } from 'preact/hooks';
-import type { OverviewResponse } from '../../gateway/admin/dashboard-api.js';
+import type { OverviewResponse, TenantOverviewResponse } from '../../gateway/admin/dashboard-api.js';
 import { LineChart } from './line-chart.js';
 import { palette } from './palette.js';
 import { usePolling } from './use-polling.js';
@@ -26,7 +27,8 @@ function seconds(milliseconds: number): number {
 
 export function OverviewPage(props: { onRefused: () => void }) {
   const queue = useRef<{ at: number[]; depth: number[] }>({ at: [], depth: [] });
-  const { data, error } = usePolling<OverviewResponse>('/admin/dashboard/overview?window=3600000&bucket=60000', refreshMs, props.onRefused, (overview) => {
+  const { data, error } = usePolling<OverviewResponse | TenantOverviewResponse>('/admin/dashboard/overview?window=3600000&bucket=60000', refreshMs, props.onRefused, (overview) => {
+    if (overview.tenant !== null) return;
     queue.current.at.push(seconds(overview.now));
     queue.current.depth.push(overview.status.judging.pending);
     if (queue.current.at.length > 1200) {
@@ -35,6 +37,7 @@ export function OverviewPage(props: { onRefused: () => void }) {
     }
   });
   if (data === null) return <p class="muted">{error ?? 'Loading…'}</p>;
+  if (data.tenant !== null) return <TenantOverview overview={data} error={error} />;
   const { status, series, training } = data;
   const buckets = series.buckets;
   const x = buckets.map((bucket) => seconds(bucket.at));
@@ -105,6 +108,27 @@ export function OverviewPage(props: { onRefused: () => void }) {
           data={[training.map((point) => point.step), training.map((point) => point.learningRate)]}
         />
         <LineChart title="Served policy version" xRange={window} yTicks="integer" lines={[{ label: 'version', color: palette.green, stepped: true }]} data={[versionX, versionY]} />
+      </div>
+    </section>
+  );
+}
+
+function TenantOverview(props: { overview: TenantOverviewResponse; error: string | null }) {
+  const { status } = props.overview;
+  return (
+    <section>
+      {props.error === null ? null : <p class="error">{props.error}</p>}
+      <p class="muted" data-testid="tenant-scope">
+        Tenant <strong>{status.tenant}</strong>: its own sessions, turns and feedback. Judging, samples, training and the charts add up every
+        tenant's traffic and need the admin key.
+      </p>
+      <div class="stats">
+        <Stat label="main turns" value={status.turns.main} testId="turn-count" />
+        <Stat label="side turns" value={status.turns.side} />
+        <Stat label="sessions" value={status.sessions} testId="session-count" />
+        <Stat label="open sessions" value={status.sessionsOpen} />
+        <Stat label="feedback sent" value={status.feedback} />
+        <Stat label="served version" value={status.policyVersion} testId="served-version" />
       </div>
     </section>
   );

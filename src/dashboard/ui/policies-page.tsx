@@ -4,7 +4,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { PoliciesResponse, PolicyView, StatusView } from '../../gateway/admin/dashboard-api.js';
-import { AdminKeyRefused, adminRequest } from './admin-client.js';
+import { AdminKeyRefused, NeedsAdminKey, adminRequest } from './admin-client.js';
 import { formatTime } from './format-time.js';
 import { LineChart } from './line-chart.js';
 import { palette } from './palette.js';
@@ -42,9 +42,11 @@ export function PoliciesPage(props: { onRefused: () => void }) {
   const [status, setStatus] = useState<StatusView | null>(null);
   const [confirming, setConfirming] = useState<number | null>(null);
   const [message, setMessage] = useState<string | null>(null);
+  const [needsAdminKey, setNeedsAdminKey] = useState<string | null>(null);
 
   const fail = (caught: unknown) => {
     if (caught instanceof AdminKeyRefused) props.onRefused();
+    else if (caught instanceof NeedsAdminKey) setNeedsAdminKey(caught.message);
     else setMessage(caught instanceof Error ? caught.message : String(caught));
   };
   const load = async (before: number | null) => {
@@ -78,6 +80,7 @@ export function PoliciesPage(props: { onRefused: () => void }) {
   };
   const training = status?.training;
   const oldestFirst = [...policies].reverse();
+  if (needsAdminKey !== null) return <p class="muted" data-testid="needs-admin-key">{needsAdminKey}</p>;
   return (
     <section>
       <div class="controls">

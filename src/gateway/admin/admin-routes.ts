@@ -138,7 +138,7 @@ export async function statusOf(context: GatewayContext): Promise<Record<string, 
 }
 
 /** A tenant's own status: its sessions, turns and feedback, and what the server serves. */
-async function tenantStatusOf(context: GatewayContext, tenant: string): Promise<Record<string, unknown>> {
+export async function tenantStatusOf(context: GatewayContext, tenant: string): Promise<Record<string, unknown>> {
   const [counts, training] = await Promise.all([context.store.dashboard.tenantCounts(tenant), context.store.trainingSummary()]);
   return {
     tenant,

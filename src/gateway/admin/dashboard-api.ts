@@ -23,6 +23,8 @@ export interface TrainingPoint {
 }
 
 export interface OverviewResponse {
+  /** Null: the admin key's overview, every tenant's traffic. */
+  tenant: null;
   now: number;
   since: number;
   bucketMs: number;
@@ -31,6 +33,28 @@ export interface OverviewResponse {
   series: ActivitySeries;
   /** Oldest first, at most the latest 500. */
   training: TrainingPoint[];
+}
+
+/**
+ * The overview a tenant's key reads: its own counts (`/admin/status` with that key) and nothing
+ * that aggregates other tenants' traffic, so no charts, judging, samples or training.
+ */
+export interface TenantOverviewResponse {
+  tenant: string;
+  now: number;
+  status: TenantStatusView;
+}
+
+/** `/admin/status` with a tenant's key. */
+export interface TenantStatusView {
+  tenant: string;
+  sessions: number;
+  sessionsOpen: number;
+  turns: { main: number; side: number };
+  feedback: number;
+  policyVersion: number;
+  model: string;
+  engine: string;
 }
 
 /** The parts of `/admin/status` the dashboard reads. */

@@ -11,7 +11,7 @@ import { turnRewardOf } from '../../core/rl/build-samples.js';
 import type { SampleSummary, TurnJudgingSummary } from '../../spec/dashboard-queries.js';
 import type { FeedbackRecord, JudgementRecord, TurnRecord } from '../../spec/records.js';
 import { readScopeOf, type GatewayVariables } from '../api-key-authenticator.js';
-import { statusOf, visibleTurn } from './admin-routes.js';
+import { statusOf, tenantStatusOf, visibleTurn } from './admin-routes.js';
 import type {
   JudgementView,
   OverviewResponse,
@@ -20,6 +20,8 @@ import type {
   SessionPageResponse,
   SessionTurnsResponse,
   StatusView,
+  TenantOverviewResponse,
+  TenantStatusView,
   TurnTokensResponse,
 } from './dashboard-api.js';
 import type { GatewayContext } from '../gateway-context.js';
@@ -112,37 +114,46 @@ function decodeCursor(value: string | undefined): { createdAt: number; id: strin
  * How long the overview reuses `/admin/status`'s answer. Its counts are counters the stores keep
  * (a read of one small table however many turns there are, `clawrl bench dashboard`); reusing the
  * answer still makes any number of open dashboards cost one status read per 10 s rather than one
- * per dashboard refresh. The charts' windows are read fresh on every refresh.
+ * per dashboard refresh. The charts' windows are read fresh on every refresh. A tenant's counts
+ * are a scan of its rows (`tenantCounts`), so they are reused the same way, one answer per tenant.
  */
 const statusReuseMs = 10_000;
 
 export function registerDashboardRoutes(app: Hono<{ Variables: GatewayVariables }>, context: GatewayContext): void {
-  let status: { at: number; value: Promise<Record<string, unknown>> } | null = null;
-  const recentStatus = () => {
+  // Keyed by the reader's tenant; '' is the admin key's status of every tenant.
+  const statuses = new Map<string, { at: number; value: Promise<Record<string, unknown>> }>();
+  const recentStatus = (tenant: string | undefined) => {
     const now = context.now();
-    if (status === null || now - status.at >= statusReuseMs) {
-      const value = statusOf(context);
-      status = { at: now, value };
-      // A failed read is not reused.
-      value.catch(() => {
-        if (status?.value === value) status = null;
-      });
-    }
-    return status.value;
+    const key = tenant ?? '';
+    const kept = statuses.get(key);
+    if (kept !== undefined && now - kept.at < statusReuseMs) return kept.value;
+    const value = tenant === undefined ? statusOf(context) : tenantStatusOf(context, tenant);
+    statuses.set(key, { at: now, value });
+    // A failed read is not reused.
+    value.catch(() => {
+      if (statuses.get(key)?.value === value) statuses.delete(key);
+    });
+    return value;
   };
 
   app.get('/admin/dashboard/overview', async (c) => {
+    const scope = readScopeOf(c.get('principal'));
+    if (scope !== undefined) {
+      const tenantBody: TenantOverviewResponse = { tenant: scope, now: context.now(), status: (await recentStatus(scope)) as unknown as TenantStatusView };
+      return c.json(tenantBody);
+    }
     const windowMs = integerQuery(c.req.query('window'), 'window', 60 * minute, minute, 7 * 24 * 60 * minute);
     const bucketMs = integerQuery(c.req.query('bucket'), 'bucket', minute, 1_000, 24 * 60 * minute);
     if (windowMs / bucketMs > 2_000) throw new ClawrlError('invalid_request', 'window / bucket must be at most 2000 buckets.', { param: 'bucket' });
     const now = context.now();
     const since = Math.floor((now - windowMs) / bucketMs) * bucketMs;
     const [current, series, steps] = await Promise.all([
-      recentStatus(),
+      recentStatus(undefined),
       context.store.dashboard.activitySeries({ since, until: now + 1, bucketMs }),
       context.store.listTrainingSteps({ limit: 500 }),
     ]);
     const body: OverviewResponse = {
+      tenant: null,
       now,
       since,
       bucketMs,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionPageResponse } from './dashboard-api.js';
+import type { OverviewResponse, SessionPageResponse, TenantOverviewResponse } from './dashboard-api.js';
 import { createTestGateway, type TestGateway } from '../testing/create-test-gateway.js';
 
 const model = 'scripted-model';
@@ -43,8 +43,34 @@ describe('tenant keys on the admin routes', () => {
     expect((await feedback(bobTurn)).status).toBe(404);
     expect((await feedback(aliceTurn)).status).toBe(200);
 
-    for (const [method, route] of [['GET', '/admin/policies'], ['GET', '/admin/dashboard/overview'], ['DELETE', '/admin/sessions/alice-session'], ['POST', '/admin/training/pause']] as const) {
+    for (const [method, route] of [['GET', '/admin/policies'], ['GET', '/admin/dashboard/policies'], ['GET', '/admin/dashboard/experiments'], ['DELETE', '/admin/sessions/alice-session'], ['POST', '/admin/training/pause']] as const) {
       expect((await gateway.app.request(route, { method, headers: as(keys.alice) })).status, `${method} ${route}`).toBe(403);
     }
+  });
+
+  it('answer the dashboard overview with the tenant\'s own counts and no charts; the admin key gets every tenant\'s, with charts', async () => {
+    const gateway = createTestGateway({ apiKeys: [{ tenant: 'alice', key: keys.alice }, { tenant: 'bob', key: keys.bob }], adminKey: keys.admin });
+    await chat(gateway, keys.alice, 'alice-session');
+    await chat(gateway, keys.bob, 'bob-session');
+    await chat(gateway, keys.bob, 'bob-other-session');
+    const overview = async (key: string) => {
+      const response = await gateway.app.request('/admin/dashboard/overview?window=3600000&bucket=60000', { headers: as(key) });
+      expect(response.status).toBe(200);
+      return (await response.json()) as Record<string, unknown>;
+    };
+
+    const alice = (await overview(keys.alice)) as unknown as TenantOverviewResponse;
+    expect(alice).toMatchObject({ tenant: 'alice', status: { tenant: 'alice', sessions: 1, turns: { main: 1, side: 0 }, feedback: 0 } });
+    const bob = await overview(keys.bob);
+    expect(bob).toMatchObject({ tenant: 'bob', status: { tenant: 'bob', sessions: 2, turns: { main: 2, side: 0 } } });
+    // Nothing that adds up other tenants' traffic or the training reaches a tenant.
+    for (const field of ['series', 'training', 'since', 'bucketMs']) expect(bob, field).not.toHaveProperty(field);
+    expect(bob['status']).not.toHaveProperty('samples');
+    expect(bob['status']).not.toHaveProperty('judging');
+
+    const all = (await overview(keys.admin)) as unknown as OverviewResponse;
+    expect(all.tenant).toBeNull();
+    expect(all.status.sessions).toBe(3);
+    expect(all.series.buckets.reduce((sum, bucket) => sum + bucket.mainTurns, 0)).toBe(3);
   });
 });
