@@ -9,7 +9,7 @@
  * - `--judge rules` with `--reward outcome` (the outcome is all that counts, the PRM would only
  *   cost time), `--judge policy` with `--reward outcome+process` (the PRM scores every turn), and
  *   `--judge rules` whenever `--judge-rules <spec>` is given, whose rules are then the process reward;
- * - the model's recipe (or `--recipe`), with `groupNormalizeStd: true` when `--normalize-std` is
+ * - the model's rollout recipe (`rollout-recipe.json` in its folder, else its `recipe.json`; or `--recipe`), with `groupNormalizeStd: true` when `--normalize-std` is
  *   given. A group's samples are always taken against their group's mean, whatever the recipe's
  *   `rewardBaseline` (which applies to live traffic), so nothing else of the recipe is overridden.
  *
@@ -32,8 +32,7 @@ import { ClawrlError } from '../../spec/clawrl-error.js';
 import { configurationSections } from '../configuration/configuration-schema.js';
 import { createConsoleLogger } from '../wiring/create-console-logger.js';
 import { clientKeyOf, integerOption, serverEnvironmentOf } from './eval-command.js';
-import { loadRecipe } from '../configuration/load-recipe.js';
-import { modelRecipeOf } from '../configuration/personalize-recipe.js';
+import { defaultRolloutRecipeFileOf, loadRecipe } from '../configuration/load-recipe.js';
 
 const { files, storage, engine, gateway, judge, trainer, client, queue } = configurationSections;
 export const rolloutSchema = z.object({
@@ -172,7 +171,9 @@ export async function runRolloutCommand(input: RolloutCommandInput): Promise<Rol
       const data = input.explicitKeys.has('data') ? configuration.data : (temporaryData = mkdtempSync(path.join(tmpdir(), 'clawrl-rollout-')));
       mkdirSync(data, { recursive: true });
       const recipe = path.join(data, 'rollout-recipe.json');
-      const base = configuration.recipe === undefined ? modelRecipeOf(configuration.model) : loadRecipe(configuration.recipe);
+      // The model's rollout recipe (the built-in model's is LoRA: its live-traffic recipe wrecks its arithmetic here).
+      const modelRecipe = defaultRolloutRecipeFileOf(configuration.model);
+      const base = configuration.recipe !== undefined ? loadRecipe(configuration.recipe) : modelRecipe === undefined ? {} : loadRecipe(modelRecipe);
       groupNormalizeStd = normalizeStd || base.groupNormalizeStd === true;
       writeFileSync(recipe, `${JSON.stringify({ description: 'written by clawrl rollout', ...base, ...(normalizeStd ? { groupNormalizeStd: true } : {}) }, null, 2)}\n`);
       serverArguments = rolloutServeArguments(input, rewardMode, group * tasksPerStep * definition.maxTurns, recipe);

@@ -31,3 +31,15 @@ export function defaultRecipeFileOf(model: string): string | undefined {
   const file = path.join(folder, 'recipe.json');
   return existsSync(file) ? file : undefined;
 }
+
+/**
+ * The recipe `clawrl rollout` gives the server it starts: the model folder's `rollout-recipe.json`
+ * when it has one (the built-in model's full-parameter steps at 1e-3 suit a user's preference but
+ * wreck its arithmetic within 5 rollout steps, docs/results.md), else its `recipe.json`.
+ */
+export function defaultRolloutRecipeFileOf(model: string): string | undefined {
+  const folder = modelFolderOf(model);
+  if (folder === null) return undefined;
+  const file = path.join(folder, 'rollout-recipe.json');
+  return existsSync(file) ? file : defaultRecipeFileOf(model);
+}
