@@ -18,7 +18,7 @@ function gatewayWith(redaction: Omit<TurnRedaction, 'redactor'>, reply: string |
   return gateway;
 }
 
-async function send(gateway: ReturnType<typeof gatewayWith>, messages: ChatMessage[], session = 'session-1') {
+async function send(gateway: ReturnType<typeof gatewayWith>, messages: ChatMessage[], session = 'session-a') {
   const response = await gateway.chat({ model: 'scripted-model', messages }, { 'x-session-id': session });
   expect(response.status).toBe(200);
   const body = (await response.json()) as { choices: Array<{ message: { content: string } }> };

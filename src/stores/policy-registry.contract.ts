@@ -82,7 +82,7 @@ function gateEvidence(candidate: number, incumbent: number): PolicyGateEvidence 
   return {
     method: 'replay', candidate, incumbent, decision: 'promote', rule: 'sign test', reason: 'more wins', heldOut: true,
     sessions: 1, turns: 1, wins: 1, losses: 0, ties: 0, pValue: 0.5, candidateMeanScore: 1, incumbentMeanScore: 0,
-    items: [{ turnId: 'turn-1', sessionId: 'session-1', candidate: 1, incumbent: 0, preferred: 'candidate' }],
+    items: [{ turnId: 'turn-1', sessionId: 'session-a', candidate: 1, incumbent: 0, preferred: 'candidate' }],
     startedAt: 1, endedAt: 2,
   };
 }
