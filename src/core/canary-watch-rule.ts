@@ -8,6 +8,7 @@
  * canary (quiet periods), else neutral (0). After `lengthTurns` canary turns without a regression
  * the candidate becomes active.
  */
+import { meanOf } from './mean-of.js';
 import type { CanaryCohortSignal, PolicyCanaryEvidence } from '../spec/policy-version-state.js';
 
 export interface CanaryWatchRuleOptions {
@@ -78,6 +79,5 @@ export function decideCanary(
 export function cohortSignalOf(turns: readonly { reward: number | null; feedback: number | null }[]): CanaryCohortSignal {
   const rewards = turns.flatMap((turn) => (turn.reward === null ? [] : [turn.reward]));
   const feedback = turns.flatMap((turn) => (turn.feedback === null ? [] : [turn.feedback]));
-  const mean = (values: number[]) => (values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length);
-  return { turns: turns.length, scored: rewards.length, meanScore: mean(rewards), feedback: feedback.length, meanFeedback: mean(feedback) };
+  return { turns: turns.length, scored: rewards.length, meanScore: meanOf(rewards), feedback: feedback.length, meanFeedback: meanOf(feedback) };
 }

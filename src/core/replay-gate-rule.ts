@@ -11,6 +11,7 @@
  * has to show it is better before it serves anyone. A sign test uses only which answer won, so a
  * judge whose scores are coarse (−1, 0, 1) or drift in scale decides as well as a fine one.
  */
+import { meanOf } from './mean-of.js';
 import type { PolicyGateEvidence, PolicyGateItem } from '../spec/policy-version-state.js';
 
 export interface ReplayGateRuleOptions {
@@ -51,7 +52,6 @@ export function describeReplayGateRule(options: ReplayGateRuleOptions): string {
   );
 }
 
-const mean = (values: number[]): number | null => (values.length === 0 ? null : values.reduce((sum, value) => sum + value, 0) / values.length);
 
 export type ReplayGateDecision = Pick<
   PolicyGateEvidence,
@@ -70,8 +70,8 @@ export function decideReplayGate(items: readonly PolicyGateItem[], options: Repl
     losses,
     ties: turns - wins - losses,
     pValue,
-    candidateMeanScore: mean(items.map((item) => item.candidate)),
-    incumbentMeanScore: mean(items.map((item) => item.incumbent)),
+    candidateMeanScore: meanOf(items.map((item) => item.candidate)),
+    incumbentMeanScore: meanOf(items.map((item) => item.incumbent)),
   };
   const reject = (reason: string): ReplayGateDecision => ({ ...counts, decision: 'reject', reason });
   if (turns < options.minTurns) return reject(`only ${turns} held-out turns were judged; the gate needs ${options.minTurns}`);

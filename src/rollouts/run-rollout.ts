@@ -205,7 +205,7 @@ export async function runRollout(options: RolloutRunOptions): Promise<RolloutRun
       processVariedGroups: options.rewardMode === 'outcome' ? null : processVariedGroups,
       turns,
       trainedTurns,
-      processReward: allVotes.length === 0 ? null : allVotes.reduce((sum, value) => sum + value, 0) / allVotes.length,
+      processReward: meanVote(allVotes),
     };
   }
 

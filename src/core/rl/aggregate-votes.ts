@@ -12,9 +12,10 @@
  *   trainer's group baseline takes the group's mean off), and the mean keeps what the majority
  *   throws away: 3 of 3 votes above 2 of 3, which separates turns a majority would tie.
  *
- * The rollout driver (`eval/rollout/run-rollout.ts`) sends the mean as the feedback's
+ * The rollout driver (`rollouts/run-rollout.ts`) sends the mean as the feedback's
  * `process_reward` and R_t as its `reward`; the trainer forms the advantage.
  */
+import { meanOf } from '../mean-of.js';
 
 export type VoteScore = 1 | -1 | 0;
 
@@ -51,7 +52,7 @@ export function aggregateVotes(votes: readonly ParsedVote[]): AggregatedVotes {
 
 /** A rollout turn's process reward: the mean of the PRM's readable votes on it, null without one. */
 export function meanVote(votes: readonly number[]): number | null {
-  return votes.length === 0 ? null : votes.reduce((sum, vote) => sum + vote, 0) / votes.length;
+  return meanOf(votes);
 }
 
 /** Which rewards a rollout trains on: the environment's outcome alone, or with the PRM's process rewards. */
