@@ -97,7 +97,8 @@ export function createDataEraser(options: DataEraserOptions): DataEraser {
   /**
    * Erases with this server's training held: a step in flight may hold samples the erasure deletes,
    * and the version it would commit would then carry them without a lineage naming them. A trainer
-   * in another process (`clawrl trainer`) is not held; its step's erased samples are not recorded.
+   * in another process (`clawrl trainer`) is not held: the store refuses its commit when a sample it
+   * trained on is gone (`stores/samples-gone-error.ts`), and it trains again on what remains.
    */
   async function eraseWithTrainingHeld(target: ErasureTarget, at: number): ReturnType<typeof store.erase> {
     const training = options.policies?.training ?? null;
