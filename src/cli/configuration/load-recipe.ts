@@ -24,12 +24,17 @@ export function loadRecipe(file: string): Recipe {
   return result.data;
 }
 
-/** The model folder's `recipe.json`, when `--model` names a folder that has one. */
-export function defaultRecipeFileOf(model: string): string | undefined {
+/** The file `name` of the model folder `--model` names, when the folder has it. */
+function modelFolderFileOf(model: string, name: string): string | undefined {
   const folder = modelFolderOf(model);
   if (folder === null) return undefined;
-  const file = path.join(folder, 'recipe.json');
+  const file = path.join(folder, name);
   return existsSync(file) ? file : undefined;
+}
+
+/** The model folder's `recipe.json`, when `--model` names a folder that has one. */
+export function defaultRecipeFileOf(model: string): string | undefined {
+  return modelFolderFileOf(model, 'recipe.json');
 }
 
 /**
@@ -38,8 +43,5 @@ export function defaultRecipeFileOf(model: string): string | undefined {
  * wreck its arithmetic within 5 rollout steps, docs/results.md), else its `recipe.json`.
  */
 export function defaultRolloutRecipeFileOf(model: string): string | undefined {
-  const folder = modelFolderOf(model);
-  if (folder === null) return undefined;
-  const file = path.join(folder, 'rollout-recipe.json');
-  return existsSync(file) ? file : defaultRecipeFileOf(model);
+  return modelFolderFileOf(model, 'rollout-recipe.json') ?? defaultRecipeFileOf(model);
 }
