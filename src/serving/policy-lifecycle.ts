@@ -114,9 +114,9 @@ export function createPolicyLifecycle(options: PolicyLifecycleOptions): PolicyLi
   }
 
   /** Serves the cohort until the watch decides or a person interrupts. */
-  async function runCanary(evaluation: Evaluation, gate: PolicyGateEvidence | null): Promise<PolicyCanaryEvidence | null> {
+  async function runCanary(evaluation: Evaluation, gate: PolicyGateEvidence | null, gateReason: string): Promise<PolicyCanaryEvidence | null> {
     const startedAt = at();
-    const reason = `${gate === null ? 'no gate configured' : `passed the replay gate: ${gate.reason}`}; serving ${options.canaryShare} of sessions`;
+    const reason = `${gateReason}; serving ${options.canaryShare} of sessions`;
     await store.setPolicyVersionState(evaluation.candidate, 'canary', { reason, at: startedAt, ...(gate === null ? {} : { gate }) });
     evaluation.canary = { share: options.canaryShare };
     logger.info('canary started', { version: evaluation.candidate, incumbent: evaluation.incumbent, share: options.canaryShare });
@@ -152,7 +152,7 @@ export function createPolicyLifecycle(options: PolicyLifecycleOptions): PolicyLi
       }
       let reason = gate === null ? 'no gate configured' : `passed the replay gate: ${gate.reason}`;
       if (options.canaryShare > 0) {
-        const canary = await runCanary(evaluation, gate);
+        const canary = await runCanary(evaluation, gate, reason);
         if (canary === null) return interrupted() ?? { kind: 'rolled-back', version, reason: 'the server closed during the canary' };
         if (canary.decision === 'roll-back') {
           const rolledBack = `rolled back by the canary watch: ${canary.reason}`;
