@@ -46,7 +46,8 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
   app.notFound((c) => errorResponse(new ClawrlError('not_found', `Unknown route ${c.req.method} ${c.req.path}.`)));
 
   const authenticate = async (c: Context<{ Variables: Variables }>, next: () => Promise<void>) => {
-    c.set('principal', context.authenticator.authenticate(c.req.header('authorization')));
+    const trustedUserHeader = context.authenticator.trustedUserHeader;
+    c.set('principal', context.authenticator.authenticate(c.req.header('authorization'), trustedUserHeader === undefined ? undefined : c.req.header(trustedUserHeader)));
     await next();
   };
   const requireAdmin = async (c: Context<{ Variables: Variables }>, next: () => Promise<void>) => {

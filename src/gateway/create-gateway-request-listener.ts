@@ -106,7 +106,8 @@ export function createGatewayRequestListener(context: GatewayContext, app = crea
   async function serve(route: ProtocolRoute, request: IncomingMessage, response: ServerResponse, pathSessionId: string | undefined): Promise<void> {
     try {
       const header = (name: string) => headerOf(request, name);
-      const principal = context.authenticator.authenticate(route.authorization(header));
+      const trustedUserHeader = context.authenticator.trustedUserHeader;
+      const principal = context.authenticator.authenticate(route.authorization(header), trustedUserHeader === undefined ? undefined : header(trustedUserHeader));
       const body = await readBody(request, context.limits.bodyLimitBytes);
       const clientGone = new AbortController();
       response.once('close', () => {

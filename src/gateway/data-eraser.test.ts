@@ -50,7 +50,7 @@ describe('createDataEraser', () => {
     store = createSqliteRecordStore({ path: ':memory:' });
     await store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
     const record = async (session: string, turn: string, startedAt: number) => {
-      await store.upsertSession({ id: session, tenant: null, at: 100 });
+      await store.upsertSession({ id: session, tenant: null, user: null, at: 100 });
       await store.recordTurn(newTurn(turn, { sessionId: session, timings: { startedAt, firstTokenAt: null, endedAt: startedAt } }));
       await store.recordSample(sample(`${turn}-sample`, turn, { policyVersion: 0 }));
     };

@@ -145,7 +145,7 @@ describe('consent', () => {
     const reply = ((await first.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content ?? '';
     await (await gateway.chat({ model, messages: [user('hi'), { role: 'assistant', content: reply }, user('thanks')], stream: true }, headers)).text();
     expect(await gateway.store.getTurn(firstId)).toMatchObject({ trainable: false, untrainableReason: 'train-off', nextState: [user('thanks')] });
-    await gateway.store.recordFeedback({ turnId: firstId, score: 1, text: null, hint: null, tenant: null, createdAt: 1 });
+    await gateway.store.recordFeedback({ turnId: firstId, score: 1, text: null, hint: null, tenant: null, user: null, createdAt: 1 });
     expect(await gateway.store.claimTurnsForJudging({ limit: 10, leaseMs: 1_000, now: 1, workerId: 'w' })).toEqual([]);
     expect((await gateway.store.counts()).turns).toMatchObject({ main: 2, trainable: 0 });
   });
@@ -174,7 +174,7 @@ describe('consent', () => {
 
   it('takes an API key\'s defaults, which a request header overrides', async () => {
     const gateway = createTestGateway({
-      apiKeys: [{ tenant: 'ci', key: 'ci-key-123' }, { tenant: 'vault', key: 'vault-key-123' }, { tenant: 'open', key: 'open-key-123' }],
+      apiKeys: [{ tenant: 'ci', user: 'ci', key: 'ci-key-123' }, { tenant: 'vault', user: 'vault', key: 'vault-key-123' }, { tenant: 'open', user: 'open', key: 'open-key-123' }],
       consentDefaults: parseKeyConsent(['ci=train-off', 'vault=record-off']),
     });
     const send = async (key: string, headers: Record<string, string> = {}) =>
@@ -182,7 +182,7 @@ describe('consent', () => {
     expect(await gateway.store.getTurn(await send('ci-key-123'))).toMatchObject({ trainable: false, untrainableReason: 'train-off' });
     expect(await gateway.store.getTurn(await send('ci-key-123', { 'x-clawrl-train': 'on' }))).toMatchObject({ trainable: true, untrainableReason: null });
     expect(await gateway.store.getTurn(await send('vault-key-123'))).toBeNull();
-    expect(await gateway.store.getTurn(await send('vault-key-123', { 'x-clawrl-record': 'on' }))).toMatchObject({ tenant: 'vault', trainable: true });
+    expect(await gateway.store.getTurn(await send('vault-key-123', { 'x-clawrl-record': 'on' }))).toMatchObject({ tenant: 'vault', user: 'vault', trainable: true });
     expect(await gateway.store.getTurn(await send('open-key-123'))).toMatchObject({ trainable: true });
   });
 });

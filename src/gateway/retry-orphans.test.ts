@@ -63,7 +63,7 @@ describe('retry orphans through the gateway', () => {
     await gateway.chat({ model, messages: [...second, { role: 'assistant', content: retryReply }, user('thanks')] }, headers);
     expect(await gateway.store.getTurn(retryId)).toMatchObject({ supersededBy: null, trainable: true, nextState: [user('thanks')] });
     expect(await gateway.store.getTurn(orphanId)).toMatchObject({ nextState: null });
-    await gateway.store.recordFeedback({ turnId: orphanId, score: -1, text: null, hint: null, tenant: null, createdAt: 1 });
+    await gateway.store.recordFeedback({ turnId: orphanId, score: -1, text: null, hint: null, tenant: null, user: null, createdAt: 1 });
     expect((await judgeable(gateway)).sort()).toEqual([retryId, (await gateway.store.getSession('agent'))?.turnIds[0]].sort());
   });
 

@@ -30,6 +30,12 @@ export interface TurnRequest {
   continuedSessionId?: string | undefined;
 }
 
+/** Whose request it is: the key's tenant and the user its credentials named. */
+export interface RequestIdentity {
+  tenant: string | null;
+  user: string | null;
+}
+
 /** What a generation needs to be recorded once it ends, however it ends. */
 export interface TurnDraft {
   turnId: string;
@@ -41,6 +47,8 @@ export interface TurnDraft {
   inFlight: InFlightMainTurn | null;
   type: TurnType;
   tenant: string | null;
+  /** The user the request's credentials named. */
+  user: string | null;
   model: string;
   conversationRoot: string;
   request: GenerateRequest;
@@ -56,7 +64,7 @@ export interface TurnDrafter {
    * a retry), and a main turn registered as in flight until `end` (once its record is durable, or
    * it failed to start). A turn not recorded does none of it.
    */
-  draftTurn(start: TurnRequest, tenant: string | null, controls: RequestControls, startedAt: number): Promise<{ draft: TurnDraft; end(): void }>;
+  draftTurn(start: TurnRequest, who: RequestIdentity, controls: RequestControls, startedAt: number): Promise<{ draft: TurnDraft; end(): void }>;
 }
 
 export function createTurnDrafter(context: GatewayContext): TurnDrafter {
@@ -89,12 +97,14 @@ export function createTurnDrafter(context: GatewayContext): TurnDrafter {
     return controls;
   }
 
-  async function draftTurn(start: TurnRequest, tenant: string | null, controls: RequestControls, startedAt: number): Promise<{ draft: TurnDraft; end(): void }> {
+  async function draftTurn(start: TurnRequest, who: RequestIdentity, controls: RequestControls, startedAt: number): Promise<{ draft: TurnDraft; end(): void }> {
+    const { tenant, user } = who;
     const { header, request } = start;
     const common = {
       turnId: context.createId('turn'),
       type: parseTurnType(header('x-turn-type') ?? start.bodyTurnType) ?? inferTurnType(request.messages),
       tenant,
+      user,
       model: start.model,
       request,
       startedAt,
@@ -120,7 +130,7 @@ export function createTurnDrafter(context: GatewayContext): TurnDrafter {
       // reads only the previous turn, which the session touch does not change. A session created
       // for this request (a fresh id) has no previous turn to look up.
       await Promise.all([
-        context.store.upsertSession({ id: session.sessionId, tenant, at: startedAt }),
+        context.store.upsertSession({ id: session.sessionId, tenant, user, at: startedAt }),
         common.type === 'main' && session.source !== 'new' ? linkPreviousTurn(session.sessionId, request, session.conversationRoot, common.turnId) : undefined,
         inFlight?.superseded,
       ]);

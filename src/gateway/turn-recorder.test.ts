@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createTestGateway } from './testing/create-test-gateway.js';
 import { createTurnRecorder } from './turn-recorder.js';
 
-const principal = { kind: 'tenant', tenant: 'alice' } as const;
+const principal = { kind: 'tenant', tenant: 'alice', user: 'alice' } as const;
 const request = { messages: [{ role: 'user' as const, content: 'count me' }], tools: [], toolChoice: 'auto' as const };
 const countOf = (model: string) => ({ route: 'messages', model, request, principal, clientSignal: new AbortController().signal });
 

@@ -142,6 +142,7 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
         untrainableReason,
         supersededBy: isMainLine ? supersededBy : null,
         tenant: draft.tenant,
+        user: draft.user,
         model: draft.model,
         policyVersion: capture.policyVersion,
         messages: draft.request.messages,
@@ -196,7 +197,7 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
       let sessionPin: number | null = null;
       let drafted: Awaited<ReturnType<TurnDrafter['draftTurn']>> | undefined;
       try {
-        drafted = await draftTurn(start, tenant, controls, startedAt);
+        drafted = await draftTurn(start, { tenant, user: start.principal.user }, controls, startedAt);
         if (waitsForSession) {
           const sessionId = drafted.draft.sessionId;
           if (sessionId !== null && context.pinSessions === true) sessionPin = await context.store.getSessionPolicyVersion(sessionId);

@@ -22,7 +22,7 @@ function turnOf(id: string): NewTurn {
     type: 'main',
     status: 'completed',
     trainable: true,
-    tenant: null,
+    tenant: null, user: null,
     model: 'policy',
     policyVersion: 2,
     messages: [{ role: 'user', content: `What is 2+3? (${id})` }],
@@ -69,7 +69,7 @@ describe('createJudgeWorker', () => {
     ids = 0;
     state = { down: false, verdict: 'The user thanked. \\boxed{1}', hints: ['\\boxed{-1}'] };
     model = scriptedModel(state);
-    await store.upsertSession({ id: 's1', tenant: null, at: 0 });
+    await store.upsertSession({ id: 's1', tenant: null, user: null, at: 0 });
     await store.recordTurn(turnOf('t0'));
     await store.linkNextState('t0', [{ role: 'user', content: 'thanks, but no bold please' }], 5_000);
   });
@@ -238,7 +238,7 @@ describe('createJudgeWorker', () => {
     const engine = createScoringEngine((request) => ({ promptTokenIds: [1], logprobs: [-0.5, -0.5, -0.5], ...(request.topK ? { top: [] } : {}) }));
     const judging = worker('combine', { engine });
     await judging.drain();
-    await store.recordFeedback({ turnId: 't0', score: -1, text: null, hint: 'Never use bold text.', tenant: null, createdAt: 11_000 });
+    await store.recordFeedback({ turnId: 't0', score: -1, text: null, hint: 'Never use bold text.', tenant: null, user: null, createdAt: 11_000 });
     expect(await judging.drain()).toEqual({ done: 1, failed: 0 });
     // Reused: the judge is not asked again for feedback without text.
     expect(model.calls).toBe(6);
@@ -301,7 +301,7 @@ describe('createJudgeWorker', () => {
     expect((await store.counts()).judging.withoutNextState).toBe(1);
 
     state.verdict = 'The user complains. \\boxed{-1}';
-    await store.recordFeedback({ turnId: 'last', score: null, text: 'no, that is wrong', hint: null, tenant: null, createdAt: 13_000 });
+    await store.recordFeedback({ turnId: 'last', score: null, text: 'no, that is wrong', hint: null, tenant: null, user: null, createdAt: 13_000 });
     await worker('rl').drain();
     const [judgement] = await store.listJudgements('last');
     expect(judgement?.score).toBe(-1);

@@ -14,7 +14,7 @@ function turnOf(id: string, startedAt: number): NewTurn {
     type: 'main',
     status: 'completed',
     trainable: true,
-    tenant: null,
+    tenant: null, user: null,
     model: 'policy',
     policyVersion: 0,
     messages: [{ role: 'user', content: 'hi' }],
@@ -34,7 +34,7 @@ function turnOf(id: string, startedAt: number): NewTurn {
 describe('rejudgeTurns', () => {
   it('adds a second judge identity beside the first, since a time, skipping turns it already judged', async () => {
     const store = createSqliteRecordStore({ path: ':memory:' });
-    await store.upsertSession({ id: 's1', tenant: null, at: 0 });
+    await store.upsertSession({ id: 's1', tenant: null, user: null, at: 0 });
     for (const [id, startedAt] of [['old', 100], ['new', 500], ['unlinked', 600]] as const) await store.recordTurn(turnOf(id, startedAt));
     await store.linkNextState('old', [{ role: 'user', content: 'thanks' }], 200);
     await store.linkNextState('new', [{ role: 'user', content: 'thanks' }], 600);

@@ -10,6 +10,8 @@ import type { FeedbackRecord, JudgementRecord, SampleStatus, SessionStatus } fro
 export interface SessionSummary {
   id: string;
   tenant: string | null;
+  /** The user whose request opened it (`tenant/name`). */
+  user: string | null;
   status: SessionStatus;
   createdAt: number;
   updatedAt: number;
@@ -24,7 +26,7 @@ export interface SessionCursor {
 }
 
 export interface ListSessionSummariesOptions {
-  /** Sessions whose id starts with it, or whose tenant is it. */
+  /** Sessions whose id starts with it, or whose tenant or user is it. */
   search?: string;
   /** Newest first, strictly older than this session. */
   after?: SessionCursor;

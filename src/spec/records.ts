@@ -35,6 +35,8 @@ export interface SessionRecord {
   id: string;
   /** Tenant (API key name) that opened the session; null when auth is off. */
   tenant: string | null;
+  /** User whose request opened it (`tenant/name`, the tenant for a key naming no user); null when no key or trusted header named one. */
+  user: string | null;
   status: SessionStatus;
   createdAt: number;
   updatedAt: number;
@@ -63,6 +65,8 @@ export interface NewTurn {
   /** False for engines without exact token ids, aborted and failed turns. */
   trainable: boolean;
   tenant: string | null;
+  /** User the request's credentials named (`tenant/name`); null when none did. */
+  user: string | null;
   model: string;
   policyVersion: PolicyVersion;
   /** Normalized request messages, exactly as the model saw them (after any truncation). */
@@ -187,6 +191,8 @@ export interface NewFeedback {
   hint: string | null;
   /** Tenant that sent it; null when auth is off. */
   tenant: string | null;
+  /** User that sent it; null when no key or trusted header named one. */
+  user: string | null;
   createdAt: number;
   /** Set when a rollout driver or a manager sent it; absent or null for a person's feedback. */
   rollout?: RolloutProvenance | null;

@@ -23,7 +23,7 @@ export interface TurnLog {
    * Creates the session if it does not exist, re-opens it if closed, and touches `updatedAt`.
    * Returns nothing: it runs on every request, and `getSession` builds the full record.
    */
-  upsertSession(input: { id: string; tenant: string | null; at: number }): Promise<void>;
+  upsertSession(input: { id: string; tenant: string | null; user: string | null; at: number }): Promise<void>;
   /** Closes an open session; a no-op returning false if it is already closed or unknown. */
   closeSession(id: string, reason: SessionCloseReason, at: number): Promise<boolean>;
   /** Closes every open session last touched before `idleSince`; returns their ids. */

@@ -31,6 +31,7 @@ export function sampleBucketOf(
 export interface SessionSummaryRow {
   id: string;
   tenant: string | null;
+  user_id: string | null;
   status: SessionStatus;
   created_at: number;
   updated_at: number;
@@ -38,12 +39,13 @@ export interface SessionSummaryRow {
   side_turns: number;
 }
 
-export const sessionSummaryColumns = 'id, tenant, status, created_at, updated_at, main_turns, side_turns';
+export const sessionSummaryColumns = 'id, tenant, user_id, status, created_at, updated_at, main_turns, side_turns';
 
 export function sessionSummaryOf(row: SessionSummaryRow): SessionSummary {
   return {
     id: row.id,
     tenant: row.tenant,
+    user: row.user_id,
     status: row.status,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -88,7 +90,7 @@ export function turnJudgingSelect(turnFilter: string): string {
     judgement.votes, judgement.hint AS judgement_hint, judgement.hint_candidates, judgement.hint_selection, judgement.latency_ms,
     judgement.created_at AS judgement_created_at,
     feedback.id AS feedback_id, feedback.score AS feedback_score, feedback.text AS feedback_text, feedback.hint AS feedback_hint,
-    feedback.tenant AS feedback_tenant, feedback.created_at AS feedback_created_at, feedback.rollout AS feedback_rollout,
+    feedback.tenant AS feedback_tenant, feedback.user_id AS feedback_user, feedback.created_at AS feedback_created_at, feedback.rollout AS feedback_rollout,
     sample.id AS sample_id, sample.status AS sample_status, sample.method AS sample_method, sample.score AS sample_score,
     sample.drop_reason AS sample_drop_reason, sample.policy_version AS sample_policy_version,
     sample.judgement_id AS sample_judgement_id, sample.feedback_id AS sample_feedback_id
@@ -122,6 +124,7 @@ export interface TurnJudgingRow {
   feedback_text: string | null;
   feedback_hint: string | null;
   feedback_tenant: string | null;
+  feedback_user: string | null;
   feedback_created_at: number | null;
   feedback_rollout: string | null;
   sample_id: string | null;
@@ -164,6 +167,7 @@ function turnJudgingOf(row: TurnJudgingRow): TurnJudgingSummary {
             text: row.feedback_text,
             hint: row.feedback_hint,
             tenant: row.feedback_tenant,
+            user_id: row.feedback_user,
             created_at: row.feedback_created_at ?? 0,
             rollout: row.feedback_rollout,
           }),

@@ -20,7 +20,7 @@ export function runJudgingQueueContract(currentStore: () => RecordStore): void {
 
     beforeEach(async () => {
       store = currentStore();
-      await store.upsertSession({ id: 's1', tenant: null, at: 100 });
+      await store.upsertSession({ id: 's1', tenant: null, user: null, at: 100 });
     });
 
     it('queues exactly the trainable main turns whose next state is linked, oldest link first', async () => {
@@ -79,8 +79,8 @@ export function runJudgingQueueContract(currentStore: () => RecordStore): void {
       await store.recordTurn(turn('a'));
       await store.linkNextState('a', [{ role: 'user', content: 'ok' }], 500);
       await claim('w1', 1_000);
-      const feedback = await store.recordFeedback({ turnId: 'a', score: -1, text: 'too long', hint: null, tenant: 't', createdAt: 1_100 });
-      expect(feedback).toEqual({ id: expect.any(Number), turnId: 'a', score: -1, text: 'too long', hint: null, tenant: 't', createdAt: 1_100, rollout: null });
+      const feedback = await store.recordFeedback({ turnId: 'a', score: -1, text: 'too long', hint: null, tenant: 't', user: 't', createdAt: 1_100 });
+      expect(feedback).toEqual({ id: expect.any(Number), turnId: 'a', score: -1, text: 'too long', hint: null, tenant: 't', user: 't', createdAt: 1_100, rollout: null });
       expect(await store.releaseTurn({ turnId: 'a', workerId: 'w1', generation: 1, outcome: { kind: 'done' } })).toBe(true);
       const [again] = await claim('w2', 1_200);
       expect(again).toMatchObject({ generation: 2, attempts: 0, feedback });
@@ -89,12 +89,12 @@ export function runJudgingQueueContract(currentStore: () => RecordStore): void {
     it('queues feedback on a trainable main turn without a next state, and stores feedback on any turn', async () => {
       await store.recordTurn(turn('last'));
       await store.recordTurn(turn('side', { type: 'side', trainable: false }));
-      expect(await store.recordFeedback({ turnId: 'missing', score: 1, text: null, hint: null, tenant: null, createdAt: 1 })).toBeNull();
-      await store.recordFeedback({ turnId: 'side', score: 1, text: null, hint: null, tenant: null, createdAt: 10 });
+      expect(await store.recordFeedback({ turnId: 'missing', score: 1, text: null, hint: null, tenant: null, user: null, createdAt: 1 })).toBeNull();
+      await store.recordFeedback({ turnId: 'side', score: 1, text: null, hint: null, tenant: null, user: null, createdAt: 10 });
       expect(await store.getFeedback('side')).toMatchObject({ turnId: 'side', score: 1 });
       expect(await claim('w1', 1_000)).toEqual([]);
-      await store.recordFeedback({ turnId: 'last', score: 0.5, text: null, hint: null, tenant: null, createdAt: 20 });
-      const latest = await store.recordFeedback({ turnId: 'last', score: null, text: 'be brief', hint: 'Answer in one sentence.', tenant: null, createdAt: 30 });
+      await store.recordFeedback({ turnId: 'last', score: 0.5, text: null, hint: null, tenant: null, user: null, createdAt: 20 });
+      const latest = await store.recordFeedback({ turnId: 'last', score: null, text: 'be brief', hint: 'Answer in one sentence.', tenant: null, user: null, createdAt: 30 });
       expect(await store.getFeedback('last')).toEqual(latest);
       expect(await store.getFeedback('missing')).toBeNull();
       const [claimed] = await claim('w1', 1_000);
@@ -106,10 +106,10 @@ export function runJudgingQueueContract(currentStore: () => RecordStore): void {
       await store.recordTurn(turn('other'));
       expect(await store.listFeedback('rated')).toEqual([]);
       expect(await store.listFeedback('missing')).toEqual([]);
-      const hinted = await store.recordFeedback({ turnId: 'rated', score: -1, text: null, hint: 'Answer in one sentence.', tenant: 't', createdAt: 10 });
-      await store.recordFeedback({ turnId: 'other', score: 1, text: null, hint: null, tenant: 't', createdAt: 15 });
-      const thumbsUp = await store.recordFeedback({ turnId: 'rated', score: 1, text: null, hint: null, tenant: 't', createdAt: 20 });
-      const scored = await store.recordFeedback({ turnId: 'rated', score: 0.5, text: 'better', hint: null, tenant: 't', createdAt: 30 });
+      const hinted = await store.recordFeedback({ turnId: 'rated', score: -1, text: null, hint: 'Answer in one sentence.', tenant: 't', user: 't', createdAt: 10 });
+      await store.recordFeedback({ turnId: 'other', score: 1, text: null, hint: null, tenant: 't', user: 't', createdAt: 15 });
+      const thumbsUp = await store.recordFeedback({ turnId: 'rated', score: 1, text: null, hint: null, tenant: 't', user: 't', createdAt: 20 });
+      const scored = await store.recordFeedback({ turnId: 'rated', score: 0.5, text: 'better', hint: null, tenant: 't', user: 't', createdAt: 30 });
       expect(await store.listFeedback('rated')).toEqual([hinted, thumbsUp, scored]);
       expect(await store.listFeedback('other')).toHaveLength(1);
       expect(await store.getFeedback('rated')).toEqual(scored);
@@ -220,7 +220,7 @@ export function runJudgingQueueContract(currentStore: () => RecordStore): void {
       await store.recordJudgement(
         judgement('b', { judge: 'rules', votes: [hintVote], score: 1, hint: 'Be brief, please.', latencyMs: 200 }),
       );
-      await store.recordFeedback({ turnId: 'c', score: 1, text: null, hint: null, tenant: null, createdAt: 600 });
+      await store.recordFeedback({ turnId: 'c', score: 1, text: null, hint: null, tenant: null, user: null, createdAt: 600 });
       await store.recordSample(sample('x', 'a'));
       await store.recordSample(sample('y', 'b', { status: 'dropped', dropReason: 'no-hint', lossMask: [], distillationGaps: null, teacherLogprobs: null, support: null }));
       await store.closeSession('s1', 'done', 700);
@@ -237,16 +237,16 @@ export function runJudgingQueueContract(currentStore: () => RecordStore): void {
         samples: { ready: 1, trained: 0, dropped: 1 },
         rolloutSamples: { ready: 0, trained: 0, dropped: 0 },
       });
-      await store.recordFeedback({ turnId: 'last', score: -1, text: null, hint: null, tenant: null, createdAt: 800 });
+      await store.recordFeedback({ turnId: 'last', score: -1, text: null, hint: null, tenant: null, user: null, createdAt: 800 });
       expect((await store.counts()).judging).toMatchObject({ judged: 4, pending: 4, withoutNextState: 0 });
     });
 
     it("keeps a rollout's provenance on its feedback and counts the samples built on it as rollout samples", async () => {
       for (const id of ['live', 'rolled', 'flat']) await store.recordTurn(turn(id));
       const rollout = { runId: 'run', environment: 'arithmetic', step: 2, group: 'run-s2-t0', turnIndex: 1, outcomeReward: 1, processReward: 0.5, reward: 1.5 };
-      const live = await store.recordFeedback({ turnId: 'live', score: 1, text: null, hint: null, tenant: null, createdAt: 600 });
-      const rolled = await store.recordFeedback({ turnId: 'rolled', score: null, text: null, hint: null, tenant: null, createdAt: 610, rollout });
-      const flat = await store.recordFeedback({ turnId: 'flat', score: null, text: null, hint: null, tenant: null, createdAt: 620, rollout: { ...rollout, group: null } });
+      const live = await store.recordFeedback({ turnId: 'live', score: 1, text: null, hint: null, tenant: null, user: null, createdAt: 600 });
+      const rolled = await store.recordFeedback({ turnId: 'rolled', score: null, text: null, hint: null, tenant: null, user: null, createdAt: 610, rollout });
+      const flat = await store.recordFeedback({ turnId: 'flat', score: null, text: null, hint: null, tenant: null, user: null, createdAt: 620, rollout: { ...rollout, group: null } });
       expect(live?.rollout).toBeNull();
       expect(rolled?.rollout).toEqual(rollout);
       expect(await store.getFeedback('rolled')).toEqual(rolled);

@@ -31,7 +31,7 @@ export function runRecordCountsContract(currentStore: () => RecordStore, recount
         linked: 0,
         judging: expect.objectContaining({ judged: 0, pending: 0 }),
       });
-      for (const id of ['s1', 's2', 's3']) await store.upsertSession({ id, tenant: null, at: 100 });
+      for (const id of ['s1', 's2', 's3']) await store.upsertSession({ id, tenant: null, user: null, at: 100 });
       await store.closeSession('s3', 'done', 200);
       await store.recordTurn(turn('m0'));
       await store.recordTurn(turn('m1'));
@@ -49,7 +49,7 @@ export function runRecordCountsContract(currentStore: () => RecordStore, recount
 
     it('equal a full recount after a mixed sequence of writes', async () => {
       await expectRecounted();
-      for (const id of ['s1', 's2', 's3']) await store.upsertSession({ id, tenant: null, at: 100 });
+      for (const id of ['s1', 's2', 's3']) await store.upsertSession({ id, tenant: null, user: null, at: 100 });
       await store.recordTurn(turn('a'));
       await store.recordTurn(turn('b'));
       await store.recordTurn(turn('side', { type: 'side' }));
@@ -64,11 +64,11 @@ export function runRecordCountsContract(currentStore: () => RecordStore, recount
       expect((await expectRecounted()).judging.withoutNextState).toBe(2);
       await store.linkNextState('d', [{ role: 'user', content: 'ok' }], 310);
       await store.linkNextState('d', [{ role: 'user', content: 'again' }], 311);
-      await store.recordFeedback({ turnId: 'e', score: 1, text: null, hint: null, tenant: null, createdAt: 320 });
-      await store.recordFeedback({ turnId: 'e', score: -1, text: null, hint: null, tenant: null, createdAt: 321 });
+      await store.recordFeedback({ turnId: 'e', score: 1, text: null, hint: null, tenant: null, user: null, createdAt: 320 });
+      await store.recordFeedback({ turnId: 'e', score: -1, text: null, hint: null, tenant: null, user: null, createdAt: 321 });
       expect((await expectRecounted()).judging.withoutNextState).toBe(0);
       // Reopening s3 and closing s1 and s2 as idle move their turns.
-      await store.upsertSession({ id: 's3', tenant: null, at: 400 });
+      await store.upsertSession({ id: 's3', tenant: null, user: null, at: 400 });
       expect(await store.closeIdleSessions(250, 500)).toEqual(expect.arrayContaining(['s1', 's2']));
       await store.recordTurn(turn('late', { sessionId: 's1' }));
       expect((await expectRecounted()).sessions).toEqual({ open: 1, closed: 2 });
@@ -91,7 +91,7 @@ export function runRecordCountsContract(currentStore: () => RecordStore, recount
 
       // Samples: live and rollout, ready, superseded, trained and dropped.
       const rollout = { runId: 'run', environment: 'arithmetic', step: 1, group: 'g', turnIndex: 0, outcomeReward: 1, processReward: 0, reward: 1 };
-      const rolled = await store.recordFeedback({ turnId: 'c', score: null, text: null, hint: null, tenant: null, createdAt: 900, rollout });
+      const rolled = await store.recordFeedback({ turnId: 'c', score: null, text: null, hint: null, tenant: null, user: null, createdAt: 900, rollout });
       await store.recordSample(sample('live', 'a'));
       await store.recordSample(sample('rolled', 'c', { feedbackId: rolled?.id ?? null }));
       await store.recordSample(sample('rolled-again', 'c', { feedbackId: rolled?.id ?? null }));

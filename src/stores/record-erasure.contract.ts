@@ -30,17 +30,17 @@ export function runRecordErasureContract(getStore: () => RecordStore, recount: (
     beforeEach(async () => {
       store = getStore();
       await store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
-      await store.upsertSession({ id: 'gone', tenant: 'bob', at: 100 });
-      await store.upsertSession({ id: 'kept', tenant: 'alice', at: 100 });
+      await store.upsertSession({ id: 'gone', tenant: 'bob', user: 'bob', at: 100 });
+      await store.upsertSession({ id: 'kept', tenant: 'alice', user: 'alice', at: 100 });
       await store.recordTurn(
-        newTurn('g1', { sessionId: 'gone', tenant: 'bob', messages: [systemPrompt, { role: 'user', content: `my secret is ${marker}` }], promptTokenIds: sharedPrompt, response: { role: 'assistant', content: `noted ${marker}` } }),
+        newTurn('g1', { sessionId: 'gone', tenant: 'bob', user: 'bob', messages: [systemPrompt, { role: 'user', content: `my secret is ${marker}` }], promptTokenIds: sharedPrompt, response: { role: 'assistant', content: `noted ${marker}` } }),
       );
       await store.recordTurn(
-        newTurn('k1', { sessionId: 'kept', tenant: 'alice', messages: [systemPrompt, { role: 'user', content: 'hello' }], promptTokenIds: [...sharedPrompt, 7, 7], timings: { startedAt: 3_000, firstTokenAt: 3_010, endedAt: 3_020 } }),
+        newTurn('k1', { sessionId: 'kept', tenant: 'alice', user: 'alice', messages: [systemPrompt, { role: 'user', content: 'hello' }], promptTokenIds: [...sharedPrompt, 7, 7], timings: { startedAt: 3_000, firstTokenAt: 3_010, endedAt: 3_020 } }),
       );
       await store.linkNextState('g1', [{ role: 'user', content: `no, ${marker}` }], 1_100);
       await store.recordJudgement(judgement('g1', { hint: `say ${marker}`, createdAt: 1_200 }));
-      await store.recordFeedback({ turnId: 'g1', score: -1, text: `bad ${marker}`, hint: null, tenant: 'bob', createdAt: 1_300 });
+      await store.recordFeedback({ turnId: 'g1', score: -1, text: `bad ${marker}`, hint: null, tenant: 'bob', user: 'bob', createdAt: 1_300 });
       await store.recordSample(sample('sample-g1', 'g1', { policyVersion: 0, hint: `say ${marker}` }));
       await store.recordSample(sample('sample-k1', 'k1', { policyVersion: 0 }));
       await step(1, ['sample-g1']);
@@ -81,7 +81,7 @@ export function runRecordErasureContract(getStore: () => RecordStore, recount: (
 
     it('keeps recording after an erasure: a new turn of the remaining session rebuilds exactly', async () => {
       await store.erase({ kind: 'session', sessionId: 'gone' }, 9_000);
-      await store.upsertSession({ id: 'gone', tenant: 'bob', at: 9_100 });
+      await store.upsertSession({ id: 'gone', tenant: 'bob', user: 'bob', at: 9_100 });
       const again = newTurn('g2', { sessionId: 'gone', messages: [systemPrompt, { role: 'user', content: 'fresh' }], promptTokenIds: [...sharedPrompt, 1] });
       await store.recordTurn(again);
       await store.recordTurn(newTurn('k2', { sessionId: 'kept', messages: [systemPrompt, { role: 'user', content: 'hello' }, { role: 'user', content: 'more' }], promptTokenIds: [...sharedPrompt, 7, 7, 4, 5, 8] }));

@@ -54,14 +54,14 @@ export function runRecordEventsContract(current: () => { store: RecordStore; eve
 
     beforeEach(async () => {
       ({ store, events } = current());
-      await store.upsertSession({ id: 's1', tenant: null, at: 100 });
+      await store.upsertSession({ id: 's1', tenant: null, user: null, at: 100 });
     });
 
     it('announce committed main turns and samples, and nothing else', async () => {
       await store.recordTurn(newTurn('side', { type: 'side', trainable: false }));
       await store.recordTurn(newTurn('t1'));
       await store.linkNextState('t1', [{ role: 'user', content: 'ok' }], 200);
-      await store.recordFeedback({ turnId: 't1', score: 1, text: null, hint: null, tenant: null, createdAt: 210 });
+      await store.recordFeedback({ turnId: 't1', score: 1, text: null, hint: null, tenant: null, user: null, createdAt: 210 });
       await store.recordJudgement(judgement('t1'));
       await store.recordSample(sample('ready', 't1', { policyVersion: 2 }));
       await store.recordSample(sample('dropped', 't1', { status: 'dropped', dropReason: 'no-score', score: null, lossMask: [], distillationGaps: null, teacherLogprobs: null, support: null }));

@@ -32,7 +32,7 @@ export function runRecordReadsContract(getStore: () => RecordStore): void {
 
     it('pages sessions newest first by keyset, with equal creation times in id order, and searches id prefixes and tenants', async () => {
       for (const [id, at, tenant] of [['a1', 100, null], ['a2', 200, 'alice'], ['b1', 200, null], ['b2', 300, 'bob']] as const) {
-        await store.upsertSession({ id, tenant, at });
+        await store.upsertSession({ id, tenant, user: tenant, at });
       }
       await store.recordTurn(turn('t1', 'a2'));
       await store.recordTurn(turn('t2', 'a2', { type: 'side' }));
@@ -42,8 +42,8 @@ export function runRecordReadsContract(getStore: () => RecordStore): void {
       if (last === undefined) throw new Error('no page');
       const second = await store.dashboard.listSessionSummaries({ limit: 2, after: { createdAt: last.createdAt, id: last.id } });
       expect(second).toEqual([
-        { id: 'a2', tenant: 'alice', status: 'open', createdAt: 200, updatedAt: 200, mainTurns: 1, sideTurns: 1 },
-        { id: 'a1', tenant: null, status: 'open', createdAt: 100, updatedAt: 100, mainTurns: 0, sideTurns: 0 },
+        { id: 'a2', tenant: 'alice', user: 'alice', status: 'open', createdAt: 200, updatedAt: 200, mainTurns: 1, sideTurns: 1 },
+        { id: 'a1', tenant: null, user: null, status: 'open', createdAt: 100, updatedAt: 100, mainTurns: 0, sideTurns: 0 },
       ]);
       expect(await store.dashboard.listSessionSummaries({ limit: 2, after: { createdAt: 100, id: 'a1' } })).toEqual([]);
       expect((await store.dashboard.listSessionSummaries({ limit: 10, search: 'b' })).map((session) => session.id)).toEqual(['b2', 'b1']);
@@ -53,7 +53,7 @@ export function runRecordReadsContract(getStore: () => RecordStore): void {
     });
 
     it('buckets turns, judgements and samples of a window, and lists the activations in force', async () => {
-      await store.upsertSession({ id: 's', tenant: null, at: 0 });
+      await store.upsertSession({ id: 's', tenant: null, user: null, at: 0 });
       await store.recordTurn(turn('early', 's', { timings: { startedAt: 500, firstTokenAt: 501, endedAt: 502 } }));
       await store.recordTurn(turn('m1', 's', { timings: { startedAt: 60_000, firstTokenAt: 60_001, endedAt: 60_002 } }));
       await store.recordTurn(turn('m2', 's', { timings: { startedAt: 60_500, firstTokenAt: 60_501, endedAt: 60_502 } }));
@@ -69,7 +69,7 @@ export function runRecordReadsContract(getStore: () => RecordStore): void {
       // A sample built on a rollout driver's feedback is a rollout sample.
       await store.recordTurn(turn('r1', 's', { timings: { startedAt: 62_000, firstTokenAt: 62_001, endedAt: 62_002 } }));
       const rollout = { runId: 'run', environment: 'arithmetic', step: 1, group: 'g', turnIndex: 0, outcomeReward: 1, processReward: null, reward: 1 };
-      const feedback = await store.recordFeedback({ turnId: 'r1', score: null, text: null, hint: null, tenant: null, createdAt: 63_000, rollout });
+      const feedback = await store.recordFeedback({ turnId: 'r1', score: null, text: null, hint: null, tenant: null, user: null, createdAt: 63_000, rollout });
       await store.recordSample(sample('x4', 'r1', { createdAt: 63_000, feedbackId: feedback?.id ?? null }));
       await store.recordPolicyVersion({ version: 0, parent: null, kind: 'base', files: {}, step: null, samples: 0, metrics: null, createdAt: 10 }, { activate: true });
       await store.recordPolicyVersion({ version: 1, parent: 0, kind: 'base', files: {}, step: null, samples: 0, metrics: null, createdAt: 20 }, { activate: false });
@@ -95,7 +95,7 @@ export function runRecordReadsContract(getStore: () => RecordStore): void {
     });
 
     it('scores the versions of a range by the latest samples of the turns they served', async () => {
-      await store.upsertSession({ id: 's', tenant: null, at: 0 });
+      await store.upsertSession({ id: 's', tenant: null, user: null, at: 0 });
       for (const [id, version] of [['v0a', 0], ['v0b', 0], ['v1a', 1], ['v2a', 2]] as const) {
         await store.recordTurn(turn(id, 's', { policyVersion: version }));
       }
@@ -113,7 +113,7 @@ export function runRecordReadsContract(getStore: () => RecordStore): void {
     });
 
     it("reads a page of turns' latest judgement, feedback and sample in the order asked, unknown turns left out", async () => {
-      await store.upsertSession({ id: 's', tenant: null, at: 0 });
+      await store.upsertSession({ id: 's', tenant: null, user: null, at: 0 });
       for (const id of ['judged', 'plain', 'rollout']) await store.recordTurn(turn(id, 's'));
       await store.recordJudgement(judgingJudgement('judged', { judge: 'rules', judgeModel: 'rules', createdAt: 1_500 }));
       const votes = [
@@ -124,12 +124,12 @@ export function runRecordReadsContract(getStore: () => RecordStore): void {
       const latest = await store.recordJudgement(
         judgingJudgement('judged', { score: -1, votes, hint: 'Add the carry.', hintCandidates: ['Add the carry.'], hintSelection: 'longest', createdAt: 2_000 }),
       );
-      await store.recordFeedback({ turnId: 'judged', score: 1, text: 'first look', hint: null, tenant: null, createdAt: 2_500 });
-      const counted = await store.recordFeedback({ turnId: 'judged', score: -1, text: 'wrong after all', hint: null, tenant: 'alice', createdAt: 2_600 });
+      await store.recordFeedback({ turnId: 'judged', score: 1, text: 'first look', hint: null, tenant: null, user: null, createdAt: 2_500 });
+      const counted = await store.recordFeedback({ turnId: 'judged', score: -1, text: 'wrong after all', hint: null, tenant: 'alice', user: 'alice', createdAt: 2_600 });
       await store.recordSample(sample('older', 'judged', { score: 1 }));
       await store.recordSample(sample('newer', 'judged', { score: -1, judgementId: latest.id, feedbackId: counted?.id ?? null }));
       const rollout = { runId: 'run', environment: 'arithmetic', step: 1, group: null, turnIndex: 0, outcomeReward: 1, processReward: 0.5, reward: 1.5 };
-      await store.recordFeedback({ turnId: 'rollout', score: null, text: null, hint: null, tenant: null, createdAt: 3_000, rollout });
+      await store.recordFeedback({ turnId: 'rollout', score: null, text: null, hint: null, tenant: null, user: null, createdAt: 3_000, rollout });
 
       const page = await store.dashboard.turnJudgings(['rollout', 'missing', 'plain', 'judged']);
       expect(page.map((entry) => entry.turnId)).toEqual(['rollout', 'plain', 'judged']);

@@ -49,6 +49,7 @@ export interface FeedbackRow {
   text: string | null;
   hint: string | null;
   tenant: string | null;
+  user_id: string | null;
   created_at: number;
   /** JSON of a `RolloutProvenance`, or null. */
   rollout: string | null;
@@ -108,6 +109,7 @@ export function toFeedbackRecord(row: FeedbackRow): FeedbackRecord {
     text: row.text,
     hint: row.hint,
     tenant: row.tenant,
+    user: row.user_id,
     createdAt: row.created_at,
     rollout: row.rollout === null ? null : rolloutProvenanceOf(JSON.parse(row.rollout) as StoredRolloutProvenance),
   };

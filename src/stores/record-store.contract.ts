@@ -53,7 +53,7 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
     runRecordErasureContract(() => store, options.recount);
 
     it('closes idempotently', async () => {
-      await store.upsertSession({ id: 's1', tenant: null, at: 100 });
+      await store.upsertSession({ id: 's1', tenant: null, user: null, at: 100 });
       await store.close();
       await expect(store.close()).resolves.toBeUndefined();
     });

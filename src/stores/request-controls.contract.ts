@@ -15,11 +15,11 @@ export function runRequestControlsContract(currentStore: () => RecordStore, reco
     const claimed = async (now: number) =>
       (await store.claimTurnsForJudging({ limit: 10, leaseMs: 1_000, now, workerId: 'w1' })).map((claim) => claim.turn.id);
     const feedback = (turnId: string, createdAt: number) =>
-      store.recordFeedback({ turnId, score: 1, text: null, hint: null, tenant: null, createdAt });
+      store.recordFeedback({ turnId, score: 1, text: null, hint: null, tenant: null, user: null, createdAt });
 
     beforeEach(async () => {
       store = currentStore();
-      await store.upsertSession({ id: 's1', tenant: null, at: 100 });
+      await store.upsertSession({ id: 's1', tenant: null, user: null, at: 100 });
     });
 
     it('keeps a train-off turn, says why, and never queues it for judging', async () => {
@@ -74,7 +74,7 @@ export function runRequestControlsContract(currentStore: () => RecordStore, reco
     });
 
     it('count a turn marked superseded, in an open and in a closed session, as a full recount does', async () => {
-      await store.upsertSession({ id: 's2', tenant: null, at: 100 });
+      await store.upsertSession({ id: 's2', tenant: null, user: null, at: 100 });
       await store.recordTurn(newTurn('open-orphan'));
       await store.recordTurn(newTurn('closed-orphan', { sessionId: 's2' }));
       await store.closeSession('s2', 'done', 200);

@@ -18,7 +18,7 @@ export function runTrainingQueueContract(getStore: () => RecordStore): void {
 
     beforeEach(async () => {
       store = getStore();
-      await store.upsertSession({ id: 't1', tenant: null, at: 100 });
+      await store.upsertSession({ id: 't1', tenant: null, user: null, at: 100 });
       for (const [index, id] of ['a', 'b', 'c'].entries()) {
         await store.recordTurn(newTurn(id, { sessionId: 't1', policyVersion: index, sampling: { temperature: 0.7, topP: 1, stop: [], n: 1, topLogprobs: 0 } }));
         await store.recordSample(

@@ -22,7 +22,7 @@ export function runTurnLogContract(currentStore: () => RecordStore): void {
     });
 
     async function openSession(id: string, at = 100, tenant: string | null = null) {
-      await store.upsertSession({ id, tenant, at });
+      await store.upsertSession({ id, tenant, user: tenant, at });
       return store.getSession(id);
     }
 
@@ -31,7 +31,7 @@ export function runTurnLogContract(currentStore: () => RecordStore): void {
         const created = await openSession('s1', 100, 'alice');
         const expected = {
           id: 's1',
-          tenant: 'alice',
+          tenant: 'alice', user: 'alice',
           status: 'open',
           createdAt: 100,
           updatedAt: 100,
@@ -48,7 +48,7 @@ export function runTurnLogContract(currentStore: () => RecordStore): void {
       it('touches updatedAt of an open session and keeps its creation time and tenant', async () => {
         await openSession('s1', 100, 'alice');
         const touched = await openSession('s1', 250, 'bob');
-        expect(touched).toMatchObject({ status: 'open', createdAt: 100, updatedAt: 250, tenant: 'alice' });
+        expect(touched).toMatchObject({ status: 'open', createdAt: 100, updatedAt: 250, tenant: 'alice', user: 'alice' });
         expect(await store.getSession('s1')).toEqual(touched);
         // A request that started earlier but touched later never moves the time back.
         expect(await openSession('s1', 200)).toEqual(touched);
@@ -75,7 +75,7 @@ export function runTurnLogContract(currentStore: () => RecordStore): void {
         await openSession('old', 100);
         await openSession('boundary', 250);
         await openSession('touched', 50);
-        await store.upsertSession({ id: 'touched', tenant: null, at: 300 });
+        await store.upsertSession({ id: 'touched', tenant: null, user: null, at: 300 });
         await openSession('done', 120);
         await store.closeSession('done', 'done', 130);
 
@@ -90,7 +90,7 @@ export function runTurnLogContract(currentStore: () => RecordStore): void {
 
       it('lists sessions newest first, filtered by status, with limit and offset', async () => {
         for (const [position, id] of ['a', 'b', 'c', 'd'].entries()) await openSession(id, 100 + position);
-        await store.upsertSession({ id: 'a', tenant: null, at: 900 });
+        await store.upsertSession({ id: 'a', tenant: null, user: null, at: 900 });
         await store.closeSession('c', 'done', 950);
 
         const ids = async (listed: Promise<{ id: string }[]>) => (await listed).map((session) => session.id);
@@ -193,7 +193,7 @@ export function runTurnLogContract(currentStore: () => RecordStore): void {
           sessionId: 's1',
           status: 'failed',
           trainable: false,
-          tenant: 'tenant-a',
+          tenant: 'tenant-a', user: 'tenant-a',
           model: 'qwen3-0.6b',
           policyVersion: 7,
           messages: [

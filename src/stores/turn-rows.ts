@@ -12,6 +12,7 @@ import type { SessionCloseReason, SessionRecord, SessionStatus, TurnRecord, Turn
 export interface SessionRow {
   id: string;
   tenant: string | null;
+  user_id: string | null;
   status: SessionStatus;
   created_at: number;
   updated_at: number;
@@ -30,6 +31,7 @@ export interface TurnRow {
   status: TurnStatus;
   trainable: number | boolean;
   tenant: string | null;
+  user_id: string | null;
   model: string;
   policy_version: number;
   messages_tip_id: number | null;
@@ -64,6 +66,7 @@ export function toSessionRecord(row: SessionRow, turnIds: string[]): SessionReco
   return {
     id: row.id,
     tenant: row.tenant,
+    user: row.user_id,
     status: row.status,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
@@ -110,6 +113,7 @@ export function toTurnRecord(
     status: row.status,
     trainable: row.trainable === true || row.trainable === 1,
     tenant: row.tenant,
+    user: row.user_id,
     model: row.model,
     policyVersion: row.policy_version,
     messages,

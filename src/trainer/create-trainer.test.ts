@@ -46,7 +46,7 @@ type SampleFields = Pick<Parameters<RecordStore['recordSample']>[0], 'method' | 
 async function recordSampledTurn(target: RecordStore, index: number, sample: SampleFields, temperature = 0.8): Promise<void> {
   const id = `turn-${index}`;
   await target.recordTurn({
-    id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion: sample.policyVersion,
+    id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, user: null, model: 'tiny', policyVersion: sample.policyVersion,
     messages: [{ role: 'user', content: 'q' }], tools: [], sampling: { temperature, topP: 1, stop: [], n: 1, topLogprobs: 0 },
     promptTokenIds: [3, 14, 15, 92], responseTokenIds: [65, 35], logprobs: [-4, -4.5], response: { role: 'assistant', content: 'a' },
     finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
@@ -69,7 +69,7 @@ async function advantageSpy(): Promise<{ store: RecordStore; trained: number[][]
   });
   const serving = createPolicyServing({ store: spyStore, engine, logger: silent, now: () => 1_000 });
   await serving.start();
-  await spyStore.upsertSession({ id: 's', tenant: null, at: 1 });
+  await spyStore.upsertSession({ id: 's', tenant: null, user: null, at: 1 });
   return { store: spyStore, trained, spied, serving };
 }
 
@@ -114,11 +114,11 @@ describe('the trainer on the local engines', () => {
     for (const version of [1, 2, 3]) {
       await localStore.recordPolicyVersion({ version, parent: version - 1, kind: 'adapter', files: { 'adapter_model.safetensors': Uint8Array.of(version) }, step: null, samples: 0, metrics: null, createdAt: 1_000 + version }, { activate: false });
     }
-    await localStore.upsertSession({ id: 's', tenant: null, at: 1 });
+    await localStore.upsertSession({ id: 's', tenant: null, user: null, at: 1 });
     for (const [index, policyVersion] of [0, 1, 2].entries()) {
       const id = `turn-${index}`;
       await localStore.recordTurn({
-        id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion,
+        id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, user: null, model: 'tiny', policyVersion,
         messages: [{ role: 'user', content: 'q' }], tools: [], sampling: { temperature: 0.8, topP: 1, stop: [], n: 1, topLogprobs: 0 },
         promptTokenIds: [3, 14, 15, 92], responseTokenIds: [65, 35, 89], logprobs: [-4, -4.5, -5], response: { role: 'assistant', content: 'a' },
         finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
@@ -238,7 +238,7 @@ describe('the trainer', () => {
     try {
       const serving = createPolicyServing({ store: supportStore, engine, logger: silent, now: () => 1_000 });
       await serving.start();
-      await supportStore.upsertSession({ id: 's', tenant: null, at: 1 });
+      await supportStore.upsertSession({ id: 's', tenant: null, user: null, at: 1 });
       await recordSampledTurn(supportStore, 0, {
         method: 'combine', policyVersion: 0, score: 0, hint: 'h', distillationGaps: [0.5, -2], teacherLogprobs: [-3.5, -6.5],
         support: [
@@ -277,7 +277,7 @@ describe('the trainer', () => {
     try {
       const serving = createPolicyServing({ store: decayStore, engine, logger: silent, now: () => 1_000 });
       await serving.start();
-      await decayStore.upsertSession({ id: 's', tenant: null, at: 1 });
+      await decayStore.upsertSession({ id: 's', tenant: null, user: null, at: 1 });
       const addSample = (index: number, policyVersion: number) =>
         recordSampledTurn(decayStore, index, { method: 'rl', policyVersion, score: 1, hint: null, distillationGaps: null, teacherLogprobs: null });
       const options = {
@@ -315,7 +315,7 @@ describe('the trainer', () => {
     try {
       const serving = createPolicyServing({ store: anchorStore, engine, logger: silent, now: () => 1_000 });
       await serving.start();
-      await anchorStore.upsertSession({ id: 's', tenant: null, at: 1 });
+      await anchorStore.upsertSession({ id: 's', tenant: null, user: null, at: 1 });
       const trainer = createTrainer({
         store: anchorStore, trainingEngine: anchorEngine, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 1, pollIntervalMs: 60_000,
         loss: { anchorCoefficient: 0.5, anchorTopK: 3 },
@@ -361,7 +361,7 @@ describe('the trainer', () => {
     try {
       const serving = createPolicyServing({ store: epochStore, engine, logger: silent, now: () => 1_000 });
       await serving.start();
-      await epochStore.upsertSession({ id: 's', tenant: null, at: 1 });
+      await epochStore.upsertSession({ id: 's', tenant: null, user: null, at: 1 });
       await recordSampledTurn(epochStore, 0, {
         method: 'combine', policyVersion: 0, score: 1, hint: 'h', distillationGaps: [0, 0], teacherLogprobs: [-4, -4.5],
         support: [[{ id: 7, studentLogprob: -1, teacherLogprob: -0.5, gap: 0.5, weight: 1 }], []],
@@ -400,7 +400,7 @@ describe('the trainer', () => {
     try {
       const serving = createPolicyServing({ store: lossStore, engine, logger: silent, now: () => 1_000 });
       await serving.start();
-      await lossStore.upsertSession({ id: 's', tenant: null, at: 1 });
+      await lossStore.upsertSession({ id: 's', tenant: null, user: null, at: 1 });
       const rollout = [-4, -4.5];
       const perToken: Record<'importance_sampling' | 'ppo', (ratio: number, advantage: number) => number> = {
         importance_sampling: (ratio, advantage) => -ratio * advantage,
@@ -440,7 +440,7 @@ describe('the trainer', () => {
     try {
       const serving = createPolicyServing({ store: temperatureStore, engine, logger: silent, now: () => 1_000 });
       await serving.start();
-      await temperatureStore.upsertSession({ id: 's', tenant: null, at: 1 });
+      await temperatureStore.upsertSession({ id: 's', tenant: null, user: null, at: 1 });
       const sample = { method: 'rl' as const, policyVersion: 0, score: 1, hint: null, distillationGaps: null, teacherLogprobs: null };
       await recordSampledTurn(temperatureStore, 0, sample, 0.7);
       await recordSampledTurn(temperatureStore, 1, sample, 1);

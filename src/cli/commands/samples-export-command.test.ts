@@ -19,14 +19,14 @@ describe('runSamplesExportCommand', () => {
   it('writes every sample as a JSON line with the turn tokens, optionally one status only and the turn text', async () => {
     const configuration = { data: path.join(directory, 'data'), store: 'sqlite' as const, storeUrl: undefined };
     const store = await openRecordStore(configuration);
-    await store.upsertSession({ id: 's1', tenant: null, at: 0 });
+    await store.upsertSession({ id: 's1', tenant: null, user: null, at: 0 });
     await store.recordTurn({
       id: 't1',
       sessionId: 's1',
       type: 'main',
       status: 'completed',
       trainable: true,
-      tenant: null,
+      tenant: null, user: null,
       model: 'policy',
       policyVersion: 4,
       messages: [{ role: 'user', content: 'hi' }],

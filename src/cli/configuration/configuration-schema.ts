@@ -107,7 +107,11 @@ export const configurationSections = {
   gateway: z.object({
     host: option(z.string().min(1).default('127.0.0.1'), { flag: '--host <host>', description: 'address to bind' }),
     port: option(port().default(8400), { flag: '--port <number>', description: 'port to listen on (0 picks a free one)' }),
-    apiKey: option(z.array(z.string().min(8, 'API keys need at least 8 characters')).default([]), { flag: '--api-key <key>', description: 'tenant API key, "tenant=key" or a bare key (repeatable)' }),
+    apiKey: option(z.array(z.string().min(8, 'API keys need at least 8 characters')).default([]), { flag: '--api-key <key>', description: 'API key naming a user inside a tenant, "tenant/user=key", a tenant\'s one user, "tenant=key", or a bare key (repeatable; docs/operations.md)' }),
+    trustedUserHeader: option(z.string().regex(/^[A-Za-z0-9-]+$/, 'an HTTP header name').optional(), {
+      flag: '--trusted-user-header <name>',
+      description: 'header a front proxy that authenticates people names the user in (only set it behind such a proxy: clients could otherwise name anyone); the user is qualified by the key\'s tenant, "tenant/name"',
+    }),
     adminKey: option(z.string().min(8, 'the admin key needs at least 8 characters').optional(), { flag: '--admin-key <key>', description: 'admin API key' }),
     keyConsent: option(z.array(z.string().regex(/^.+=(train-off|record-off)$/, 'tenant=train-off or tenant=record-off')).default([]), {
       flag: '--key-consent <tenant=setting>',

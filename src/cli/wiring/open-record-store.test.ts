@@ -16,7 +16,7 @@ describe('openRecordStore', () => {
     const directory = mkdtempSync(path.join(tmpdir(), 'clawrl-open-store-'));
     cleanups.push(async () => rmSync(directory, { recursive: true, force: true }));
     const store = await openRecordStore({ data: path.join(directory, 'data'), store: 'sqlite', storeUrl: undefined });
-    await store.upsertSession({ id: 's1', tenant: null, at: 1 });
+    await store.upsertSession({ id: 's1', tenant: null, user: null, at: 1 });
     expect(await store.getSession('s1')).toMatchObject({ id: 's1', status: 'open' });
     await store.close();
   });
@@ -27,7 +27,7 @@ describe('openRecordStore', () => {
     const url = new URL(testPostgresUrl);
     url.searchParams.set('schema', schema);
     const store = await openRecordStore({ data: 'unused', store: 'postgres', storeUrl: url.toString() });
-    await store.upsertSession({ id: 's1', tenant: null, at: 1 });
+    await store.upsertSession({ id: 's1', tenant: null, user: null, at: 1 });
     await store.close();
     const again = await openRecordStore({ data: 'unused', store: 'postgres', storeUrl: url.toString() });
     expect(await again.getSession('s1')).toMatchObject({ id: 's1' });

@@ -97,6 +97,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
   const authenticator = createApiKeyAuthenticator({
     apiKeys: configuration.apiKey.map(parseApiKeyEntry),
     ...(configuration.adminKey === undefined ? {} : { adminKey: configuration.adminKey }),
+    ...(configuration.trustedUserHeader === undefined ? {} : { trustedUserHeader: configuration.trustedUserHeader }),
   });
   const consentDefaults = consentDefaultsOf(configuration);
   const host = listenHostOf(configuration);

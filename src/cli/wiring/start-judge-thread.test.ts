@@ -27,7 +27,7 @@ function turnOf(id: string): NewTurn {
     type: 'main',
     status: 'completed',
     trainable: true,
-    tenant: null,
+    tenant: null, user: null,
     model: 'policy',
     policyVersion: 0,
     messages: [{ role: 'user', content: 'What is 2+3?' }],
@@ -68,7 +68,7 @@ describe('startJudgeThread', () => {
   it('judges turns queued in the shared store from its own thread and closes cleanly', async () => {
     const store = createSqliteRecordStore({ path: path.join(directory, 'clawrl.db') });
     try {
-      await store.upsertSession({ id: 'session', tenant: null, at: 1_000 });
+      await store.upsertSession({ id: 'session', tenant: null, user: null, at: 1_000 });
       await store.recordTurn(turnOf('turn-1'));
       await store.linkNextState('turn-1', [{ role: 'user', content: 'Thanks, that is right!' }], 2_000);
       const judge = await startJudgeThread(configurationFor(directory), { logger: silentLogger, workerUrl });

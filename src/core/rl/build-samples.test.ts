@@ -177,7 +177,7 @@ describe('topKOverlap', () => {
 });
 
 describe('turnRewardOf and sampleGroupOf', () => {
-  const feedback = (fields: Partial<FeedbackRecord>): FeedbackRecord => ({ id: 1, turnId: 't', score: null, text: null, hint: null, tenant: null, createdAt: 0, ...fields });
+  const feedback = (fields: Partial<FeedbackRecord>): FeedbackRecord => ({ id: 1, turnId: 't', score: null, text: null, hint: null, tenant: null, user: null, createdAt: 0, ...fields });
   const rollout = { runId: 'r', environment: 'arithmetic', step: 1, group: 'r-s1-t0', turnIndex: 2, outcomeReward: 1, processReward: 1 / 3, reward: 4 / 3 };
 
   it("takes a rollout's posted reward, unbounded, else the feedback's score, else the judge's", () => {

@@ -24,7 +24,7 @@ let engine: InferenceEngine;
 async function recordSampledTurn(index: number, policyVersion = 0): Promise<void> {
   const id = `turn-${index}`;
   await store.recordTurn({
-    id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion,
+    id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, user: null, model: 'tiny', policyVersion,
     messages: [{ role: 'user', content: 'q' }], tools: [], sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0 },
     promptTokenIds: [3, 14, 15, 92], responseTokenIds: [65, 35], logprobs: [-4, -4.5], response: { role: 'assistant', content: 'a' },
     finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
@@ -42,7 +42,7 @@ beforeAll(async () => {
   server = await createTinkerTestServer({ modelDirectory: folder, baseModel: 'tiny', apiKey: 'tml-test', workerUrl: dist('trainer-worker.js'), loraAlpha: 8 });
   store = createSqliteRecordStore({ path: ':memory:' });
   engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl: dist('sampler-worker.js') });
-  await store.upsertSession({ id: 's', tenant: null, at: 1 });
+  await store.upsertSession({ id: 's', tenant: null, user: null, at: 1 });
 });
 afterAll(async () => {
   await engine.close();

@@ -65,9 +65,9 @@ describe('dashboard routes', () => {
       hint: 'Carry the one when a column passes nine.', hintCandidates: ['Carry the one when a column passes nine.', 'Check sums.'], hintSelection: 'longest',
       latencyMs: 10, createdAt: 1,
     });
-    await gateway.store.recordFeedback({ turnId: judged, score: null, text: 'the user said 42', hint: null, tenant: null, createdAt: 2 });
+    await gateway.store.recordFeedback({ turnId: judged, score: null, text: 'the user said 42', hint: null, tenant: null, user: null, createdAt: 2 });
     const rollout = { runId: 'run-1', environment: 'arithmetic', step: 3, group: null, turnIndex: 0, outcomeReward: 1, processReward: -0.5, reward: 0.5 };
-    await gateway.store.recordFeedback({ turnId: rolled, score: null, text: null, hint: null, tenant: null, createdAt: 3, rollout });
+    await gateway.store.recordFeedback({ turnId: rolled, score: null, text: null, hint: null, tenant: null, user: null, createdAt: 3, rollout });
 
     const listJudgements = vi.spyOn(gateway.store, 'listJudgements');
     const turnJudgings = vi.spyOn(gateway.store.dashboard, 'turnJudgings');
@@ -90,7 +90,7 @@ describe('dashboard routes', () => {
     expect(second?.judgement).toMatchObject({ score: 0.5, scoreSource: 'rollout', judgeScore: null, votes: [], feedback: { rollout: { runId: 'run-1', outcomeReward: 1, processReward: -0.5, reward: 0.5 } } });
     expect(third).toMatchObject({ id: plain, judgement: null, sample: null });
 
-    await gateway.store.recordFeedback({ turnId: judged, score: 1, text: 'actually fine', hint: 'Show the carry.', tenant: null, createdAt: 4 });
+    await gateway.store.recordFeedback({ turnId: judged, score: 1, text: 'actually fine', hint: 'Show the carry.', tenant: null, user: null, createdAt: 4 });
     const turn = await read<TurnTokensResponse>(gateway, `/admin/dashboard/turns/${judged}`);
     expect(turn.judgement).toMatchObject({ score: 1, scoreSource: 'feedback', judgeScore: -1, hint: 'Show the carry.', judgeHint: 'Carry the one when a column passes nine.', feedback: { text: 'actually fine' } });
     expect(turn.judgement?.votes).toEqual(votes);

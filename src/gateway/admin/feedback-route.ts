@@ -106,6 +106,7 @@ export function registerFeedbackRoute(app: Hono<{ Variables: { principal: Princi
       text: body.text ?? null,
       hint: body.hint?.trim() ?? null,
       tenant: tenantOf(principal),
+      user: principal.user,
       createdAt: context.now(),
       rollout: rolloutProvenanceOf(body.rollout),
     });

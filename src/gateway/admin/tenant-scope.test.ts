@@ -74,3 +74,25 @@ describe('tenant keys on the admin routes', () => {
     expect(all.series.buckets.reduce((sum, bucket) => sum + bucket.mainTurns, 0)).toBe(3);
   });
 });
+
+describe('users inside tenants', () => {
+  it('record the user the credentials name on the session, its turns and feedback, and the dashboard finds a user\'s sessions', async () => {
+    const gateway = createTestGateway({ apiKeys: [{ tenant: 'acme', user: 'acme/alice', key: keys.alice }, { tenant: 'acme', key: keys.bob }], adminKey: keys.admin, trustedUserHeader: 'x-forwarded-user' });
+    const aliceTurn = await chat(gateway, keys.alice, 'alice-session');
+    const proxied = await gateway.chat({ model, messages: [{ role: 'user', content: 'hi' }] }, { ...as(keys.bob), 'x-session-id': 'carol-session', 'x-forwarded-user': 'carol' });
+    await proxied.json();
+    const feedback = await gateway.app.request('/v1/feedback', { method: 'POST', headers: { ...as(keys.alice), 'content-type': 'application/json' }, body: JSON.stringify({ turn_id: aliceTurn, thumbs: 'up' }) });
+    expect(feedback.status).toBe(200);
+
+    expect(await gateway.store.getSession('alice-session')).toMatchObject({ tenant: 'acme', user: 'acme/alice' });
+    expect(await gateway.store.getSession('carol-session')).toMatchObject({ tenant: 'acme', user: 'acme/carol' });
+    expect(await gateway.store.getTurn(aliceTurn)).toMatchObject({ tenant: 'acme', user: 'acme/alice' });
+    expect((await gateway.store.listFeedback(aliceTurn))[0]).toMatchObject({ user: 'acme/alice' });
+    const page = (await (await gateway.app.request('/admin/dashboard/sessions?search=acme%2Fcarol', { headers: as(keys.admin) })).json()) as SessionPageResponse;
+    expect(page.data.map((session) => [session.id, session.user])).toEqual([['carol-session', 'acme/carol']]);
+    // A name that is not one is refused in the protocol's shape, and nothing is recorded.
+    const refused = await gateway.chat({ model, messages: [{ role: 'user', content: 'hi' }] }, { ...as(keys.bob), 'x-forwarded-user': 'a b' });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: { type: 'invalid_request_error' } });
+  });
+});

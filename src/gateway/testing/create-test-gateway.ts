@@ -43,6 +43,7 @@ export function createTestGateway(
     engine?: ScriptedInferenceEngine;
     apiKeys?: ApiKeyEntry[];
     adminKey?: string;
+    trustedUserHeader?: string;
     limits?: Partial<GatewayLimits>;
     samplingDefaults?: Partial<SamplingDefaults>;
     consentDefaults?: GatewayContext['consentDefaults'];
@@ -57,6 +58,7 @@ export function createTestGateway(
     authenticator: createApiKeyAuthenticator({
       apiKeys: options.apiKeys ?? [],
       ...(options.adminKey === undefined ? {} : { adminKey: options.adminKey }),
+      ...(options.trustedUserHeader === undefined ? {} : { trustedUserHeader: options.trustedUserHeader }),
     }),
     metrics: createGatewayMetrics({ collectProcessMetrics: false }),
     logger: silentLogger,

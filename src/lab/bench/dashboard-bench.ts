@@ -75,6 +75,7 @@ function benchTurn(index: number, options: { turns: number; now: number }): NewT
     status: 'completed',
     trainable: true,
     tenant: `tenant-${session % 5}`,
+    user: `tenant-${session % 5}`,
     model: 'bench-model',
     policyVersion: Math.floor(index / 1_000),
     messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: `request ${index % turnsPerSession} of session ${session}` }],
@@ -99,7 +100,7 @@ export async function fillDashboardBenchStore(store: RecordStore, turns: number,
     const recorded = indexes.map((index) => benchTurn(index, { turns, now }));
     // Sessions start with their first turn (a batch holds whole sessions: 200 is a multiple of ten).
     await Promise.all(
-      recorded.filter((turn, offset) => (start + offset) % turnsPerSession === 0).map((turn) => store.upsertSession({ id: turn.sessionId, tenant: turn.tenant, at: turn.timings.startedAt })),
+      recorded.filter((turn, offset) => (start + offset) % turnsPerSession === 0).map((turn) => store.upsertSession({ id: turn.sessionId, tenant: turn.tenant, user: turn.tenant, at: turn.timings.startedAt })),
     );
     await Promise.all(recorded.map((turn) => store.recordTurn(turn)));
     const judged = recorded.filter((turn, offset) => turn.type === 'main' && (start + offset) % 5 !== 4);

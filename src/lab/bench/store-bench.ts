@@ -124,7 +124,7 @@ function scriptSession(workload: StoreBenchWorkload, sessionIndex: number): Sess
       type: 'main',
       status: 'completed',
       trainable: true,
-      tenant: null,
+      tenant: null, user: null,
       model: 'bench-model',
       policyVersion: 0,
       messages,
@@ -155,7 +155,7 @@ async function recordSessions(store: RecordStore, scripts: SessionScript[], conc
     for (let script = scripts[next++]; script !== undefined; script = scripts[next++]) {
       for (const turn of script.turns) {
         const started = performance.now();
-        await store.upsertSession({ id: script.id, tenant: null, at: turn.timings.startedAt });
+        await store.upsertSession({ id: script.id, tenant: null, user: null, at: turn.timings.startedAt });
         const previous = await store.getLastMainTurn(script.id);
         if (previous !== null && !previous.linked) {
           await store.linkNextState(previous.id, turn.messages.slice(-1), turn.timings.startedAt);

@@ -66,7 +66,7 @@ describe('createPostgresRecordStore', () => {
   it('never hands one queued turn to two stores claiming at once, and re-offers it when the lease expires', async () => {
     schema = uniqueTestSchema();
     const [first, second] = [await open(), await open()] as [RecordStore, RecordStore];
-    await first.upsertSession({ id: 's1', tenant: null, at: 0 });
+    await first.upsertSession({ id: 's1', tenant: null, user: null, at: 0 });
     const turnIds: string[] = [];
     let previous: NewTurn | undefined;
     for (let index = 0; index < 40; index += 1) {
@@ -108,7 +108,7 @@ describe('createPostgresRecordStore', () => {
   it('never hands one ready sample to two trainers claiming at once', async () => {
     schema = uniqueTestSchema();
     const [first, second] = [await open(), await open()] as [RecordStore, RecordStore];
-    await first.upsertSession({ id: 's1', tenant: null, at: 0 });
+    await first.upsertSession({ id: 's1', tenant: null, user: null, at: 0 });
     let previous: NewTurn | undefined;
     for (let index = 0; index < 30; index += 1) {
       previous = turnOf('s1', index, previous);
@@ -138,13 +138,13 @@ describe('createPostgresRecordStore', () => {
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(1)));
     expect(stores).toHaveLength(4);
     const versions = await queryTestSchema<{ version: number }>(schema, 'SELECT version FROM schema_migrations ORDER BY version');
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   });
 
   it('keeps the samples judged before migration 4 on their judged advantages, and lets the methods be checked above the database', async () => {
     schema = uniqueTestSchema();
     const first = await open();
-    await first.upsertSession({ id: 's1', tenant: null, at: 0 });
+    await first.upsertSession({ id: 's1', tenant: null, user: null, at: 0 });
     const turn = turnOf('s1', 0, undefined);
     await first.recordTurn(turn);
     await first.close();
@@ -188,7 +188,7 @@ describe('createPostgresRecordStore', () => {
   it('stores a 100-turn session in space linear in its length and rebuilds every turn exactly', async () => {
     schema = uniqueTestSchema();
     const store = await open();
-    await store.upsertSession({ id: 'long', tenant: null, at: 0 });
+    await store.upsertSession({ id: 'long', tenant: null, user: null, at: 0 });
     const turns: NewTurn[] = [];
     for (let index = 0; index < 100; index += 1) {
       turns.push(turnOf('long', index, turns.at(-1)));
@@ -229,7 +229,7 @@ describe('createPostgresRecordStore', () => {
     const systemPromptIds = Array.from({ length: 3_000 }, (_, position) => 2_000 + ((position * 7919) % 30_000));
     const turns: NewTurn[] = [];
     for (let session = 0; session < 20; session += 1) {
-      await store.upsertSession({ id: `s${session}`, tenant: null, at: session });
+      await store.upsertSession({ id: `s${session}`, tenant: null, user: null, at: session });
       const promptTokenIds = [...systemPromptIds, ...Array.from({ length: 40 }, (_, position) => session * 40 + position)];
       turns.push({ ...turnOf(`s${session}`, 0, undefined), promptTokenIds });
       await store.recordTurn(turns.at(-1) as NewTurn);
@@ -248,10 +248,10 @@ describe('createPostgresRecordStore', () => {
     schema = uniqueTestSchema();
     const [writer, eraser] = [await open(), await open()] as [RecordStore, RecordStore];
     const shared = Array.from({ length: 300 }, (_, index) => 100 + index);
-    await writer.upsertSession({ id: 'root', tenant: null, at: 0 });
+    await writer.upsertSession({ id: 'root', tenant: null, user: null, at: 0 });
     await writer.recordTurn(newTurn('root-turn', { sessionId: 'root', promptTokenIds: shared }));
     await eraser.erase({ kind: 'session', sessionId: 'root' }, 10);
-    await writer.upsertSession({ id: 'next', tenant: null, at: 20 });
+    await writer.upsertSession({ id: 'next', tenant: null, user: null, at: 20 });
     const next = newTurn('next-turn', { sessionId: 'next', promptTokenIds: [...shared, 1, 2] });
     await writer.recordTurn(next);
     expect((await writer.getTurn('next-turn'))?.promptTokenIds).toEqual(next.promptTokenIds);

@@ -46,7 +46,7 @@ export function createPostgresDashboardQueries(database: PostgresDatabase): Dash
         const rows = await database.rows<SessionSummaryRow>(
           `SELECT ${sessionSummaryColumns} FROM sessions
            WHERE ($1::bigint IS NULL OR (created_at, id) < ($1::bigint, $2::text))
-             AND ($3::text IS NULL OR id LIKE $4 OR ($6::text IS NULL AND tenant = $3))
+             AND ($3::text IS NULL OR id LIKE $4 OR ($6::text IS NULL AND (tenant = $3 OR user_id = $3)))
              AND ($6::text IS NULL OR tenant = $6)
            ORDER BY created_at DESC, id DESC LIMIT $5`,
           [cursor?.createdAt ?? null, cursor?.id ?? null, search, search === null ? null : likePrefixPattern(search), options.limit, options.tenant ?? null],

@@ -38,13 +38,13 @@ const selectJudgements = `
 `;
 
 const selectLatestFeedback = `
-  SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant,
+  SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.user_id,
     feedback.created_at, feedback.rollout
   FROM feedback JOIN turns AS turn ON turn.ordinal = feedback.turn_ordinal
   WHERE turn.id = $1 ORDER BY feedback.id DESC LIMIT 1
 `;
 const selectFeedback = `
-  SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant,
+  SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.user_id,
     feedback.created_at, feedback.rollout
   FROM feedback JOIN turns AS turn ON turn.ordinal = feedback.turn_ordinal
   WHERE turn.id = $1 ORDER BY feedback.id
@@ -170,14 +170,14 @@ export class PostgresJudgingRecords {
     const [row] = await this.#database.rows<{ id: number }>(
       `WITH turn AS (SELECT ordinal, type, trainable FROM turns WHERE id = $1),
        inserted AS (
-         INSERT INTO feedback (turn_ordinal, score, text, hint, tenant, created_at, rollout)
-         SELECT ordinal, $2, $3, $4, $5, $6, $7 FROM turn RETURNING id
+         INSERT INTO feedback (turn_ordinal, score, text, hint, tenant, user_id, created_at, rollout)
+         SELECT ordinal, $2, $3, $4, $5, $8, $6, $7 FROM turn RETURNING id
        ),
        queued AS (
          ${PostgresJudgingRecords.enqueueStatement("SELECT ordinal, $6::bigint FROM turn WHERE type = 'main' AND trainable")}
        )
        SELECT id FROM inserted`,
-      [feedback.turnId, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.createdAt, rolloutColumnOf(feedback)],
+      [feedback.turnId, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.createdAt, rolloutColumnOf(feedback), feedback.user],
     );
     return row === undefined ? null : { ...feedback, rollout: feedback.rollout ?? null, id: row.id };
   }

@@ -263,6 +263,19 @@ export const postgresMigrations: readonly string[] = [
   // erased, the versions an erasure tainted, and an index telling a shared message node from one
   // only the erased turns used (as SQLite migration 12).
   postgresErasureMigration,
+  // 12 (users): the user a request's credentials named on its session, turns and feedback; rows
+  // written before users existed belonged to their tenant's one user (as SQLite migration 13).
+  `
+  ALTER TABLE sessions ADD COLUMN user_id text;
+  ALTER TABLE turns ADD COLUMN user_id text;
+  ALTER TABLE feedback ADD COLUMN user_id text;
+  UPDATE sessions SET user_id = tenant WHERE tenant IS NOT NULL;
+  UPDATE turns SET user_id = tenant WHERE tenant IS NOT NULL;
+  UPDATE feedback SET user_id = tenant WHERE tenant IS NOT NULL;
+  CREATE INDEX sessions_by_user ON sessions (user_id, created_at) WHERE user_id IS NOT NULL;
+  CREATE INDEX turns_by_user ON turns (user_id) WHERE user_id IS NOT NULL;
+  CREATE INDEX feedback_by_user ON feedback (user_id) WHERE user_id IS NOT NULL;
+  `,
 ];
 
 // Advisory locks share one key space per database; the first key names clawrl ('claw'), the

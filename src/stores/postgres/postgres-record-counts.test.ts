@@ -27,10 +27,10 @@ describe('the Postgres store counters', () => {
   it('start from the rows written before migration 7', async () => {
     schema = uniqueTestSchema();
     const first = await open();
-    await first.upsertSession({ id: 's1', tenant: null, at: 100 });
+    await first.upsertSession({ id: 's1', tenant: null, user: null, at: 100 });
     for (const id of ['a', 'b', 'c']) await first.recordTurn(turn(id));
     await first.linkNextState('a', [{ role: 'user', content: 'ok' }], 200);
-    await first.recordFeedback({ turnId: 'b', score: 1, text: null, hint: null, tenant: null, createdAt: 300 });
+    await first.recordFeedback({ turnId: 'b', score: 1, text: null, hint: null, tenant: null, user: null, createdAt: 300 });
     await first.recordJudgement(judgement('a', { latencyMs: 70 }));
     await first.closeSession('s1', 'done', 400);
     const before = await first.counts();
@@ -46,7 +46,7 @@ describe('the Postgres store counters', () => {
     schema = uniqueTestSchema();
     const [left, right] = [await open(), await open()];
     const sessions = Array.from({ length: 6 }, (_, index) => `s${index}`);
-    for (const id of sessions) await left.upsertSession({ id, tenant: null, at: 100 });
+    for (const id of sessions) await left.upsertSession({ id, tenant: null, user: null, at: 100 });
     const turnIds = sessions.flatMap((session) => [0, 1, 2].map((index) => `${session}-t${index}`));
     for (const id of turnIds) await left.recordTurn(turn(id, { sessionId: id.split('-')[0] ?? '' }));
     // Each turn is linked by one store while the other gives it feedback and a judgement, and
@@ -57,11 +57,11 @@ describe('the Postgres store counters', () => {
         const session = id.split('-')[0] ?? '';
         return [
           linker.linkNextState(id, [{ role: 'user', content: 'ok' }], 500),
-          judge.recordFeedback({ turnId: id, score: 1, text: null, hint: null, tenant: null, createdAt: 500 }),
+          judge.recordFeedback({ turnId: id, score: 1, text: null, hint: null, tenant: null, user: null, createdAt: 500 }),
           judge.recordJudgement(judgement(id)),
           linker.recordJudgement(judgement(id, { judge: 'rules' })),
           (index % 3 === 0 ? left : right).closeSession(session, 'done', 500),
-          index % 4 === 0 ? linker.upsertSession({ id: session, tenant: null, at: 600 }) : Promise.resolve(),
+          index % 4 === 0 ? linker.upsertSession({ id: session, tenant: null, user: null, at: 600 }) : Promise.resolve(),
         ];
       }),
     );
@@ -75,7 +75,7 @@ describe('the Postgres store counters', () => {
   it('fold their deltas into one row per counter once there are many, and count the same', async () => {
     schema = uniqueTestSchema();
     const store = await open();
-    await store.upsertSession({ id: 's1', tenant: null, at: 100 });
+    await store.upsertSession({ id: 's1', tenant: null, user: null, at: 100 });
     for (const id of ['a', 'b']) await store.recordTurn(turn(id));
     const before = await store.counts();
     // Writes' deltas that cancel out: +1 and −1 for one counter, 1,500 times.

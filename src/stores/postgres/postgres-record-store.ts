@@ -102,13 +102,13 @@ export class PostgresRecordStore implements RecordStore {
     this.dashboard = createPostgresDashboardQueries(database);
   }
 
-  async upsertSession(input: { id: string; tenant: string | null; at: number }): Promise<void> {
+  async upsertSession(input: { id: string; tenant: string | null; user: string | null; at: number }): Promise<void> {
     await this.#database.run('upsertSession', () =>
       this.#database.query(
-        `INSERT INTO sessions (id, tenant, status, created_at, updated_at) VALUES ($1, $2, 'open', $3, $3)
+        `INSERT INTO sessions (id, tenant, user_id, status, created_at, updated_at) VALUES ($1, $2, $4, 'open', $3, $3)
          ON CONFLICT (id) DO UPDATE SET status = 'open', closed_at = NULL, close_reason = NULL,
            updated_at = greatest(sessions.updated_at, excluded.updated_at)`,
-        [input.id, input.tenant, input.at],
+        [input.id, input.tenant, input.at, input.user],
       ),
     );
   }

@@ -26,13 +26,13 @@ export interface TurnRow extends StoredTurnRow {
   tools: string;
 }
 
-export const sessionColumns = `session.id, session.tenant, session.status, session.created_at, session.updated_at,
+export const sessionColumns = `session.id, session.tenant, session.user_id, session.status, session.created_at, session.updated_at,
   session.closed_at, session.close_reason, session.side_turns,
   ARRAY(SELECT turn.id FROM turns AS turn WHERE turn.session_id = session.id AND turn.turn_index >= 0
         ORDER BY turn.turn_index) AS turn_ids`;
 
 export const selectTurnRow = `
-  SELECT turn.ordinal, turn.id, turn.session_id, turn.turn_index, turn.type, turn.status, turn.trainable, turn.tenant,
+  SELECT turn.ordinal, turn.id, turn.session_id, turn.turn_index, turn.type, turn.status, turn.trainable, turn.tenant, turn.user_id,
     turn.model, turn.policy_version, turn.messages_tip_id, turn.message_count, tool_set.body AS tools, turn.sampling,
     turn.prompt_base_ordinal, turn.prompt_suffix, turn.prompt_length, turn.response_token_ids, turn.logprobs,
     turn.response, turn.finish_reason, turn.started_at, turn.first_token_at, turn.ended_at, turn.error,

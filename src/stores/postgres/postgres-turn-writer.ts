@@ -41,12 +41,12 @@ export async function insertTurn(
   const index = isMain ? session.main_turns - 1 : -1;
   const [inserted] = (
     await client.query<{ ordinal: number }>(
-      `INSERT INTO turns (id, session_id, turn_index, type, status, trainable, tenant, model, policy_version,
+      `INSERT INTO turns (id, session_id, turn_index, type, status, trainable, tenant, user_id, model, policy_version,
          messages_tip_id, message_count, tool_set_id, sampling, prompt_base_ordinal, prompt_prefix_length,
          prompt_suffix, prompt_length, response_token_ids, logprobs, response, finish_reason, started_at,
          first_token_at, ended_at, error, reply_key, untrainable_reason, superseded_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-         $23, $24, $25, $26, $27, $28)
+         $23, $24, $25, $26, $27, $28, $29)
        RETURNING ordinal`,
       [
         turn.id,
@@ -56,6 +56,7 @@ export async function insertTurn(
         turn.status,
         turn.trainable,
         turn.tenant,
+        turn.user,
         turn.model,
         turn.policyVersion,
         messagesTipId,

@@ -17,7 +17,7 @@ import type { PolicyVersion } from '../../spec/inference-engine.js';
 import { activityBucketsOf, likePrefixPattern, sampleBucketOf, sessionSummaryColumns, sessionSummaryOf, type SessionSummaryRow } from '../dashboard-rows.js';
 import { turnJudgingSelect, turnJudgingsOf, type TurnJudgingRow } from '../dashboard-rows.js';
 
-const searchFilter = "(id LIKE @pattern ESCAPE '\\' OR tenant = @search)";
+const searchFilter = "(id LIKE @pattern ESCAPE '\\' OR tenant = @search OR user_id = @search)";
 const pageOrder = 'ORDER BY created_at DESC, id DESC LIMIT @limit';
 
 type Run = <T>(operation: string, work: () => T) => Promise<T>;

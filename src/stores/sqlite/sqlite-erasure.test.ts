@@ -27,13 +27,13 @@ describe('SQLite erasure on a file', () => {
 
   it('leaves no byte of an erased session in the database file or its WAL, with the checkpointer and the same text elsewhere in other rows before', async () => {
     const store = createSqliteRecordStore({ path: join(directory, 'records.db'), checkpointInBackground: true, neverWait: true });
-    await store.upsertSession({ id: 'kept', tenant: null, at: 1 });
+    await store.upsertSession({ id: 'kept', tenant: null, user: null, at: 1 });
     await store.recordTurn(newTurn('k1', { sessionId: 'kept', messages: [{ role: 'user', content: 'nothing to see' }] }));
-    await store.upsertSession({ id: 'gone', tenant: null, at: 1 });
+    await store.upsertSession({ id: 'gone', tenant: null, user: null, at: 1 });
     await store.recordTurn(newTurn('g1', { sessionId: 'gone', messages: [{ role: 'user', content: `call me ${marker}` }], response: { role: 'assistant', content: `hi ${marker}` } }));
     await store.linkNextState('g1', [{ role: 'user', content: `again ${marker}` }], 2);
     await store.recordJudgement(judgement('g1', { hint: `hint ${marker}` }));
-    await store.recordFeedback({ turnId: 'g1', score: 1, text: `thanks ${marker}`, hint: `hint ${marker}`, tenant: null, createdAt: 3 });
+    await store.recordFeedback({ turnId: 'g1', score: 1, text: `thanks ${marker}`, hint: `hint ${marker}`, tenant: null, user: null, createdAt: 3 });
     await store.recordSample(sample('s-g1', 'g1', { hint: `hint ${marker}` }));
     // Rows rewritten after their first write: the older copies must not survive either.
     await store.updateSampleStatus({ ids: ['s-g1'], status: 'dropped', reason: 'test', at: 4 });
@@ -54,7 +54,7 @@ describe('SQLite erasure of a period', () => {
   it('goes in batches of turns and sums them into one receipt, keeping what is newer', async () => {
     const store = createSqliteRecordStore({ path: ':memory:' });
     const old = erasureBatchTurns * 2 + 7;
-    for (const session of ['a', 'b', 'c']) await store.upsertSession({ id: session, tenant: null, at: 1 });
+    for (const session of ['a', 'b', 'c']) await store.upsertSession({ id: session, tenant: null, user: null, at: 1 });
     for (let index = 0; index < old; index += 1) {
       const sessionId = ['a', 'b'][index % 2] as string;
       await store.recordTurn(newTurn(`old-${index}`, { sessionId, timings: { startedAt: 1_000 + index, firstTokenAt: null, endedAt: 1_001 + index } }));

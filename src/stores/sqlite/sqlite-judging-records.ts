@@ -230,6 +230,7 @@ export class SqliteJudgingRecords {
       feedback.text,
       feedback.hint,
       feedback.tenant,
+      feedback.user,
       feedback.createdAt,
       rolloutColumnOf(feedback),
     );

@@ -79,17 +79,17 @@ export function sqliteJudgingStatements(database: Database.Database) {
       `SELECT ${judgementColumns} FROM judgements AS judgement JOIN turns AS turn ON turn.ordinal = judgement.turn_ordinal
        WHERE judgement.turn_ordinal = ? ORDER BY judgement.id`,
     ),
-    insertFeedback: database.prepare<[number, number | null, string | null, string | null, string | null, number, string | null]>(
-      'INSERT INTO feedback (turn_ordinal, score, text, hint, tenant, created_at, rollout) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    insertFeedback: database.prepare<[number, number | null, string | null, string | null, string | null, string | null, number, string | null]>(
+      'INSERT INTO feedback (turn_ordinal, score, text, hint, tenant, user_id, created_at, rollout) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
     latestFeedback: database.prepare<[number], FeedbackRow>(`
-      SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.created_at,
+      SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.user_id, feedback.created_at,
         feedback.rollout
       FROM feedback JOIN turns AS turn ON turn.ordinal = feedback.turn_ordinal
       WHERE feedback.turn_ordinal = ? ORDER BY feedback.id DESC LIMIT 1
     `),
     listFeedback: database.prepare<[number], FeedbackRow>(`
-      SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.created_at,
+      SELECT feedback.id, turn.id AS turn_id, feedback.score, feedback.text, feedback.hint, feedback.tenant, feedback.user_id, feedback.created_at,
         feedback.rollout
       FROM feedback JOIN turns AS turn ON turn.ordinal = feedback.turn_ordinal
       WHERE feedback.turn_ordinal = ? ORDER BY feedback.id

@@ -12,7 +12,7 @@ import { rollBackSampleMeasures } from './testing/roll-back-sample-measures.js';
 
 function turnOf(id: string): NewTurn {
   return {
-    id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, model: 'tiny', policyVersion: 0,
+    id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, user: null, model: 'tiny', policyVersion: 0,
     messages: [{ role: 'user', content: `question ${id}` }], tools: [], sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0 },
     promptTokenIds: [1, 2, 3], responseTokenIds: [4, 5], logprobs: [-0.5, -1], response: { role: 'assistant', content: 'answer' },
     finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
@@ -36,7 +36,7 @@ describe('SQLite migration 5: samples store what the judge measured, the method 
 
   it('keeps the samples judged before it on their judged advantages, and lets the methods be checked above the database', async () => {
     const store = createSqliteRecordStore({ path });
-    await store.upsertSession({ id: 's', tenant: null, at: 1 });
+    await store.upsertSession({ id: 's', tenant: null, user: null, at: 1 });
     for (const id of ['a', 'b', 'c']) await store.recordTurn(turnOf(id));
     await store.close();
     // Samples as schema 4 stored them: the judge's w_rl·r + w_opd·clip(Δ), and w_opd·w·clip(Δ) on each support token.
@@ -93,10 +93,10 @@ describe('SQLite migration 8: the counts of /admin/status as counters', () => {
   it('starts the counters from the rows written before it, and keeps them across a reopen', async () => {
     const path = join(directory, 'records.db');
     const store = createSqliteRecordStore({ path });
-    await store.upsertSession({ id: 's', tenant: null, at: 1 });
+    await store.upsertSession({ id: 's', tenant: null, user: null, at: 1 });
     for (const id of ['a', 'b', 'c']) await store.recordTurn(turnOf(id));
     await store.linkNextState('a', [{ role: 'user', content: 'ok' }], 4);
-    await store.recordFeedback({ turnId: 'b', score: 1, text: null, hint: null, tenant: null, createdAt: 5 });
+    await store.recordFeedback({ turnId: 'b', score: 1, text: null, hint: null, tenant: null, user: null, createdAt: 5 });
     await store.closeSession('s', 'done', 6);
     const before = await store.counts();
     await store.close();

@@ -305,6 +305,20 @@ export const sqliteMigrations: readonly string[] = [
   // index on message tips lets an erasure tell a shared prefix node (kept) from one only the erased
   // turns used (deleted) without scanning every turn.
   sqliteErasureMigration,
+  // 13 (users): the user a request's credentials named (`tenant/name`, or the tenant for a key that
+  // names none) on its session, its turns and its feedback. Rows written before users existed
+  // belonged to their tenant's one user, the tenant itself.
+  `
+  ALTER TABLE sessions ADD COLUMN user_id TEXT;
+  ALTER TABLE turns ADD COLUMN user_id TEXT;
+  ALTER TABLE feedback ADD COLUMN user_id TEXT;
+  UPDATE sessions SET user_id = tenant WHERE tenant IS NOT NULL;
+  UPDATE turns SET user_id = tenant WHERE tenant IS NOT NULL;
+  UPDATE feedback SET user_id = tenant WHERE tenant IS NOT NULL;
+  CREATE INDEX sessions_by_user ON sessions (user_id, created_at) WHERE user_id IS NOT NULL;
+  CREATE INDEX turns_by_user ON turns (user_id) WHERE user_id IS NOT NULL;
+  CREATE INDEX feedback_by_user ON feedback (user_id) WHERE user_id IS NOT NULL;
+  `,
 ];
 
 /**

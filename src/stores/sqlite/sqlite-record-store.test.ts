@@ -52,11 +52,11 @@ describe('createSqliteRecordStore on a file', () => {
 
   it('with neverWait, waits for another connection\'s lock without blocking: the thread runs on, reads answer, the write lands after', async () => {
     const store = createSqliteRecordStore({ path, neverWait: true });
-    await store.upsertSession({ id: 'before', tenant: null, at: 1 });
+    await store.upsertSession({ id: 'before', tenant: null, user: null, at: 1 });
     const holder = new Database(path);
     try {
       holder.exec('BEGIN IMMEDIATE');
-      const touched = store.upsertSession({ id: 'during', tenant: null, at: 2 });
+      const touched = store.upsertSession({ id: 'during', tenant: null, user: null, at: 2 });
       for (let tick = 0; tick < 5; tick += 1) await new Promise((resolve) => setTimeout(resolve, 2));
       expect(await store.getSession('before')).not.toBeNull();
       expect(await store.getSession('during')).toBeNull();
@@ -73,7 +73,7 @@ describe('createSqliteRecordStore on a file', () => {
     const store = createSqliteRecordStore({ path, neverWait: true });
     const holder = new Database(path);
     holder.exec('BEGIN IMMEDIATE');
-    const touched = store.upsertSession({ id: 'queued', tenant: null, at: 1 });
+    const touched = store.upsertSession({ id: 'queued', tenant: null, user: null, at: 1 });
     await new Promise((resolve) => setTimeout(resolve, 5));
     holder.exec('COMMIT');
     holder.close();
@@ -103,7 +103,7 @@ describe('createSqliteRecordStore on a file', () => {
       type: 'main',
       status: 'completed',
       trainable: true,
-      tenant: null,
+      tenant: null, user: null,
       model: 'builtin:tiny',
       policyVersion: Math.floor(index / 10),
       messages,
@@ -124,7 +124,7 @@ describe('createSqliteRecordStore on a file', () => {
 
   it('stores a 100-turn session in space linear in its length and rebuilds every turn exactly', async () => {
     const store = createSqliteRecordStore({ path });
-    await store.upsertSession({ id: 'long', tenant: null, at: 0 });
+    await store.upsertSession({ id: 'long', tenant: null, user: null, at: 0 });
     const turns: NewTurn[] = [];
     for (let index = 0; index < 100; index += 1) {
       const turn = turnOf('long', index, turns.at(-1));
@@ -172,7 +172,7 @@ describe('createSqliteRecordStore on a file', () => {
     const store = createSqliteRecordStore({ path });
     const turns: NewTurn[] = [];
     for (let session = 0; session < 20; session += 1) {
-      await store.upsertSession({ id: `s${session}`, tenant: null, at: session });
+      await store.upsertSession({ id: `s${session}`, tenant: null, user: null, at: session });
       const turn = firstTurnOf(`s${session}`, [...systemPromptIds, ...Array.from({ length: 40 }, (_, position) => session * 40 + position)]);
       turns.push(turn);
       await store.recordTurn(turn);
@@ -190,7 +190,7 @@ describe('createSqliteRecordStore on a file', () => {
 
   it('never bases a session on a first turn whose transaction rolled back', async () => {
     const store = createSqliteRecordStore({ path });
-    for (const session of ['failed', 'other', 'later']) await store.upsertSession({ id: session, tenant: null, at: 0 });
+    for (const session of ['failed', 'other', 'later']) await store.upsertSession({ id: session, tenant: null, user: null, at: 0 });
     // Queued together, so one transaction: the rolled-back root's ordinal goes to the next turn.
     const [failed, kept] = await Promise.allSettled([
       store.recordTurn(firstTurnOf('failed', [...systemPromptIds, 2.5])),
@@ -205,7 +205,7 @@ describe('createSqliteRecordStore on a file', () => {
 
   it('keeps sessions and turns across a reopen and keeps diffing prompts against stored turns', async () => {
     const first = createSqliteRecordStore({ path });
-    await first.upsertSession({ id: 's1', tenant: 'alice', at: 10 });
+    await first.upsertSession({ id: 's1', tenant: 'alice', user: 'alice', at: 10 });
     const turn0 = turnOf('s1', 0, undefined);
     const turn1 = turnOf('s1', 1, turn0);
     await first.recordTurn(turn0);
@@ -216,14 +216,14 @@ describe('createSqliteRecordStore on a file', () => {
     const second = createSqliteRecordStore({ path });
     const turn2 = turnOf('s1', 2, turn1);
     expect((await second.recordTurn(turn2)).index).toBe(2);
-    expect(await second.getSession('s1')).toMatchObject({ tenant: 'alice', turnIds: [turn0.id, turn1.id, turn2.id] });
+    expect(await second.getSession('s1')).toMatchObject({ tenant: 'alice', user: 'alice', turnIds: [turn0.id, turn1.id, turn2.id] });
     expect(await second.getTurn(turn0.id)).toMatchObject({ nextState: [{ role: 'user', content: 'next' }] });
     expect(await second.getTurn(turn2.id)).toEqual({ ...turn2, index: 2, nextState: null, nextStateAt: null });
     await second.close();
 
     const database = new Database(path, { readonly: true });
     expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }, { version: 7 }, { version: 8 }, { version: 9 }, { version: 10 }, { version: 11 }, { version: 12 }]);
+    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }, { version: 7 }, { version: 8 }, { version: 9 }, { version: 10 }, { version: 11 }, { version: 12 }, { version: 13 }]);
     const prefixes = database.prepare('SELECT prompt_prefix_length FROM turns ORDER BY ordinal').pluck().all();
     database.close();
     expect(prefixes).toEqual([0, turn0.promptTokenIds.length + 25, turn1.promptTokenIds.length + 25]);
@@ -232,7 +232,7 @@ describe('createSqliteRecordStore on a file', () => {
   /** A closed store file holding session s1's turns 0 and 1, turn 0 linked at 20. */
   async function recordTwoTurnsAndLinkTheFirst(): Promise<[NewTurn, NewTurn]> {
     const store = createSqliteRecordStore({ path });
-    await store.upsertSession({ id: 's1', tenant: null, at: 10 });
+    await store.upsertSession({ id: 's1', tenant: null, user: null, at: 10 });
     const turn0 = turnOf('s1', 0, undefined);
     const turn1 = turnOf('s1', 1, turn0);
     await store.recordTurn(turn0);
@@ -309,7 +309,7 @@ describe('createSqliteRecordStore on a file', () => {
 
   it('rejects token ids that are not 32-bit integers without recording the turn', async () => {
     const store = createSqliteRecordStore({ path: ':memory:' });
-    await store.upsertSession({ id: 's1', tenant: null, at: 0 });
+    await store.upsertSession({ id: 's1', tenant: null, user: null, at: 0 });
     const bad = { ...turnOf('s1', 0, undefined), responseTokenIds: [1, 2 ** 31] };
     await expect(store.recordTurn(bad)).rejects.toMatchObject({ code: 'store_error' });
     expect(await store.getTurn(bad.id)).toBeNull();
@@ -320,7 +320,7 @@ describe('createSqliteRecordStore on a file', () => {
 
   it('group-commits concurrent turns: a failing one rejects alone and leaves no node another turn could reuse', async () => {
     const store = createSqliteRecordStore({ path });
-    await store.upsertSession({ id: 's1', tenant: null, at: 0 });
+    await store.upsertSession({ id: 's1', tenant: null, user: null, at: 0 });
     const system: ChatMessage = { role: 'system', content: 'You tutor arithmetic.' };
     const turnWith = (id: string, question: string, promptTokenIds: number[]): NewTurn => ({
       ...turnOf('s1', 0, undefined),

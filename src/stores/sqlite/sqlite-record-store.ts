@@ -111,7 +111,7 @@ export class SqliteRecordStore implements RecordStore {
     );
   }
 
-  async upsertSession(input: { id: string; tenant: string | null; at: number }): Promise<void> {
+  async upsertSession(input: { id: string; tenant: string | null; user: string | null; at: number }): Promise<void> {
     // Every write runs atomically inside the group commit (alone, or in its own savepoint). Most
     // requests continue an open session: the cheaper touch does for those.
     return this.#write('upsertSession', () => {

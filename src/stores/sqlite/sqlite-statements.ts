@@ -18,7 +18,7 @@ export interface TurnRow extends StoredTurnRow {
 
 export type TurnInsert = Omit<TurnRow, 'ordinal' | 'next_state' | 'next_state_at'>;
 
-const insertableTurnColumns = `id, session_id, turn_index, type, status, trainable, tenant, model, policy_version,
+const insertableTurnColumns = `id, session_id, turn_index, type, status, trainable, tenant, user_id, model, policy_version,
   messages_tip_id, message_count, tool_set_id, sampling, prompt_base_ordinal, prompt_prefix_length, prompt_suffix,
   prompt_length, response_token_ids, logprobs, response, finish_reason, started_at, first_token_at, ended_at,
   error, reply_key, untrainable_reason, superseded_by`
@@ -35,8 +35,8 @@ const sessionOrder = 'ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?';
 
 export function sqliteStatements(database: Database.Database) {
   return {
-    upsertSession: database.prepare<{ id: string; tenant: string | null; at: number }>(`
-      INSERT INTO sessions (id, tenant, status, created_at, updated_at) VALUES (@id, @tenant, 'open', @at, @at)
+    upsertSession: database.prepare<{ id: string; tenant: string | null; user: string | null; at: number }>(`
+      INSERT INTO sessions (id, tenant, user_id, status, created_at, updated_at) VALUES (@id, @tenant, @user, 'open', @at, @at)
       ON CONFLICT (id) DO UPDATE SET
         status = 'open', closed_at = NULL, close_reason = NULL, updated_at = max(updated_at, excluded.updated_at)
     `),

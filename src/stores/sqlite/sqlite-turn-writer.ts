@@ -55,6 +55,7 @@ export function insertSqliteTurn(context: SqliteTurnWriterContext, turn: NewTurn
     status: turn.status,
     trainable: turn.trainable ? 1 : 0,
     tenant: turn.tenant,
+    user_id: turn.user,
     model: turn.model,
     policy_version: turn.policyVersion,
     messages_tip_id: messages.tipId,

@@ -11,7 +11,7 @@ export function newTurn(id: string, overrides: Partial<NewTurn> = {}): NewTurn {
     type: 'main',
     status: 'completed',
     trainable: true,
-    tenant: null,
+    tenant: null, user: null,
     model: 'builtin:tiny',
     policyVersion: 0,
     messages: [{ role: 'user', content: `question of ${id}` }],

@@ -1,5 +1,5 @@
 /**
- * Undoes SQLite migrations 12 (no lineage, no taints), 11 (turns without their untrainable reason and
+ * Undoes SQLite migrations 13 (no users), 12 (no lineage, no taints), 11 (turns without their untrainable reason and
  * supersession), 10 (policy versions without their lifecycle state), 9 (samples without their rollout
  * group) and 8 (no record_counts table,
  * no triggers keeping it) on a store file: for tests of the upgrade, which must start the counters
@@ -7,8 +7,22 @@
  */
 import type Database from 'better-sqlite3';
 
-/** Undoes SQLite migration 12: no lineage, no taints, nor their indexes. */
+/** Undoes SQLite migration 13: sessions, turns and feedback without their user. */
+export function rollBackUsers(database: Database.Database): void {
+  database.exec(`
+    DROP INDEX sessions_by_user;
+    DROP INDEX turns_by_user;
+    DROP INDEX feedback_by_user;
+    ALTER TABLE sessions DROP COLUMN user_id;
+    ALTER TABLE turns DROP COLUMN user_id;
+    ALTER TABLE feedback DROP COLUMN user_id;
+    DELETE FROM schema_migrations WHERE version >= 13;
+  `);
+}
+
+/** Undoes SQLite migrations 13 and 12: no users, no lineage, no taints, nor their indexes. */
 export function rollBackErasureLineage(database: Database.Database): void {
+  rollBackUsers(database);
   database.exec(`
     DROP TRIGGER policy_lineage_of_step;
     DROP TABLE policy_lineage;
