@@ -329,7 +329,8 @@ addOptions(
   commandSchemas.client,
 )
   .option('--session <id>', 'the session to erase')
-  .option('--user <tenant>', "the tenant (an API key's name) whose sessions, turns and feedback to erase")
+  .option('--user <tenant/name>', "the user whose sessions, turns and feedback to erase (a key's user: tenant/name, or the tenant for a tenant=key)")
+  .option('--tenant <name>', 'the tenant whose records to erase, every user of its keys')
   .option('--before <date>', 'erase every turn started before this ISO date or epoch milliseconds')
   .action(async (options: DataDeleteOptions, command: Command) => {
     try {

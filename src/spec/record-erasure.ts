@@ -1,5 +1,5 @@
 /**
- * The `RecordErasure` role of the record store: erasing what a session, a tenant or a period left
+ * The `RecordErasure` role of the record store: erasing what a session, a user, a tenant or a period left
  * behind — turns, their messages (the nodes no other turn shares), next states, judgements,
  * feedback, hints, samples, queue rows — and the lineage that outlives it: which samples trained
  * each policy version, so a version trained on erased data can be named after the data is gone.
@@ -13,11 +13,16 @@
  */
 import type { PolicyVersion } from './inference-engine.js';
 
-/** What to erase: one session, everything of one tenant (an API key's name), or every turn that started before a time. */
+/**
+ * What to erase: one session, everything of one user (`tenant/name`, or a tenant's one user), everything
+ * of one tenant (every user of its keys), or every turn that started before a time.
+ */
 export type ErasureTarget =
   | { kind: 'session'; sessionId: string }
-  | { kind: 'user'; tenant: string }
+  | { kind: 'user'; user: string }
+  | { kind: 'tenant'; tenant: string }
   | { kind: 'before'; before: number };
+
 
 /** How many rows of each kind went. */
 export interface ErasedCounts {

@@ -20,6 +20,8 @@ export interface ListSessionsOptions {
   status?: SessionStatus;
   /** Only this tenant's sessions (a tenant key's view); absent, every session. */
   tenant?: string;
+  /** Only this user's sessions (`tenant/name`). */
+  user?: string;
   /** Newest first; default 100. */
   limit?: number;
   offset?: number;

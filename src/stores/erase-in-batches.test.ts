@@ -25,7 +25,7 @@ describe('eraseInBatches', () => {
   });
 
   it('erases a session or a tenant in one go', async () => {
-    for (const target of [{ kind: 'session', sessionId: 's' }, { kind: 'user', tenant: 't' }] satisfies ErasureTarget[]) {
+    for (const target of [{ kind: 'session', sessionId: 's' }, { kind: 'tenant', tenant: 't' }] satisfies ErasureTarget[]) {
       let calls = 0;
       await eraseInBatches(target, 2, async () => {
         calls += 1;

@@ -92,9 +92,21 @@ export function runRecordErasureContract(getStore: () => RecordStore, recount: (
     });
 
     it('erases a tenant\'s sessions and feedback', async () => {
-      const { receipt } = await store.erase({ kind: 'user', tenant: 'bob' }, 9_000);
+      const { receipt } = await store.erase({ kind: 'tenant', tenant: 'bob' }, 9_000);
       expect(receipt.erased).toMatchObject({ sessions: 1, turns: 1, feedback: 1 });
       expect((await store.listSessions({})).map((session) => session.id)).toEqual(['kept']);
+    });
+
+    it('erases one user of a tenant, and what that user said of another user\'s turn, leaving the tenant\'s other users', async () => {
+      await store.upsertSession({ id: 'carol', tenant: 'bob', user: 'bob/carol', at: 200 });
+      await store.recordTurn(newTurn('c1', { sessionId: 'carol', tenant: 'bob', user: 'bob/carol', messages: [systemPrompt, { role: 'user', content: 'carol here' }], promptTokenIds: [...sharedPrompt, 9] }));
+      await store.recordFeedback({ turnId: 'k1', score: 1, text: 'carol likes it', hint: null, tenant: 'bob', user: 'bob/carol', createdAt: 1_400 });
+      const { receipt } = await store.erase({ kind: 'user', user: 'bob/carol' }, 9_000);
+      expect(receipt.erased).toMatchObject({ sessions: 1, turns: 1, feedback: 1 });
+      expect((await store.listSessions({})).map((session) => session.id).sort()).toEqual(['gone', 'kept']);
+      expect(await store.listFeedback('k1')).toEqual([]);
+      expect(await store.listFeedback('g1')).toHaveLength(1);
+      expect(await store.counts()).toEqual(await recount(store));
     });
 
     it('erases the turns that started before a time, keeping a session\'s later turns whole', async () => {

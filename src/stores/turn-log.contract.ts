@@ -103,6 +103,18 @@ export function runTurnLogContract(currentStore: () => RecordStore): void {
         expect(await ids(store.listSessions({ offset: 10 }))).toEqual([]);
       });
 
+      it('lists one user\'s sessions, within a tenant when it names one', async () => {
+        await store.upsertSession({ id: 'alice-1', tenant: 'acme', user: 'acme/alice', at: 100 });
+        await store.upsertSession({ id: 'bob-1', tenant: 'acme', user: 'acme/bob', at: 110 });
+        await store.upsertSession({ id: 'alice-2', tenant: 'acme', user: 'acme/alice', at: 120 });
+        await store.closeSession('alice-1', 'done', 130);
+        const ids = async (listed: Promise<{ id: string }[]>) => (await listed).map((session) => session.id);
+        expect(await ids(store.listSessions({ user: 'acme/alice' }))).toEqual(['alice-2', 'alice-1']);
+        expect(await ids(store.listSessions({ user: 'acme/alice', status: 'closed' }))).toEqual(['alice-1']);
+        expect(await ids(store.listSessions({ user: 'acme/alice', tenant: 'other' }))).toEqual([]);
+        expect((await store.getSession('bob-1'))?.user).toBe('acme/bob');
+      });
+
       it('lists at most 100 sessions by default', async () => {
         for (let position = 0; position < 101; position += 1) await openSession(`s${position}`, position);
         const listed = await store.listSessions();

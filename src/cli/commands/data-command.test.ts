@@ -4,7 +4,9 @@ import { erasureRequestOf, formatReceipt } from './data-command.js';
 describe('clawrl data delete', () => {
   it('names exactly one target, and reads --before as an ISO date or epoch milliseconds', () => {
     expect(erasureRequestOf({ session: 's1' })).toEqual({ session: 's1' });
-    expect(erasureRequestOf({ user: 'alice' })).toEqual({ user: 'alice' });
+    expect(erasureRequestOf({ user: 'acme/alice' })).toEqual({ user: 'acme/alice' });
+    expect(erasureRequestOf({ tenant: 'acme' })).toEqual({ tenant: 'acme' });
+    expect(() => erasureRequestOf({ user: 'acme/alice', tenant: 'acme' })).toThrow(/exactly one/);
     expect(erasureRequestOf({ before: '2026-01-31' })).toEqual({ before: Date.parse('2026-01-31') });
     expect(erasureRequestOf({ before: '1700000000000' })).toEqual({ before: 1_700_000_000_000 });
     expect(() => erasureRequestOf({})).toThrow(/exactly one/);

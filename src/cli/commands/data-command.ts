@@ -1,5 +1,5 @@
 /**
- * `clawrl data delete --session <id> | --user <tenant> | --before <date>`: asks the running server to
+ * `clawrl data delete --session <id> | --user <tenant/name> | --tenant <name> | --before <date>`: asks the running server to
  * erase what it names (`POST /admin/erasures`), so the server that owns the store, its caches, the
  * bus and the trainer does it, and prints the receipt.
  */
@@ -13,19 +13,21 @@ const erasureCallTimeoutMs = 10 * 60_000;
 export interface DataDeleteOptions {
   session?: string;
   user?: string;
+  tenant?: string;
   before?: string;
 }
 
 /** The request body of the one target the options name. */
 export function erasureRequestOf(options: DataDeleteOptions): Record<string, string | number> {
-  const named = (['session', 'user', 'before'] as const).filter((key) => options[key] !== undefined);
-  if (named.length !== 1) throw new ClawrlError('configuration_error', 'Name exactly one of --session <id>, --user <tenant> or --before <date>.');
+  const named = (['session', 'user', 'tenant', 'before'] as const).filter((key) => options[key] !== undefined);
+  if (named.length !== 1) throw new ClawrlError('configuration_error', 'Name exactly one of --session <id>, --user <tenant/name>, --tenant <name> or --before <date>.');
   if (options.before !== undefined) {
     const before = /^\d+$/.test(options.before) ? Number(options.before) : Date.parse(options.before);
     if (!Number.isFinite(before)) throw new ClawrlError('configuration_error', `--before takes an ISO date (2026-01-31, 2026-01-31T12:00:00Z) or epoch milliseconds, got '${options.before}'.`);
     return { before };
   }
-  return options.session !== undefined ? { session: options.session } : { user: options.user as string };
+  if (options.session !== undefined) return { session: options.session };
+  return options.user !== undefined ? { user: options.user } : { tenant: options.tenant as string };
 }
 
 export async function requestErasure(url: string, adminKey: string | undefined, options: DataDeleteOptions): Promise<Record<string, unknown>> {
@@ -34,7 +36,7 @@ export async function requestErasure(url: string, adminKey: string | undefined, 
 
 // What the server answers, as much of it as the printout reads.
 const printedReceiptSchema = z.object({
-  target: z.object({ kind: z.string(), sessionId: z.string().optional(), tenant: z.string().optional(), before: z.number().optional() }),
+  target: z.object({ kind: z.string(), sessionId: z.string().optional(), user: z.string().optional(), tenant: z.string().optional(), before: z.number().optional() }),
   erased: z.record(z.string(), z.number()),
   trainedOnErased: z.array(z.number()),
   affectedVersions: z.array(z.number()),
@@ -46,7 +48,8 @@ type PrintedReceipt = z.infer<typeof printedReceiptSchema>;
 
 function targetText(target: PrintedReceipt['target']): string {
   if (target.kind === 'session') return `session ${target.sessionId}`;
-  if (target.kind === 'user') return `everything of tenant ${target.tenant}`;
+  if (target.kind === 'user') return `everything of user ${target.user}`;
+  if (target.kind === 'tenant') return `everything of tenant ${target.tenant}`;
   return `every turn started before ${new Date(target.before ?? 0).toISOString()}`;
 }
 

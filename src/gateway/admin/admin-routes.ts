@@ -176,8 +176,10 @@ export function registerAdminRoutes(app: Hono<{ Variables: GatewayVariables }>, 
       throw new ClawrlError('invalid_request', 'limit must be 1..1000 and offset a non-negative integer');
     }
     const scope = readScopeOf(c.get('principal'));
+    const user = c.req.query('user');
     const sessions = await context.store.listSessions({
       ...(status === undefined ? {} : { status: status as SessionStatus }),
+      ...(user === undefined || user === '' ? {} : { user }),
       ...(scope === undefined ? {} : { tenant: scope }),
       limit,
       offset,

@@ -1,6 +1,6 @@
 /**
  * Erasure routes (admin key only): `DELETE /admin/sessions/{id}` erases a session and everything
- * derived from it; `POST /admin/erasures` with `{"session": id}`, `{"user": tenant}` or
+ * derived from it; `POST /admin/erasures` with `{"session": id}`, `{"user": "tenant/name"}`, `{"tenant": name}` or
  * `{"before": ISO date or epoch ms}` erases what it names (what `clawrl data delete` calls). Both
  * answer the receipt (`data-eraser.ts`): what went, how many of each, the versions affected and
  * what `--on-delete` did about them. `GET /admin/policies/{version}/lineage` lists the samples that
@@ -17,6 +17,7 @@ import type { GatewayContext } from '../gateway-context.js';
 const erasureRequestSchema = z.union([
   z.strictObject({ session: z.string().min(1) }),
   z.strictObject({ user: z.string().min(1) }),
+  z.strictObject({ tenant: z.string().min(1) }),
   z.strictObject({ before: z.union([z.number().int().nonnegative(), z.iso.datetime({ offset: true }), z.iso.date()]) }),
 ]);
 
@@ -24,11 +25,12 @@ const erasureRequestSchema = z.union([
 export function erasureTargetOf(body: unknown): ErasureTarget {
   const parsed = erasureRequestSchema.safeParse(body);
   if (!parsed.success) {
-    throw new ClawrlError('invalid_request', 'An erasure names exactly one of {"session": id}, {"user": tenant} or {"before": ISO date or epoch milliseconds}.');
+    throw new ClawrlError('invalid_request', 'An erasure names exactly one of {"session": id}, {"user": "tenant/name"}, {"tenant": name} or {"before": ISO date or epoch milliseconds}.');
   }
   const request = parsed.data;
   if ('session' in request) return { kind: 'session', sessionId: request.session };
-  if ('user' in request) return { kind: 'user', tenant: request.user };
+  if ('user' in request) return { kind: 'user', user: request.user };
+  if ('tenant' in request) return { kind: 'tenant', tenant: request.tenant };
   return { kind: 'before', before: typeof request.before === 'number' ? request.before : Date.parse(request.before) };
 }
 

@@ -11,6 +11,7 @@ import { taintedVersionsOf, type VersionParent } from '../../core/tainted-versio
 import { encodeInt32Blob } from '../../core/token-blob-codec.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
 import type { ErasedCounts, ErasureResult, ErasureTarget, TaintedVersion } from '../../spec/record-erasure.js';
+import { ownerOf } from '../erasure-owner.js';
 import { postgresCounterSeed } from './postgres-counter-migration.js';
 import type { Queryable } from './postgres-database.js';
 import { loadTurnTokens } from './postgres-turn-rows.js';
@@ -31,8 +32,11 @@ async function selectTurns(client: Queryable, target: ErasureTarget): Promise<Er
     case 'session':
       return (await query('session_id = $1', target.sessionId)).rows;
     case 'user':
-      // A turn names the tenant whose key sent it, which may differ from the one that opened its session.
-      return (await query('tenant = $1 OR session_id IN (SELECT id FROM sessions WHERE tenant = $1)', target.tenant)).rows;
+    case 'tenant': {
+      // A turn names the user and tenant whose key sent it, which may differ from the one that opened its session.
+      const { column, name } = ownerOf(target) ?? { column: 'tenant', name: '' };
+      return (await query(`${column} = $1 OR session_id IN (SELECT id FROM sessions WHERE ${column} = $1)`, name)).rows;
+    }
     case 'before':
       return (await query('started_at < $1', target.before)).rows;
   }
@@ -44,6 +48,8 @@ async function selectSessions(client: Queryable, target: ErasureTarget): Promise
     case 'session':
       return ids('SELECT id FROM sessions WHERE id = $1', target.sessionId);
     case 'user':
+      return ids('SELECT id FROM sessions WHERE user_id = $1', target.user);
+    case 'tenant':
       return ids('SELECT id FROM sessions WHERE tenant = $1', target.tenant);
     case 'before':
       return ids('SELECT id FROM sessions WHERE updated_at < $1 AND NOT EXISTS (SELECT 1 FROM turns WHERE turns.session_id = sessions.id)', target.before);
@@ -109,16 +115,18 @@ export async function erasePostgresRows(client: Queryable, target: ErasureTarget
 
   const count = async (sql: string, values: unknown[] = [ordinals]): Promise<number> => Number((await client.query<{ value: string }>(sql, values)).rows[0]?.value ?? 0);
   const remove = async (sql: string, values: unknown[] = [ordinals]): Promise<number> => (await client.query(sql, values)).rowCount ?? 0;
-  const tenant = target.kind === 'user' ? target.tenant : null;
+  // What a user or tenant said about others' turns is theirs too.
+  const owner = ownerOf(target);
+  const ownFeedback = `turn_ordinal = ANY($1::bigint[]) OR ${owner?.column ?? 'tenant'} = $2`;
+  const withOwner = [ordinals, owner?.name ?? null];
   const hints =
     (await count('SELECT count(*) AS value FROM judgements WHERE hint IS NOT NULL AND turn_ordinal = ANY($1::bigint[])')) +
-    (await count('SELECT count(*) AS value FROM feedback WHERE hint IS NOT NULL AND (turn_ordinal = ANY($1::bigint[]) OR tenant = $2)', [ordinals, tenant]));
+    (await count(`SELECT count(*) AS value FROM feedback WHERE hint IS NOT NULL AND (${ownFeedback})`, withOwner));
   const nextStates = await count('SELECT count(*) AS value FROM turns WHERE next_state IS NOT NULL AND ordinal = ANY($1::bigint[])');
   const queued = (await remove('DELETE FROM judge_queue WHERE turn_ordinal = ANY($1::bigint[])')) + samples.filter((sample) => sample.leased).length;
   const judgements = await remove('DELETE FROM judgements WHERE turn_ordinal = ANY($1::bigint[])');
   const erasedSamples = await remove('DELETE FROM samples WHERE turn_ordinal = ANY($1::bigint[])');
-  // What a tenant said about other tenants' turns is theirs too.
-  const feedback = await remove('DELETE FROM feedback WHERE turn_ordinal = ANY($1::bigint[]) OR tenant = $2', [ordinals, tenant]);
+  const feedback = await remove(`DELETE FROM feedback WHERE ${ownFeedback}`, withOwner);
   const erasedTurns = await remove('DELETE FROM turns WHERE ordinal = ANY($1::bigint[])');
   const messages = await pruneMessageNodes(client, [...new Set(turns.flatMap((turn) => (turn.messages_tip_id === null ? [] : [turn.messages_tip_id])))]);
   await client.query('DELETE FROM tool_sets WHERE id = ANY($1::bigint[]) AND NOT EXISTS (SELECT 1 FROM turns WHERE turns.tool_set_id = tool_sets.id)', [

@@ -126,9 +126,9 @@ export class PostgresRecordStore implements RecordStore {
     checkPaging(limit, offset);
     return this.#database.run('listSessions', async () => {
       const rows = await this.#database.rows<SessionRow>(
-        `SELECT ${sessionColumns} FROM sessions AS session WHERE ($1::text IS NULL OR status = $1) AND ($4::text IS NULL OR tenant = $4)
+        `SELECT ${sessionColumns} FROM sessions AS session WHERE ($1::text IS NULL OR status = $1) AND ($4::text IS NULL OR tenant = $4) AND ($5::text IS NULL OR user_id = $5)
          ORDER BY created_at DESC, ordinal DESC LIMIT $2 OFFSET $3`,
-        [options.status ?? null, limit, offset, options.tenant ?? null],
+        [options.status ?? null, limit, offset, options.tenant ?? null, options.user ?? null],
       );
       return rows.map(sessionRecordOf);
     });

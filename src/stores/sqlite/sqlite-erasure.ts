@@ -14,6 +14,7 @@ import type Database from 'better-sqlite3';
 import { taintedVersionsOf, type VersionParent } from '../../core/tainted-versions.js';
 import { encodeInt32Blob } from '../../core/token-blob-codec.js';
 import type { ErasedCounts, ErasureResult, ErasureTarget, TaintedVersion } from '../../spec/record-erasure.js';
+import { ownerOf } from '../erasure-owner.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
 import { sqliteCounterSeed } from './sqlite-counter-migration.js';
 import type { SqliteTurnReader } from './sqlite-turn-reader.js';
@@ -43,10 +44,13 @@ function selectTurns(database: Database.Database, target: ErasureTarget): Erased
     case 'session':
       return database.prepare<[string], ErasedTurnRow>(`SELECT ${turnColumns} FROM turns WHERE session_id = ?`).all(target.sessionId);
     case 'user':
-      // A turn names the tenant whose key sent it, which may differ from the one that opened its session.
+    case 'tenant': {
+      // A turn names the user and tenant whose key sent it, which may differ from the one that opened its session.
+      const { column, name } = ownerOf(target) ?? { column: 'tenant', name: '' };
       return database
-        .prepare<[string, string], ErasedTurnRow>(`SELECT ${turnColumns} FROM turns WHERE tenant = ? OR session_id IN (SELECT id FROM sessions WHERE tenant = ?)`)
-        .all(target.tenant, target.tenant);
+        .prepare<[string, string], ErasedTurnRow>(`SELECT ${turnColumns} FROM turns WHERE ${column} = ? OR session_id IN (SELECT id FROM sessions WHERE ${column} = ?)`)
+        .all(name, name);
+    }
     case 'before':
       return database
         .prepare<[number, number], ErasedTurnRow>(`SELECT ${turnColumns} FROM turns WHERE started_at < ? ORDER BY ordinal LIMIT ?`)
@@ -60,6 +64,8 @@ function selectSessions(database: Database.Database, target: ErasureTarget): str
     case 'session':
       return ids(database.prepare('SELECT id FROM sessions WHERE id = ?'), target.sessionId);
     case 'user':
+      return ids(database.prepare('SELECT id FROM sessions WHERE user_id = ?'), target.user);
+    case 'tenant':
       return ids(database.prepare('SELECT id FROM sessions WHERE tenant = ?'), target.tenant);
     case 'before':
       // A session goes once nothing of it is left and it was last touched before the cut.
@@ -125,15 +131,17 @@ export function eraseSqliteRows(database: Database.Database, reader: SqliteTurnR
   unchainSurvivors(database, reader, ordinals);
   const count = (sql: string, values: object = bound): number => database.prepare<object, { value: number }>(sql).get(values)?.value ?? 0;
   const run = (sql: string, values: object = bound): number => database.prepare<object>(sql).run(values).changes;
-  const tenant = target.kind === 'user' ? target.tenant : null;
+  // What a user or tenant said about others' turns is theirs too.
+  const owner = ownerOf(target);
+  const ownFeedback = `turn_ordinal IN ${erasedOrdinals} OR ${owner?.column ?? 'tenant'} = @owner`;
+  const withOwner = { ...bound, owner: owner?.name ?? null };
   const hints =
     count(`SELECT count(*) AS value FROM judgements WHERE hint IS NOT NULL AND turn_ordinal IN ${erasedOrdinals}`) +
-    count(`SELECT count(*) AS value FROM feedback WHERE hint IS NOT NULL AND (turn_ordinal IN ${erasedOrdinals} OR tenant = @tenant)`, { ...bound, tenant });
+    count(`SELECT count(*) AS value FROM feedback WHERE hint IS NOT NULL AND (${ownFeedback})`, withOwner);
   const queued = run(`DELETE FROM judge_queue WHERE turn_ordinal IN ${erasedOrdinals}`) + samples.filter((sample) => sample.leased === 1).length;
   const judgements = run(`DELETE FROM judgements WHERE turn_ordinal IN ${erasedOrdinals}`);
   const erasedSamples = run(`DELETE FROM samples WHERE turn_ordinal IN ${erasedOrdinals}`);
-  // What a tenant said about other tenants' turns is theirs too.
-  const feedback = run(`DELETE FROM feedback WHERE turn_ordinal IN ${erasedOrdinals} OR tenant = @tenant`, { ...bound, tenant });
+  const feedback = run(`DELETE FROM feedback WHERE ${ownFeedback}`, withOwner);
   const nextStates = run(`DELETE FROM turn_next_states WHERE turn_ordinal IN ${erasedOrdinals}`);
   const erasedTurns = run(`DELETE FROM turns WHERE ordinal IN ${erasedOrdinals}`);
   const messages = pruneMessageNodes(database, [...new Set(turns.flatMap((turn) => (turn.messages_tip_id === null ? [] : [turn.messages_tip_id])))]);

@@ -138,7 +138,9 @@ export class SqliteRecordStore implements RecordStore {
     }
     return this.#run('listSessions', () => {
       const rows =
-        options.tenant !== undefined
+        options.user !== undefined
+          ? this.#statements.listSessionsOfUser.all({ user: options.user, tenant: options.tenant ?? null, status: options.status ?? null, limit, offset })
+          : options.tenant !== undefined
           ? this.#statements.listSessionsOfTenant.all({ tenant: options.tenant, status: options.status ?? null, limit, offset })
           : options.status === undefined
           ? this.#statements.listSessions.all(limit, offset)

@@ -50,6 +50,9 @@ export function sqliteStatements(database: Database.Database) {
     listSessionsOfTenant: database.prepare<{ tenant: string; status: SessionStatus | null; limit: number; offset: number }, SessionRow>(
       'SELECT * FROM sessions WHERE tenant = @tenant AND (@status IS NULL OR status = @status) ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset',
     ),
+    listSessionsOfUser: database.prepare<{ user: string; tenant: string | null; status: SessionStatus | null; limit: number; offset: number }, SessionRow>(
+      'SELECT * FROM sessions WHERE user_id = @user AND (@tenant IS NULL OR tenant = @tenant) AND (@status IS NULL OR status = @status) ORDER BY created_at DESC, rowid DESC LIMIT @limit OFFSET @offset',
+    ),
     listSessionsByStatus: database.prepare<[SessionStatus, number, number], SessionRow>(
       `SELECT * FROM sessions WHERE status = ? ${sessionOrder}`,
     ),

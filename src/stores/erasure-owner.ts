@@ -1,0 +1,12 @@
+/**
+ * Whose rows an erasure of a person or a tenant takes, as both stores select them: the column that
+ * names the owner on sessions, turns and feedback, and the name.
+ */
+import type { ErasureTarget } from '../spec/record-erasure.js';
+
+/** The owner column and name for the user and tenant targets; null for the others. */
+export function ownerOf(target: ErasureTarget): { column: 'user_id' | 'tenant'; name: string } | null {
+  if (target.kind === 'user') return { column: 'user_id', name: target.user };
+  if (target.kind === 'tenant') return { column: 'tenant', name: target.tenant };
+  return null;
+}
