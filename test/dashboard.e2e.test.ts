@@ -145,7 +145,7 @@ describe('the dashboard in a browser', () => {
 
   it("shows a session's turns with their score, why (verdict texts, the kept hint, the feedback), and a turn's tokens", async () => {
     await page.goto(`${server.url}/#/sessions`);
-    await page.getByPlaceholder('Session id prefix or tenant').fill('dashboard');
+    await page.getByPlaceholder('Session id prefix, tenant or user').fill('dashboard');
     await page.getByRole('link', { name: sessionId }).click();
     const first = page.locator(`li[data-turn-id="${firstTurnId}"]`);
     await first.waitFor();

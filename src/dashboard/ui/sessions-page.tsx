@@ -31,7 +31,7 @@ export function SessionsPage(props: { onRefused: () => void }) {
       <form class="search" onSubmit={(event) => event.preventDefault()}>
         <input
           type="search"
-          placeholder="Session id prefix or tenant"
+          placeholder="Session id prefix, tenant or user"
           value={search}
           onInput={(event) => setSearch((event.target as HTMLInputElement).value.trim())}
         />
@@ -39,13 +39,14 @@ export function SessionsPage(props: { onRefused: () => void }) {
       {error === null ? null : <p class="error">{error}</p>}
       <table class="list">
         <thead>
-          <tr><th>session</th><th>tenant</th><th>status</th><th>main turns</th><th>side turns</th><th>started</th><th>last active</th></tr>
+          <tr><th>session</th><th>tenant</th><th>user</th><th>status</th><th>main turns</th><th>side turns</th><th>started</th><th>last active</th></tr>
         </thead>
         <tbody>
           {sessions.map((session) => (
             <tr key={session.id}>
               <td><a href={`#/sessions/${encodeURIComponent(session.id)}`}>{session.id}</a></td>
               <td>{session.tenant ?? '–'}</td>
+              <td>{session.user ?? '–'}</td>
               <td>{session.status}</td>
               <td>{session.mainTurns}</td>
               <td>{session.sideTurns}</td>

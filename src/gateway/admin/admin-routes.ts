@@ -73,6 +73,7 @@ export function wireTurn(turn: TurnRecord, judging: TurnJudging = { judgements: 
     untrainableReason: turn.untrainableReason,
     supersededBy: turn.supersededBy,
     tenant: turn.tenant,
+    user: turn.user,
     model: turn.model,
     policyVersion: turn.policyVersion,
     messages: turn.messages,
