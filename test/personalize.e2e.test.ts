@@ -149,6 +149,36 @@ describe('clawrl eval personalize', () => {
     expect(existsSync(path.join(work, 'out-again'))).toBe(false);
   });
 
+  it('runs several users at once through one server, each with its own key, and records each user apart', async () => {
+    const userFile = path.join(work, 'user.json');
+    writeFileSync(userFile, JSON.stringify(user));
+    const other = path.join(work, 'other-user.json');
+    writeFileSync(other, JSON.stringify({ ...user, name: 'terse-grader' }));
+    const out = path.join(work, 'out-shared');
+    const data = path.join(work, 'data-shared');
+    const run = await runCli([
+      'eval', 'personalize', '--user', `${userFile},${other}`, '--method', 'rl', '--sessions', '2', '--seed', '5', '--probe-size', '4',
+      '--json', '--out', out, '--data', data, '--engine', 'local', '--model', folder, '--judge', 'rules', '--max-tokens', '12',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const results = personalizeResultSchema.array().parse(JSON.parse(run.stdout));
+    expect(results.map((result) => [result.user, result.sharedWith])).toEqual([['brief-grader', ['terse-grader']], ['terse-grader', ['brief-grader']]]);
+    // The keys went by environment, never into the recorded flags.
+    for (const result of results) expect(result.serverArguments?.join(' ')).not.toContain('=');
+    expect(readFileSync(path.join(out, 'summary.md'), 'utf8')).toContain('| brief-grader (with terse-grader) | rl | 5 |');
+    const store = createSqliteRecordStore({ path: path.join(data, 'clawrl.db') });
+    try {
+      for (const result of results) {
+        for (const session of result.sessions) expect((await store.getSession(session.sessionId))?.user, session.sessionId).toBe(result.user);
+      }
+    } finally {
+      await store.close();
+    }
+    const withUrl = await runCli(['eval', 'personalize', '--user', 'teacher,ta', '--method', 'rl', '--url', 'http://127.0.0.1:9']);
+    expect(withUrl.code).toBe(2);
+    expect(withUrl.stderr).toContain('drop --url');
+  });
+
   it('rejects a user file that is not a simulated-user spec, and a --max-wait under a minute, before starting anything', async () => {
     const userFile = path.join(work, 'bad-user.json');
     writeFileSync(userFile, JSON.stringify({ name: 'x', task: 'dance' }));

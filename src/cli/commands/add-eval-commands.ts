@@ -32,7 +32,7 @@ export function addEvalCommands(program: Command): void {
       personalizeHelp,
     ),
   )
-    .requiredOption('--user <user>', 'student | ta | teacher | path to a simulated-user JSON file')
+    .requiredOption('--user <user>', 'student | ta | teacher | path to a simulated-user JSON file; several, comma-separated (teacher,ta,student), talk to one server at once, each with its own key')
     .requiredOption('--method <method>', 'rl | opd | combine, or base: the untrained baseline (the server it starts never trains)')
     .option('--sessions <n>', 'sessions to run', String(defaultPersonalizeSessions))
     .option('--seed <n>', 'seed of the messages and replies', '1')
@@ -49,8 +49,10 @@ export function addEvalCommands(program: Command): void {
         const { configuration } = resolveConfiguration(personalizeSchema, { flags, file, environment: process.env });
         const explicitKeys = explicitKeysOf(flags, file, process.env);
         const knobs = experimentKnobsOf(command.opts());
-        const result = await runPersonalizeCommand({ options, configuration, explicitKeys, knobs, configFile, environment: process.env });
-        process.stdout.write(`${configuration.json ? JSON.stringify(result, null, 2) : formatPersonalizeResult(result)}\n`);
+        const results = await runPersonalizeCommand({ options, configuration, explicitKeys, knobs, configFile, environment: process.env });
+        // One user prints its result; several users print theirs as a list.
+        const printed = configuration.json ? JSON.stringify(results.length === 1 ? results[0] : results, null, 2) : results.map(formatPersonalizeResult).join('\n\n');
+        process.stdout.write(`${printed}\n`);
       } catch (error) {
         fail(error);
       }

@@ -18,6 +18,7 @@
  *   given are written to a recipe file in the server's data folder, passed as `--recipe`.
  * Other `CLAWRL_*` variables reach the child unchanged, so any serve option can be set that way.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -214,7 +215,7 @@ export function formatProgress(progress: PersonalizeProgress): string {
 export function formatPersonalizeResult(result: PersonalizeResult): string {
   const judge = result.judge === null ? 'unknown (no admin view)' : `${result.judge.judge}${result.judge.judgeModel === null ? '' : ` (${result.judge.judgeModel})`}`;
   return [
-    `user ${result.user}, method ${result.method}, seed ${result.seed}, model ${result.model}, judge ${judge}${result.finalFeedback === true ? ', final replies sent as feedback' : ''}`,
+    `user ${result.user}, method ${result.method}, seed ${result.seed}, model ${result.model}, judge ${judge}${result.finalFeedback === true ? ', final replies sent as feedback' : ''}${result.sharedWith === undefined ? '' : `, sharing the server with ${result.sharedWith.join(', ')}`}`,
     ...(result.sampling == null
       ? []
       : [`sampled at               temperature ${result.sampling.temperature}, top_p ${result.sampling.topP}${result.sampling.topK === undefined ? '' : `, top_k ${result.sampling.topK}`} (the server's defaults)`]),
@@ -228,9 +229,28 @@ export function formatPersonalizeResult(result: PersonalizeResult): string {
   ].join('\n');
 }
 
-export async function runPersonalizeCommand(input: PersonalizeCommandInput): Promise<PersonalizeResult> {
-  const { options, configuration } = input;
-  const user = loadSimulatedUser(options.user);
+/**
+ * Several simulated users at once (`--user teacher,ta,student`) talk to one server, each with its
+ * own API key naming it (`<user>=<key>`, made up for the run and passed by environment), so the
+ * server records and, with `--policy-scope user`, trains each apart. Their keys and an admin key (for
+ * the waits) are made here: the server must be one this command starts.
+ */
+export function sharedServerKeysOf(users: readonly string[], input: Pick<PersonalizeCommandInput, 'configuration' | 'explicitKeys'>): { apiKeys: Map<string, string>; adminKey: string } | null {
+  if (users.length < 2) return null;
+  if (input.explicitKeys.has('url')) throw new ClawrlError('configuration_error', 'Several --user names share a server this command starts, each with a key it makes; drop --url.', { param: 'url' });
+  if (input.configuration.apiKey.length > 0) throw new ClawrlError('configuration_error', 'Several --user names get one key each, made for the run; drop --api-key.', { param: 'apiKey' });
+  if (new Set(users).size !== users.length) throw new ClawrlError('configuration_error', `--user names a user twice: ${users.join(',')}.`, { param: 'user' });
+  const made = () => randomBytes(18).toString('base64url');
+  return { apiKeys: new Map(users.map((user) => [user, `${user}=${made()}`])), adminKey: input.configuration.adminKey ?? made() };
+}
+
+export async function runPersonalizeCommand(input: PersonalizeCommandInput): Promise<PersonalizeResult[]> {
+  const { options } = input;
+  const users = options.user.split(',').map((name) => name.trim()).filter((name) => name !== '').map(loadSimulatedUser);
+  if (users.length === 0) throw new ClawrlError('configuration_error', '--user names no simulated user.', { param: 'user' });
+  const shared = sharedServerKeysOf(users.map((user) => user.name), input);
+  const configuration: PersonalizeConfiguration = shared === null ? input.configuration : { ...input.configuration, apiKey: [...shared.apiKeys.values()], adminKey: shared.adminKey };
+  input = { ...input, configuration };
   const method = methodOf(options.method);
   const sessions = integerOption('sessions', options.sessions, 1);
   const seed = integerOption('seed', options.seed, 0);
@@ -273,31 +293,39 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
     const knobs = Object.keys(input.knobs);
     if (server === undefined && knobs.length > 0) progress(`warning: ${knobs.join(', ')} set the recipe of a server this command starts; the server at --url keeps its own`);
     stage = `The experiment against ${url} failed`;
-    const apiKey = clientKeyOf(configuration.apiKey);
-    const measured = await runPersonalizeExperiment({
-      client: createPersonalizeClient({ url, apiKey, adminKey: configuration.adminKey }),
-      user,
-      method,
-      seed,
-      sessions,
-      probeSize,
-      waitForServer: options.wait !== false,
-      maxWaitMs: maxWaitMinutes * 60_000,
-      finalFeedback: options.finalFeedback === true,
-      runId: `personalize-${Date.now().toString(36)}-${user.name}-${method}-${seed}`,
-      onProgress: (event) => progress(formatProgress(event)),
-    });
-    const result: PersonalizeResult = { ...measured, serverArguments };
-    if (method !== 'base' && result.serverMethod !== null && result.serverMethod !== method) {
-      progress(`warning: the server built ${result.serverMethod} samples, not ${method}; start it with --method ${method}`);
-    }
+    const runStarted = Date.now().toString(36);
+    // Side by side, so each user's sessions meet the server as the others' load it.
+    const results = await Promise.all(
+      users.map(async (user) => {
+        const apiKey = clientKeyOf(shared === null ? configuration.apiKey : [shared.apiKeys.get(user.name) ?? '']);
+        const others = users.filter((other) => other !== user).map((other) => other.name);
+        const measured = await runPersonalizeExperiment({
+          client: createPersonalizeClient({ url, apiKey, adminKey: configuration.adminKey }),
+          user,
+          method,
+          seed,
+          sessions,
+          probeSize,
+          waitForServer: options.wait !== false,
+          maxWaitMs: maxWaitMinutes * 60_000,
+          finalFeedback: options.finalFeedback === true,
+          runId: `personalize-${runStarted}-${user.name}-${method}-${seed}`,
+          onProgress: (event) => progress(`${shared === null ? '' : `${user.name}: `}${formatProgress(event)}`),
+        });
+        const result: PersonalizeResult = { ...measured, serverArguments, ...(shared === null ? {} : { sharedWith: others }) };
+        if (method !== 'base' && result.serverMethod !== null && result.serverMethod !== method) {
+          progress(`warning: the server built ${result.serverMethod} samples, not ${method}; start it with --method ${method}`);
+        }
+        return result;
+      }),
+    );
     await server?.stop();
     if (temporaryData !== undefined) rmSync(temporaryData, { recursive: true, force: true });
-    if (options.out !== undefined) {
-      const written = writePersonalizeOutput(options.out, result);
+    for (const result of options.out === undefined ? [] : results) {
+      const written = writePersonalizeOutput(options.out as string, result);
       progress(`wrote ${written.resultFile}, ${written.chartFile} and ${written.summaryFile} (${written.charted} result(s))`);
     }
-    return result;
+    return results;
   } catch (error) {
     const tail = server?.logTail() ?? '';
     await server?.stop(10_000);

@@ -95,6 +95,11 @@ export const personalizeResultSchema = z.object({
    * results written before it was recorded.
    */
   stoppedWaiting: z.object({ afterSession: z.number().int().positive(), reason: z.enum(['no-admin', 'timed-out']) }).nullable().optional(),
+  /**
+   * The other simulated users who talked to the same server at the same time, each with its own API
+   * key (`--user teacher,ta,student`); absent for a user alone on its server.
+   */
+  sharedWith: z.array(z.string()).optional(),
   sessions: z.array(personalizeSessionSchema),
   probe: z.array(personalizeProbeSchema).min(1),
 });

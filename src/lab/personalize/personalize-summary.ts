@@ -27,10 +27,16 @@ function rank(order: readonly string[], value: string): number {
 const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
 const never = (value: number | null, sessions: number): string => (value === null ? `— (${sessions})` : String(value));
 
+/** The user, and whom it shared its server with. */
+function userLabelOf(result: PersonalizeResult): string {
+  return result.sharedWith === undefined || result.sharedWith.length === 0 ? result.user : `${result.user} (with ${result.sharedWith.join(', ')})`;
+}
+
 export function personalizeSummaryTable(results: readonly PersonalizeResult[]): string {
   const groups = new Map<string, PersonalizeResult[]>();
   for (const result of results) {
-    const key = `${result.user}\u0000${result.method}`;
+    // A user that shared its server with others is its own row, beside its runs alone.
+    const key = `${userLabelOf(result)}\u0000${result.method}`;
     groups.set(key, [...(groups.get(key) ?? []), result]);
   }
   const rows = [...groups.values()]
@@ -48,7 +54,7 @@ export function personalizeSummaryTable(results: readonly PersonalizeResult[]): 
     const median = medianSessions(runs.map((run) => run.sessionsToSuccess));
     lines.push(
       [
-        first.user,
+        userLabelOf(first),
         first.method,
         runs.map((run) => run.seed).join(', '),
         runs.map((run) => `${never(run.sessionsToSuccess, run.sessions.length)}${run.stoppedWaiting == null ? '' : ' *'}`).join(', '),

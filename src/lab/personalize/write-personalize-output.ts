@@ -13,9 +13,10 @@ import { satisfactionChart } from './satisfaction-chart.js';
 export const chartFileName = 'satisfaction.svg';
 export const summaryFileName = 'summary.md';
 
-export function resultFileName(result: Pick<PersonalizeResult, 'user' | 'method' | 'seed'>): string {
-  const user = result.user.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'user';
-  return `personalize-${user}-${result.method}-seed${result.seed}.json`;
+export function resultFileName(result: Pick<PersonalizeResult, 'user' | 'method' | 'seed' | 'sharedWith'>): string {
+  const slug = (name: string) => name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'user';
+  const shared = result.sharedWith === undefined || result.sharedWith.length === 0 ? '' : `-with-${result.sharedWith.map(slug).join('-')}`;
+  return `personalize-${slug(result.user)}${shared}-${result.method}-seed${result.seed}.json`;
 }
 
 /** Every parseable result file in `folder`, in file-name order. */
