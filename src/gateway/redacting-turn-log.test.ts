@@ -3,6 +3,7 @@ import { createRedactor } from '../core/redaction/create-redactor.js';
 import type { ChatMessage } from '../spec/chat.js';
 import { createEnginePromptTokenizer } from './engine-prompt-tokenizer.js';
 import { createRedactingTurnLog, type TurnRedaction } from './redacting-turn-log.js';
+import { createInlineConversationRedactor } from './conversation-redactor.js';
 import { createScriptedInferenceEngine } from './testing/scripted-inference-engine.js';
 import { createTestGateway } from './testing/create-test-gateway.js';
 
@@ -14,7 +15,7 @@ const scriptedPromptIds = (messages: ChatMessage[]) => Array.from(messages.map((
 function gatewayWith(redaction: Omit<TurnRedaction, 'redactor'>, reply: string | null) {
   const engine = createScriptedInferenceEngine(reply === null ? {} : { reply: () => ({ text: reply }) });
   const gateway = createTestGateway({ engine });
-  gateway.context.store = createRedactingTurnLog(gateway.store, { redactor: createRedactor(), ...redaction });
+  gateway.context.store = createRedactingTurnLog(gateway.store, { redactor: createInlineConversationRedactor(createRedactor()), ...redaction });
   return gateway;
 }
 

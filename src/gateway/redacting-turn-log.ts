@@ -17,16 +17,17 @@
  */
 import type { ChatMessage, ToolDefinition } from '../spec/chat.js';
 import type { NewFeedback, NewTurn } from '../spec/records.js';
-import type { Redactor } from '../core/redaction/create-redactor.js';
-import { addTally, emptyTally, redactCounted, redactMessage, redactMessages, type RedactionTally } from '../core/redaction/redact-conversation.js';
+import { addTally, emptyTally, type RedactionTally } from '../core/redaction/redact-conversation.js';
 import { overrideMethods } from '../core/override-methods.js';
+import type { ConversationRedactor } from './conversation-redactor.js';
 import type { GatewayStore } from './gateway-context.js';
 
 /** A way to know the served model's prompt ids for messages; null when it cannot tell. */
 export type PromptTokenizer = (messages: ChatMessage[], tools: ToolDefinition[]) => Promise<number[] | null>;
 
 export interface TurnRedaction {
-  redactor: Redactor;
+  /** On a worker thread in the server (`start-redaction-worker.ts`), never the HTTP event loop. */
+  redactor: ConversationRedactor;
   /**
    * The served model's tokenizer and chat template, when the gateway has its folder: checked
    * against the sampled ids (rendering the original messages must give them back) before use.
@@ -60,13 +61,8 @@ async function rerenderedPrompt(redaction: TurnRedaction, turn: NewTurn, redacte
 
 /** The turn as it is kept: redacted text, ids that match it, trainable only if its ids are still the model's. */
 export async function redactNewTurn(redaction: TurnRedaction, turn: NewTurn): Promise<{ turn: NewTurn; tally: RedactionTally }> {
-  const { redactor } = redaction;
-  const prompt = redactMessages(redactor, turn.messages);
-  const replyTally = emptyTally();
-  const response = redactMessage(redactor, turn.response, replyTally);
-  const tally = emptyTally();
-  const error = turn.error === null ? null : redactCounted(redactor, turn.error, tally);
-  addTally(addTally(tally, prompt.tally), replyTally);
+  const { prompt, response, responseTally: replyTally, error, errorTally } = await redaction.redactor.redactTurn(turn);
+  const tally = addTally(addTally(addTally(emptyTally(), errorTally), prompt.tally), replyTally);
   if (tally.count === 0) return { turn, tally };
   let { promptTokenIds, responseTokenIds, logprobs, trainable } = turn;
   if (prompt.tally.count > 0) {
@@ -95,12 +91,12 @@ export function createRedactingTurnLog<Store extends GatewayStore>(store: Store,
       if (redacted.tally.count > 0) redaction.onRedacted?.(turn.id, redacted.tally);
       return store.recordTurn(redacted.turn);
     },
-    linkNextState(turnId, nextState, at) {
-      return store.linkNextState(turnId, redactMessages(redactor, nextState).messages, at);
+    async linkNextState(turnId, nextState, at) {
+      return store.linkNextState(turnId, (await redactor.redactMessages(nextState)).messages, at);
     },
-    recordFeedback(feedback: NewFeedback) {
-      const text = feedback.text === null ? null : redactor.redact(feedback.text).text;
-      const hint = feedback.hint === null ? null : redactor.redact(feedback.hint).text;
+    async recordFeedback(feedback: NewFeedback) {
+      const text = feedback.text === null ? null : await redactor.redactText(feedback.text);
+      const hint = feedback.hint === null ? null : await redactor.redactText(feedback.hint);
       return store.recordFeedback({ ...feedback, text, hint });
     },
   };

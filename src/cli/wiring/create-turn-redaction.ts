@@ -1,15 +1,15 @@
 /**
- * The gateway's redaction from `--redact`: the redactor the spec builds, and the served model's
+ * The gateway's redaction from `--redact`: the redactor the spec builds, on its worker thread, and the served model's
  * tokenizer (its folder's, else the serving engine's) to re-render a redacted prompt into ids that
  * spell it (`gateway/redacting-turn-log.ts`).
  */
-import { createRedactor } from '../../core/redaction/create-redactor.js';
 import { createEnginePromptTokenizer } from '../../gateway/engine-prompt-tokenizer.js';
 import type { TurnRedaction } from '../../gateway/redacting-turn-log.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { ChatRenderer } from '../../spec/chat-renderer.js';
 import type { Logger } from '../../spec/logger.js';
 import { loadRedactionSpec } from '../configuration/load-redaction-spec.js';
+import { startRedactionWorker } from '../../gateway/start-redaction-worker.js';
 
 /** Null for `--redact off`. */
 export function createTurnRedaction(reference: string, tokenizers: { renderer: (() => Promise<ChatRenderer | null>) | undefined; engine: InferenceEngine }, logger: Logger): TurnRedaction | null {
@@ -20,7 +20,7 @@ export function createTurnRedaction(reference: string, tokenizers: { renderer: (
     return null;
   }
   return {
-    redactor: createRedactor(spec),
+    redactor: startRedactionWorker(spec, { onWorkerFailed: (error) => logger.warn('the redaction worker failed: its requests were redacted on the main thread, the next starts a new worker', { error: error.message }) }),
     ...(engine.capabilities.tokenIds ? { engineTokenize: createEnginePromptTokenizer(engine) } : {}),
     ...(renderer === undefined
       ? {}

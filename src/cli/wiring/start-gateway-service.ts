@@ -180,6 +180,8 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
         await Promise.race([drained, drainTimeout]);
         await reaper.close();
         await retention?.close();
+        // After the drain: the requests in flight recorded their turns through it.
+        await redaction?.redactor.close();
       })();
       return closing;
     },
