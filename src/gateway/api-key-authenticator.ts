@@ -118,12 +118,26 @@ export function createApiKeyAuthenticator(options: { apiKeys: ApiKeyEntry[]; adm
   };
 }
 
+/** The records a tenant's key may read: its tenant's, and only its user's when it names one. */
+export interface ReadScope {
+  tenant: string;
+  user?: string;
+}
+
 /**
- * Whose records a principal may read: a tenant reads only its own (its sessions, turns and
- * feedback); the admin key, and everyone on a server without keys, read all (undefined).
+ * Whose records a principal may read: a tenant's key reads only its tenant's (its sessions, turns
+ * and feedback); a key that names a user of its tenant (`tenant/user=key`, or a person a trusted
+ * proxy names) only that user's, since a tenant's one key speaks for all its users but a user only
+ * for themself; the admin key, and everyone on a server without keys, read all (undefined).
  */
-export function readScopeOf(principal: Principal): string | undefined {
-  return principal.kind === 'tenant' ? principal.tenant : undefined;
+export function readScopeOf(principal: Principal): ReadScope | undefined {
+  if (principal.kind !== 'tenant') return undefined;
+  return principal.user === principal.tenant ? { tenant: principal.tenant } : { tenant: principal.tenant, user: principal.user };
+}
+
+/** Whether a record (a session, a turn) is one the scope may read. */
+export function inReadScope(scope: ReadScope | undefined, record: { tenant: string | null; user: string | null }): boolean {
+  return scope === undefined || (record.tenant === scope.tenant && (scope.user === undefined || record.user === scope.user));
 }
 
 export function tenantOf(principal: Principal): string | null {

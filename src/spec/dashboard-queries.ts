@@ -33,6 +33,8 @@ export interface ListSessionSummariesOptions {
   limit: number;
   /** Only this tenant's sessions (a tenant key's view); absent, every session. */
   tenant?: string;
+  /** Within the tenant, only this user's (a user's key's view). */
+  user?: string;
 }
 
 export interface ActivitySeriesOptions {

@@ -3,7 +3,7 @@ import type { Hono } from 'hono';
 import { turnRewardOf } from '../../core/rl/build-samples.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { FeedbackRecord, JudgementRecord, SampleRecord, SessionStatus, TurnRecord } from '../../spec/records.js';
-import { readScopeOf, type GatewayVariables } from '../api-key-authenticator.js';
+import { inReadScope, readScopeOf, type GatewayVariables, type ReadScope } from '../api-key-authenticator.js';
 import type { GatewayContext } from '../gateway-context.js';
 
 /** What the judge and feedback made of a turn, for its admin view. */
@@ -154,16 +154,16 @@ export async function tenantStatusOf(context: GatewayContext, tenant: string): P
 }
 
 /** The turn, unless the reader may not see it (another tenant's): then, as for an unknown one, 404. */
-export async function visibleTurn(context: GatewayContext, id: string, scope: string | undefined): Promise<TurnRecord> {
+export async function visibleTurn(context: GatewayContext, id: string, scope: ReadScope | undefined): Promise<TurnRecord> {
   const turn = await context.store.getTurn(id);
-  if (turn === null || (scope !== undefined && turn.tenant !== scope)) throw new ClawrlError('not_found', `No turn with id '${id}'.`);
+  if (turn === null || !inReadScope(scope, turn)) throw new ClawrlError('not_found', `No turn with id '${id}'.`);
   return turn;
 }
 
 export function registerAdminRoutes(app: Hono<{ Variables: GatewayVariables }>, context: GatewayContext): void {
   app.get('/admin/status', async (c) => {
     const scope = readScopeOf(c.get('principal'));
-    return c.json(scope === undefined ? await statusOf(context) : await tenantStatusOf(context, scope));
+    return c.json(scope === undefined ? await statusOf(context) : await tenantStatusOf(context, scope.tenant));
   });
 
   app.get('/admin/sessions', async (c) => {
@@ -177,11 +177,12 @@ export function registerAdminRoutes(app: Hono<{ Variables: GatewayVariables }>, 
       throw new ClawrlError('invalid_request', 'limit must be 1..1000 and offset a non-negative integer');
     }
     const scope = readScopeOf(c.get('principal'));
-    const user = c.req.query('user');
+    // A key that names a user lists that user's sessions whatever it asks.
+    const user = scope?.user ?? c.req.query('user');
     const sessions = await context.store.listSessions({
       ...(status === undefined ? {} : { status: status as SessionStatus }),
       ...(user === undefined || user === '' ? {} : { user }),
-      ...(scope === undefined ? {} : { tenant: scope }),
+      ...(scope === undefined ? {} : { tenant: scope.tenant }),
       limit,
       offset,
     });

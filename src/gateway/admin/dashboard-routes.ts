@@ -10,7 +10,7 @@ import type { ChatMessage } from '../../spec/chat.js';
 import { turnRewardOf } from '../../core/rl/build-samples.js';
 import type { SampleSummary, TurnJudgingSummary } from '../../spec/dashboard-queries.js';
 import type { FeedbackRecord, JudgementRecord, TurnRecord } from '../../spec/records.js';
-import { readScopeOf, type GatewayVariables } from '../api-key-authenticator.js';
+import { inReadScope, readScopeOf, type GatewayVariables } from '../api-key-authenticator.js';
 import { statusOf, tenantStatusOf, visibleTurn } from './admin-routes.js';
 import type {
   JudgementView,
@@ -139,7 +139,7 @@ export function registerDashboardRoutes(app: Hono<{ Variables: GatewayVariables 
   app.get('/admin/dashboard/overview', async (c) => {
     const scope = readScopeOf(c.get('principal'));
     if (scope !== undefined) {
-      const tenantBody: TenantOverviewResponse = { tenant: scope, now: context.now(), status: (await recentStatus(scope)) as unknown as TenantStatusView };
+      const tenantBody: TenantOverviewResponse = { tenant: scope.tenant, now: context.now(), status: (await recentStatus(scope.tenant)) as unknown as TenantStatusView };
       return c.json(tenantBody);
     }
     const windowMs = integerQuery(c.req.query('window'), 'window', 60 * minute, minute, 7 * 24 * 60 * minute);
@@ -184,7 +184,8 @@ export function registerDashboardRoutes(app: Hono<{ Variables: GatewayVariables 
       limit,
       ...(search === undefined ? {} : { search }),
       ...(after === undefined ? {} : { after }),
-      ...(scope === undefined ? {} : { tenant: scope }),
+      ...(scope === undefined ? {} : { tenant: scope.tenant }),
+      ...(scope?.user === undefined ? {} : { user: scope.user }),
     });
     const last = data.at(-1);
     const body: SessionPageResponse = { data, next: data.length === limit && last !== undefined ? `${last.createdAt}:${last.id}` : null };
@@ -194,8 +195,8 @@ export function registerDashboardRoutes(app: Hono<{ Variables: GatewayVariables 
   app.get('/admin/dashboard/sessions/:id/turns', async (c) => {
     const scope = readScopeOf(c.get('principal'));
     const found = await context.store.getSession(c.req.param('id'));
-    // Another tenant's session is as unknown as a missing one.
-    const session = found === null || (scope !== undefined && found.tenant !== scope) ? null : found;
+    // Another tenant's (or, for a user's key, another user's) session is as unknown as a missing one.
+    const session = found === null || !inReadScope(scope, found) ? null : found;
     if (session === null) throw new ClawrlError('not_found', `No session with id '${c.req.param('id')}'.`);
     const from = integerQuery(c.req.query('from'), 'from', 0, 0, Number.MAX_SAFE_INTEGER);
     const limit = integerQuery(c.req.query('limit'), 'limit', 50, 1, 200);

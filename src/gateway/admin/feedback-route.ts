@@ -14,7 +14,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { maximumHintChars, minimumHintChars } from '../../core/judge-votes.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { RolloutProvenance, TurnRecord } from '../../spec/records.js';
-import { tenantOf, type Principal } from '../api-key-authenticator.js';
+import { inReadScope, readScopeOf, tenantOf, type Principal } from '../api-key-authenticator.js';
 import { feedbackRequestSchema, type FeedbackRequest, type FeedbackResponse } from './feedback-api.js';
 import type { GatewayContext } from '../gateway-context.js';
 import { parseJsonBody } from '../parse-wire-request.js';
@@ -68,8 +68,9 @@ function rolloutProvenanceOf(rollout: FeedbackRequest['rollout']): RolloutProven
   };
 }
 
+/** A tenant's key scores its tenant's turns; a user's key only that user's. */
 function visibleTo(turn: TurnRecord, principal: Principal): boolean {
-  return principal.kind !== 'tenant' || turn.tenant === principal.tenant;
+  return inReadScope(readScopeOf(principal), turn);
 }
 
 async function targetTurn(context: GatewayContext, body: FeedbackRequest, principal: Principal): Promise<TurnRecord> {

@@ -90,6 +90,20 @@ describe('users inside tenants', () => {
     expect((await gateway.store.listFeedback(aliceTurn))[0]).toMatchObject({ user: 'acme/alice' });
     const page = (await (await gateway.app.request('/admin/dashboard/sessions?search=acme%2Fcarol', { headers: as(keys.admin) })).json()) as SessionPageResponse;
     expect(page.data.map((session) => [session.id, session.user])).toEqual([['carol-session', 'acme/carol']]);
+    // A key that names a user reads and scores only that user's records; the tenant's own key all of the tenant's.
+    const carolTurn = (await gateway.store.getSession('carol-session'))?.turnIds[0] ?? '';
+    const read = (route: string, key: string, extra: Record<string, string> = {}) => gateway.app.request(route, { headers: { ...as(key), ...extra } });
+    expect((await read(`/admin/turns/${carolTurn}`, keys.alice)).status).toBe(404);
+    expect((await read(`/admin/turns/${carolTurn}`, keys.bob)).status).toBe(200);
+    expect((await read(`/admin/turns/${aliceTurn}`, keys.bob, { 'x-forwarded-user': 'carol' })).status).toBe(404);
+    expect((await read('/admin/dashboard/sessions/carol-session/turns', keys.alice)).status).toBe(404);
+    const listed = async (route: string, key: string) => ((await (await read(route, key)).json()) as { data: { id: string }[] }).data.map((session) => session.id).sort();
+    expect(await listed('/admin/sessions?user=acme%2Fcarol', keys.alice)).toEqual(['alice-session']);
+    expect(await listed('/admin/sessions', keys.bob)).toEqual(['alice-session', 'carol-session']);
+    expect(await listed('/admin/dashboard/sessions', keys.alice)).toEqual(['alice-session']);
+    const scoreCarol = await gateway.app.request('/v1/feedback', { method: 'POST', headers: { ...as(keys.alice), 'content-type': 'application/json' }, body: JSON.stringify({ turn_id: carolTurn, thumbs: 'down' }) });
+    expect(scoreCarol.status).toBe(404);
+
     // A name that is not one is refused in the protocol's shape, and nothing is recorded.
     const refused = await gateway.chat({ model, messages: [{ role: 'user', content: 'hi' }] }, { ...as(keys.bob), 'x-forwarded-user': 'a b' });
     expect(refused.status).toBe(400);

@@ -47,9 +47,9 @@ export function createPostgresDashboardQueries(database: PostgresDatabase): Dash
           `SELECT ${sessionSummaryColumns} FROM sessions
            WHERE ($1::bigint IS NULL OR (created_at, id) < ($1::bigint, $2::text))
              AND ($3::text IS NULL OR id LIKE $4 OR ($6::text IS NULL AND (tenant = $3 OR user_id = $3)))
-             AND ($6::text IS NULL OR tenant = $6)
+             AND ($6::text IS NULL OR tenant = $6) AND ($7::text IS NULL OR user_id = $7)
            ORDER BY created_at DESC, id DESC LIMIT $5`,
-          [cursor?.createdAt ?? null, cursor?.id ?? null, search, search === null ? null : likePrefixPattern(search), options.limit, options.tenant ?? null],
+          [cursor?.createdAt ?? null, cursor?.id ?? null, search, search === null ? null : likePrefixPattern(search), options.limit, options.tenant ?? null, options.user ?? null],
         );
         return rows.map(sessionSummaryOf);
       });

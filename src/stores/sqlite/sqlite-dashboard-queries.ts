@@ -40,7 +40,7 @@ export function createSqliteDashboardQueries(database: Database.Database, run: R
     ),
     // A tenant's view: its own sessions only, the search then matching ids alone.
     ofTenant: database.prepare(`
-      SELECT ${sessionSummaryColumns} FROM sessions WHERE tenant = @tenant
+      SELECT ${sessionSummaryColumns} FROM sessions WHERE tenant = @tenant AND (@user IS NULL OR user_id = @user)
         AND (@createdAt IS NULL OR (created_at, id) < (@createdAt, @id)) AND (@pattern IS NULL OR id LIKE @pattern ESCAPE '\\')
       ${pageOrder}`),
   };
@@ -98,6 +98,7 @@ export function createSqliteDashboardQueries(database: Database.Database, run: R
         if (options.tenant !== undefined) {
           const rows = sessionPages.ofTenant.all({
             tenant: options.tenant,
+            user: options.user ?? null,
             limit: options.limit,
             createdAt: cursor?.createdAt ?? null,
             id: cursor?.id ?? null,

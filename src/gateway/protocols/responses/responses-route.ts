@@ -8,7 +8,7 @@
 import { createStringInterner } from '../../../core/string-interner.js';
 import { ClawrlError } from '../../../spec/clawrl-error.js';
 import type { TurnRecord } from '../../../spec/records.js';
-import { tenantOf, type Principal } from '../../api-key-authenticator.js';
+import { inReadScope, readScopeOf, tenantOf, type Principal } from '../../api-key-authenticator.js';
 import { wireErrorOf } from '../../error-response.js';
 import type { GatewayContext } from '../../gateway-context.js';
 import { parseWireRequest } from '../../parse-wire-request.js';
@@ -38,8 +38,8 @@ async function continuedTurn(context: GatewayContext, responseId: string, princi
     new ClawrlError('not_found', `Previous response with id '${responseId}' not found.`, { param: 'previous_response_id' });
   if (!responseId.startsWith(responseIdPrefix)) throw notFound();
   const turn = await context.store.getTurn(responseId.slice(responseIdPrefix.length));
-  // Another tenant's turn is as absent as an unknown one: ids must not reveal other keys' traffic.
-  if (turn === null || turn.tenant !== tenantOf(principal)) throw notFound();
+  // Another tenant's (or user's) turn is as absent as an unknown one: ids must not reveal others' traffic.
+  if (turn === null || turn.tenant !== tenantOf(principal) || !inReadScope(readScopeOf(principal), turn)) throw notFound();
   if (turn.status !== 'completed') {
     throw new ClawrlError('invalid_request', `Previous response '${responseId}' did not complete (${turn.status}); it cannot be continued.`, {
       param: 'previous_response_id',
