@@ -187,3 +187,58 @@ export function createAdapterResidency<Adapter>(options: AdapterResidencyOptions
     },
   };
 }
+
+/**
+ * The pins an engine keeps on its residency: the active version's, so a request that names no
+ * version never waits for a load, and its callers' (`InferenceEngine.pinPolicy`), at most
+ * capacity − 2 versions, so a newly active version always finds a slot and one slot stays for
+ * every other version.
+ */
+export interface ResidencyPins {
+  /**
+   * Moves the active version's pin from `previous` to `next` (null: a version that is not an
+   * adapter and takes no slot). The previous pin goes first, so its slot can take the new version
+   * when every other slot is pinned; a failed load pins the previous one again.
+   */
+  activate(previous: PolicyVersion | null, next: PolicyVersion | null): Promise<void>;
+  /** A caller's pin; refused (`unsupported`) beyond capacity − 2 versions. */
+  pin(version: PolicyVersion): Promise<void>;
+  /** Undoes one of the caller's pins; a version the caller did not pin is left alone. */
+  unpin(version: PolicyVersion): void;
+}
+
+/** `flag`: the option that sets the capacity, named in the refusal so an operator knows what to raise. */
+export function createResidencyPins(residency: Pick<AdapterResidency<unknown>, 'pin' | 'unpin' | 'status'>, flag: string): ResidencyPins {
+  const callerPins = new Map<PolicyVersion, number>();
+  return {
+    async activate(previous, next) {
+      if (previous === next) return;
+      if (previous !== null) residency.unpin(previous);
+      if (next === null) return;
+      try {
+        await residency.pin(next);
+      } catch (error) {
+        if (previous !== null) await residency.pin(previous);
+        throw error;
+      }
+    },
+    async pin(version) {
+      const { capacity } = residency.status();
+      if (!callerPins.has(version) && callerPins.size + 1 > capacity - 2) {
+        throw new ClawrlError(
+          'unsupported',
+          `cannot pin policy version ${version}: callers may pin at most ${capacity - 2} versions with ${flag} ${capacity} (one slot stays for the active version, one for the rest)`,
+        );
+      }
+      await residency.pin(version);
+      callerPins.set(version, (callerPins.get(version) ?? 0) + 1);
+    },
+    unpin(version) {
+      const count = callerPins.get(version);
+      if (count === undefined) return;
+      if (count <= 1) callerPins.delete(version);
+      else callerPins.set(version, count - 1);
+      residency.unpin(version);
+    },
+  };
+}
