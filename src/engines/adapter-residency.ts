@@ -39,8 +39,11 @@ export interface AdapterResidencyStatus {
 }
 
 export interface AdapterResidency<Adapter> {
-  /** The version's adapter, loaded (after waiting for a slot) when it is not resident. */
-  acquire(version: PolicyVersion): Promise<AdapterLease<Adapter>>;
+  /**
+   * The version's adapter, loaded (after waiting for a slot) when it is not resident. Aborting
+   * `signal` ends a wait for a slot with the signal's reason (a client gone, the engine closing).
+   */
+  acquire(version: PolicyVersion, signal?: AbortSignal): Promise<AdapterLease<Adapter>>;
   /**
    * Loads the version if needed and keeps it until as many `unpin`s. Refused (`unsupported`) when
    * pinned versions would fill every slot, which would leave other versions no room.
@@ -95,13 +98,32 @@ export function createAdapterResidency<Adapter>(options: AdapterResidencyOptions
     return true;
   };
 
+  /** Waits until something may have come free, or `signal` aborts. */
+  const nextWake = (signal: AbortSignal | undefined): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted === true) {
+        reject(signal.reason);
+        return;
+      }
+      const onAbort = () => {
+        waiters = waiters.filter((waiter) => waiter !== woken);
+        reject(signal?.reason);
+      };
+      const woken = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      waiters.push(woken);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+
   /** The version's entry, created (and its load started) once a slot is free. */
-  const entryOf = async (version: PolicyVersion): Promise<Entry<Adapter>> => {
+  const entryOf = async (version: PolicyVersion, signal?: AbortSignal): Promise<Entry<Adapter>> => {
     for (;;) {
       const existing = entries.get(version);
       if (existing !== undefined) return existing;
       if (makeRoom()) break;
-      await new Promise<void>((resolve) => waiters.push(resolve));
+      await nextWake(signal);
     }
     const loading = Promise.resolve().then(() => options.load(version));
     const entry: Entry<Adapter> = { version, ready: loading, adapter: null, users: 0, pins: 0, lastUsed: (clock += 1) };
@@ -123,8 +145,8 @@ export function createAdapterResidency<Adapter>(options: AdapterResidencyOptions
   };
 
   return {
-    async acquire(version) {
-      const entry = await entryOf(version);
+    async acquire(version, signal) {
+      const entry = await entryOf(version, signal);
       entry.users += 1;
       entry.lastUsed = clock += 1;
       let adapter: Adapter;

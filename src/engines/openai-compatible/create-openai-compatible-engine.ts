@@ -160,8 +160,8 @@ class OpenAICompatibleEngine implements InferenceEngine {
 
   async *generate(request: GenerateRequest, signal: AbortSignal): AsyncGenerator<GenerateEvent> {
     if (this.closing.signal.aborted) throw new ClawrlError('internal_error', 'the engine is closed');
-    const policy = await this.policies.acquire(request.policyVersion);
     const combined = AbortSignal.any([signal, this.closing.signal]);
+    const policy = await this.policies.acquire(request.policyVersion, combined);
     try {
       const source = this.options.flavor === 'sglang' ? this.sglangEvents(request, policy.adapterName, combined) : this.chatEvents(request, policy.adapterName, combined);
       yield* driveGeneration(source, { choiceCount: request.sampling.n, policyVersion: policy.version, signal: combined });
@@ -233,7 +233,7 @@ class OpenAICompatibleEngine implements InferenceEngine {
 
   async score(request: ScoreRequest, signal?: AbortSignal): Promise<ScoreResult> {
     if (this.options.flavor === 'openai') throw new ClawrlError('unsupported', 'plain OpenAI-compatible servers cannot score token sequences');
-    const policy = await this.policies.acquire(request.policyVersion);
+    const policy = await this.policies.acquire(request.policyVersion, AbortSignal.any(signal === undefined ? [this.closing.signal] : [signal, this.closing.signal]));
     try {
       const promptTokenIds = await this.scorePromptIds(request, policy.adapterName, signal);
       if (promptTokenIds.length === 0) throw new ClawrlError('invalid_request', 'cannot score after an empty prompt', { param: 'prompt' });

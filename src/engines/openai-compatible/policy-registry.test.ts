@@ -204,6 +204,23 @@ describe('policy registry: LoRA versions on vLLM and SGLang', () => {
     }
   });
 
+  it('ends the requests still waiting for a slot when the engine closes, rather than leaving them hanging', async () => {
+    const { engine, server } = await setUp({ tokensPerSecond: 2000 }, { maxLoadedAdapters: 2 });
+    engine.setPolicyArtifactSource?.(async (version) => (version <= 3 ? adapter(version) : null));
+    await engine.loadPolicy(adapter(1));
+    const release = server.holdStreams();
+    const streaming = engine.generate(contractRequest([{ role: 'user', content: 'x' }], {}, { policyVersion: 2 }), new AbortController().signal)[Symbol.asyncIterator]();
+    expect((await streaming.next()).value).toMatchObject({ type: 'start', policyVersion: 2 });
+    const waiting = collectEvents(engine, contractRequest([{ role: 'user', content: 'y' }], {}, { policyVersion: 3 })).then(
+      () => 'served',
+      () => 'ended',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await engine.close();
+    expect(await waiting).toBe('ended');
+    release();
+  });
+
   it('keeps the active version and pinned ones loaded, refuses a pin beyond the room, and lets an unpinned one go', async () => {
     const { engine, server } = await setUp({ maxLoadedAdapters: 3 }, { maxLoadedAdapters: 3 });
     engine.setPolicyArtifactSource?.(async (version) => (version <= 6 ? adapter(version) : null));

@@ -112,12 +112,15 @@ export class PolicyRegistry {
     this.source = source;
   }
 
-  /** Holds a version for one request, loading its adapter when it is not loaded; `release` when the request is over. */
-  async acquire(requested: PolicyVersion | undefined): Promise<ResolvedPolicy> {
+  /**
+   * Holds a version for one request, loading its adapter when it is not loaded; `release` when the
+   * request is over. Aborting `signal` ends a wait for a slot.
+   */
+  async acquire(requested: PolicyVersion | undefined, signal?: AbortSignal): Promise<ResolvedPolicy> {
     const version = requested ?? this.active;
     const kind = await this.kindOf(version);
     if (kind === 'adapter') {
-      const lease = await this.residency.acquire(version);
+      const lease = await this.residency.acquire(version, signal);
       return { version, adapterName: lease.adapter, release: () => lease.release() };
     }
     this.requireServedWeights(version, kind);
