@@ -25,7 +25,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyArtifact, PolicyArtifactSource, PolicyVersion } from '../../spec/inference-engine.js';
-import { createAdapterResidency, createResidencyPins, type AdapterResidency, type AdapterResidencyStatus, type ResidencyPins } from '../adapter-residency.js';
+import { createAdapterResidency, createResidencyPins, type AdapterResidency, type ResidencyPins } from '../adapter-residency.js';
 import type { ChatFlavor } from './chat-completions-api.js';
 import { modelFolderCompanions, policyFolderName, withBaseModelName, writePolicyFolder } from './write-policy-folder.js';
 import {
@@ -137,10 +137,6 @@ export class PolicyRegistry {
 
   unpin(version: PolicyVersion): void {
     this.pins.unpin(version);
-  }
-
-  residencyStatus(): AdapterResidencyStatus {
-    return this.residency.status();
   }
 
   /**
