@@ -50,6 +50,24 @@ describe('createAdapterResidency', () => {
     first.release();
   });
 
+  it('ends a wait for a slot when its signal aborts (a client gone, the engine closing), and the other waits go on', async () => {
+    const { residency, events } = recordingResidency(2);
+    const [first, second] = [await residency.acquire(1), await residency.acquire(2)];
+    const leaving = new AbortController();
+    const abandoned = residency.acquire(3, leaving.signal);
+    const staying = residency.acquire(4, new AbortController().signal);
+    await settle();
+    expect(residency.status().waiting).toBe(2);
+    leaving.abort(new Error('the client went away'));
+    await expect(abandoned).rejects.toThrow('the client went away');
+    expect(residency.status().waiting).toBe(1);
+    await expect(residency.acquire(5, AbortSignal.abort(new Error('already gone')))).rejects.toThrow('already gone');
+    first.release();
+    (await staying).release();
+    expect(events).toEqual(['load 1', 'load 2', 'unload 1', 'load 4']);
+    second.release();
+  });
+
   it('never evicts a pinned adapter, and refuses pins that would leave no slot for the rest', async () => {
     const { residency, events } = recordingResidency(3);
     await residency.pin(1);

@@ -39,8 +39,11 @@ export interface AdapterResidencyStatus {
 }
 
 export interface AdapterResidency<Adapter> {
-  /** The version's adapter, loaded (after waiting for a slot) when it is not resident. */
-  acquire(version: PolicyVersion): Promise<AdapterLease<Adapter>>;
+  /**
+   * The version's adapter, loaded (after waiting for a slot) when it is not resident. Aborting
+   * `signal` ends a wait for a slot with the signal's reason (a client gone, the engine closing).
+   */
+  acquire(version: PolicyVersion, signal?: AbortSignal): Promise<AdapterLease<Adapter>>;
   /**
    * Loads the version if needed and keeps it until as many `unpin`s. Refused (`unsupported`) when
    * pinned versions would fill every slot, which would leave other versions no room.
@@ -95,13 +98,32 @@ export function createAdapterResidency<Adapter>(options: AdapterResidencyOptions
     return true;
   };
 
+  /** Waits until something may have come free, or `signal` aborts. */
+  const nextWake = (signal: AbortSignal | undefined): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted === true) {
+        reject(signal.reason);
+        return;
+      }
+      const onAbort = () => {
+        waiters = waiters.filter((waiter) => waiter !== woken);
+        reject(signal?.reason);
+      };
+      const woken = () => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      waiters.push(woken);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+
   /** The version's entry, created (and its load started) once a slot is free. */
-  const entryOf = async (version: PolicyVersion): Promise<Entry<Adapter>> => {
+  const entryOf = async (version: PolicyVersion, signal?: AbortSignal): Promise<Entry<Adapter>> => {
     for (;;) {
       const existing = entries.get(version);
       if (existing !== undefined) return existing;
       if (makeRoom()) break;
-      await new Promise<void>((resolve) => waiters.push(resolve));
+      await nextWake(signal);
     }
     const loading = Promise.resolve().then(() => options.load(version));
     const entry: Entry<Adapter> = { version, ready: loading, adapter: null, users: 0, pins: 0, lastUsed: (clock += 1) };
@@ -123,8 +145,8 @@ export function createAdapterResidency<Adapter>(options: AdapterResidencyOptions
   };
 
   return {
-    async acquire(version) {
-      const entry = await entryOf(version);
+    async acquire(version, signal) {
+      const entry = await entryOf(version, signal);
       entry.users += 1;
       entry.lastUsed = clock += 1;
       let adapter: Adapter;
@@ -184,6 +206,61 @@ export function createAdapterResidency<Adapter>(options: AdapterResidencyOptions
         entries.delete(entry.version);
         options.unload(entry.adapter, entry.version);
       }
+    },
+  };
+}
+
+/**
+ * The pins an engine keeps on its residency: the active version's, so a request that names no
+ * version never waits for a load, and its callers' (`InferenceEngine.pinPolicy`), at most
+ * capacity − 2 versions, so a newly active version always finds a slot and one slot stays for
+ * every other version.
+ */
+export interface ResidencyPins {
+  /**
+   * Moves the active version's pin from `previous` to `next` (null: a version that is not an
+   * adapter and takes no slot). The previous pin goes first, so its slot can take the new version
+   * when every other slot is pinned; a failed load pins the previous one again.
+   */
+  activate(previous: PolicyVersion | null, next: PolicyVersion | null): Promise<void>;
+  /** A caller's pin; refused (`unsupported`) beyond capacity − 2 versions. */
+  pin(version: PolicyVersion): Promise<void>;
+  /** Undoes one of the caller's pins; a version the caller did not pin is left alone. */
+  unpin(version: PolicyVersion): void;
+}
+
+/** `flag`: the option that sets the capacity, named in the refusal so an operator knows what to raise. */
+export function createResidencyPins(residency: Pick<AdapterResidency<unknown>, 'pin' | 'unpin' | 'status'>, flag: string): ResidencyPins {
+  const callerPins = new Map<PolicyVersion, number>();
+  return {
+    async activate(previous, next) {
+      if (previous === next) return;
+      if (previous !== null) residency.unpin(previous);
+      if (next === null) return;
+      try {
+        await residency.pin(next);
+      } catch (error) {
+        if (previous !== null) await residency.pin(previous);
+        throw error;
+      }
+    },
+    async pin(version) {
+      const { capacity } = residency.status();
+      if (!callerPins.has(version) && callerPins.size + 1 > capacity - 2) {
+        throw new ClawrlError(
+          'unsupported',
+          `cannot pin policy version ${version}: callers may pin at most ${capacity - 2} versions with ${flag} ${capacity} (one slot stays for the active version, one for the rest)`,
+        );
+      }
+      await residency.pin(version);
+      callerPins.set(version, (callerPins.get(version) ?? 0) + 1);
+    },
+    unpin(version) {
+      const count = callerPins.get(version);
+      if (count === undefined) return;
+      if (count <= 1) callerPins.delete(version);
+      else callerPins.set(version, count - 1);
+      residency.unpin(version);
     },
   };
 }

@@ -27,6 +27,8 @@ export interface InferenceEngineContractOptions {
   createPolicyArtifact?: (version: number) => PolicyArtifact;
   /** It implements `setPolicyArtifactSource` (serves versions it was never given). */
   takesArtifactSource?: boolean;
+  /** It implements `pinPolicy`, holding this many adapter versions at once (with `takesArtifactSource`). */
+  residentAdapters?: number;
 }
 
 const weatherTool: ToolDefinition = {
@@ -284,6 +286,30 @@ export function runInferenceEngineContract(options: InferenceEngineContractOptio
       expect(fetched.policyVersion).toBe(5);
       expect(asked).toContain(5);
       await expectCode(collectEvents(engine, contractRequest(user('Hello'), { maxTokens: 8 }, { policyVersion: 6 })), 'not_found');
+    });
+
+    const pinsRun = options.residentAdapters !== undefined && options.takesArtifactSource === true && options.createPolicyArtifact !== undefined;
+    it.runIf(pinsRun)('keeps a pinned version loaded while more versions than it holds come and go, and refuses pins beyond its room', async () => {
+      const capacity = options.residentAdapters ?? 0;
+      const versions = Array.from({ length: capacity + 2 }, (_, index) => 20 + index);
+      const fetched: number[] = [];
+      engine.setPolicyArtifactSource?.(async (version) => {
+        fetched.push(version);
+        return versions.includes(version) ? (options.createPolicyArtifact?.(version) ?? null) : null;
+      });
+      const [pinned = 20, ...others] = versions;
+      const ask = async (version: number) => resultOf(await collectEvents(engine, contractRequest(user('Hello'), { maxTokens: 4 }, { policyVersion: version }))).policyVersion;
+      await engine.pinPolicy?.(pinned);
+      for (const version of others) expect(await ask(version)).toBe(version);
+      const fetches = fetched.length;
+      // Served without a load: a load would have fetched its artifact again.
+      expect(await ask(pinned)).toBe(pinned);
+      expect(fetched).toHaveLength(fetches);
+      // Callers may pin all but two slots: one stays for the active version, one for the rest.
+      const room = others.slice(0, capacity - 3);
+      for (const version of room) await engine.pinPolicy?.(version);
+      await expectCode(engine.pinPolicy?.(others[capacity - 3] ?? 0) ?? Promise.resolve(), 'unsupported');
+      for (const version of [pinned, ...room]) await engine.unpinPolicy?.(version);
     });
   });
 }

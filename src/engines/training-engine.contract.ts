@@ -17,6 +17,8 @@ export interface TrainingEngineContractOptions {
   /** Token ids valid for the model. */
   promptTokenIds: number[];
   responseTokenIds: number[];
+  /** It implements `lineage` (independent adapters, one per user). */
+  lineages?: boolean;
 }
 
 const decoupled: DecoupledPpoLoss = { name: 'decoupled_ppo', clipLow: 0.2, clipHigh: 0.28, importanceSamplingCap: 2, klCoefficient: 0 };
@@ -229,6 +231,31 @@ export function runTrainingEngineContract(options: TrainingEngineContractOptions
       const misaligned = engine.forwardBackward({ data: [{ ...datum, lossMask: [1] }], loss: trainingLoss });
       await expect(misaligned).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'invalid_request');
       await expect(engine.loadState('never-saved')).rejects.toSatisfy((error: unknown) => ClawrlError.isInstance(error) && error.code === 'not_found');
+    });
+
+    it.runIf(options.lineages === true)('trains lineages apart: each begins at the base and continues from its own state, whatever the others do', async () => {
+      // The engine's own lineage may hold gradients of the cases above; a step lets its client go.
+      await engine.optimizerStep();
+      const [first, second] = [engine.lineage?.('user-a'), engine.lineage?.('user-b')];
+      if (first === undefined || second === undefined) throw new Error('the engine declares lineages but has no lineage()');
+      expect(engine.lineage?.('user-a')).toBe(first);
+      // A training pass reports the log-probs before its own update, so each is also a read.
+      const train = async (lineage: TrainingEngine) => {
+        const output = await lineage.forwardBackward({ data: [datum], loss: trainingLoss });
+        await lineage.optimizerStep();
+        return output.logprobs[0] ?? [];
+      };
+      const firstAtBase = await train(first);
+      const secondAtBase = await train(second);
+      secondAtBase.forEach((value, index) => expect(value).toBeCloseTo(firstAtBase[index] ?? Number.NaN, 4));
+      const firstOnce = await train(first);
+      expect(mean(firstOnce)).toBeGreaterThan(mean(firstAtBase));
+      // Trained once, as the first lineage was when it read `firstOnce`: the first one's second step is not in it.
+      const secondOnce = await train(second);
+      secondOnce.forEach((value, index) => expect(value).toBeCloseTo(firstOnce[index] ?? Number.NaN, 4));
+      const firstTwice = await train(first);
+      expect(mean(firstTwice)).toBeGreaterThan(mean(firstOnce));
+      expect(() => engine.lineage?.('')).toThrow(/non-empty id/);
     });
   });
 }

@@ -183,17 +183,18 @@ export interface InferenceEngine {
 
   /**
    * Lets the engine load any version a request names (`GenerateRequest.policyVersion`,
-   * `ScoreRequest.policyVersion`), not only those `loadPolicy` gave it: the local engine serves
-   * many adapters at once and fetches a cold one on demand. Set once, before requests name
-   * versions. Optional: an engine without it serves only the versions it was given.
+   * `ScoreRequest.policyVersion`), not only those `loadPolicy` gave it: the local engine, vLLM and
+   * SGLang serve many adapters at once and fetch a cold one on demand. Set once, before requests
+   * name versions. Optional: an engine without it serves only the versions it was given.
    */
   setPolicyArtifactSource?(source: PolicyArtifactSource): void;
 
   /**
    * Keeps `version` loaded (never evicted, loaded now if it is not) until as many `unpinPolicy`
    * calls: for versions that must answer without a cold load. Pins are bounded by the engine's room
-   * (the local engine: `--max-resident-adapters` − 2 adapter versions; the active version is always
-   * kept); a pin beyond it is refused with `unsupported`. Optional, like the source above.
+   * (the local engine: `--max-resident-adapters` − 2 adapter versions; vLLM and SGLang:
+   * `--upstream-max-loras` − 2; the active version is always kept); a pin beyond it is refused with
+   * `unsupported`. Optional, like the source above.
    */
   pinPolicy?(version: PolicyVersion): Promise<void>;
   unpinPolicy?(version: PolicyVersion): Promise<void>;

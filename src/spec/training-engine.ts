@@ -166,6 +166,17 @@ export interface TrainingEngine {
    * the next step continues from what is served). A `base` artifact restores the base model.
    */
   resetWeights(artifact: PolicyArtifact): Promise<void>;
+  /**
+   * The engine of lineage `id` (not empty): an adapter of its own on the same base model (a user's,
+   * for per-user policies), with its own weights, optimizer state and step count. It begins at the
+   * base model and continues from its own latest state on every call; training it leaves every other
+   * lineage, this engine's own included, as it was. The engine holds a bounded number of lineages on
+   * its training clients and swaps the others out through saved state (`../engines/training-lineages.ts`);
+   * a lineage keeps its client from a `forwardBackward` to its `optimizerStep`, so step one lineage
+   * before training another where the engine has a single client (the local one). The lineage's
+   * `close` does nothing: this engine's closes them all. Optional: an engine without it trains one lineage.
+   */
+  lineage?(id: string): TrainingEngine;
   /** Releases the worker or connection. Idempotent. */
   close(): Promise<void>;
 }

@@ -13,6 +13,7 @@ import { sampleMethodSchema } from '../../spec/records.js';
 import type { TrainingLossName } from '../../spec/training-engine.js';
 import { runNamePattern } from '../../rollouts/manager-worker/rollout-queue-api.js';
 import { defaultMaxResidentAdapters } from '../../engines/local/create-local-inference-engine.js';
+import { defaultMaxLoadedAdapters } from '../../engines/openai-compatible/policy-registry.js';
 
 export interface OptionMetadata {
   /** Flag as commander declares it, e.g. `--port <number>`; its name gives `CLAWRL_PORT`. */
@@ -72,6 +73,11 @@ export const configurationSections = {
     upstreamAdminApiKey: option(z.string().min(1).optional(), {
       flag: '--upstream-admin-api-key <key>',
       description: "sglang: the server's --admin-api-key, for its LoRA and weight-update routes, which refuse the --api-key once both are set (default: --upstream-api-key)",
+    }),
+    upstreamMaxLoras: option(z.number().int().min(2).default(defaultMaxLoadedAdapters), {
+      flag: '--upstream-max-loras <n>',
+      description:
+        "vllm | sglang: LoRA adapters (policy versions) clawrl keeps loaded on the server at once: a version a request names is loaded on demand, least recently used out (in use, active or pinned never); at most the server's --max-cpu-loras (vLLM) or --max-loaded-loras (SGLang) (docs/deployment.md)",
     }),
     upstreamTimeout: option(positive().default(120_000), { flag: '--upstream-timeout <ms>', description: 'time-out for the upstream to start and to keep streaming' }),
     promptOverflow: option(z.enum(['error', 'fit']).optional(), {

@@ -94,8 +94,8 @@ export interface CreateInferenceEngineOptions {
   /** Where an engine says what it works around; nothing is logged without it. */
   logger?: Logger;
   /**
-   * The record store's policy versions: an engine that serves many at once (the local engine)
-   * loads a version a request names from here when it does not hold it.
+   * The record store's policy versions: an engine that serves many at once (the local engine, vLLM
+   * and SGLang) loads a version a request names from here when it does not hold it.
    */
   policies?: Pick<PolicyRegistry, 'getPolicyArtifact'>;
   environment?: Record<string, string | undefined>;
@@ -147,6 +147,7 @@ async function createEngine(configuration: EngineConfiguration, options: CreateI
         servedModelId,
         flavor: configuration.engine,
         timeoutMs: configuration.upstreamTimeout,
+        maxLoadedAdapters: configuration.upstreamMaxLoras,
         ...(configuration.upstreamApiKey === undefined ? {} : { apiKey: configuration.upstreamApiKey }),
         ...(configuration.upstreamAdminApiKey === undefined ? {} : { adminApiKey: configuration.upstreamAdminApiKey }),
         ...(renderer === undefined ? {} : { renderer }),

@@ -16,12 +16,13 @@ afterAll(() => rmSync(folder, { recursive: true, force: true }));
 runInferenceEngineContract({
   name: 'local (worker thread, wasm)',
   createEngine: async () => {
-    const engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl });
+    const engine = await createLocalInferenceEngine({ modelDirectory: folder, modelId: 'tiny', workerUrl, maxResidentAdapters: 4 });
     return { engine, close: () => engine.close() };
   },
   capabilities: { tokenIds: true, scoring: true, temperatureScoring: true, policyLoading: true, forcedToolChoice: true, responseFormats: ['json_object', 'json_schema'], toolCalls: false },
   createPolicyArtifact: (version) => ({ version, kind: 'adapter', files: createTinyAdapterFiles(folder, version) }),
   takesArtifactSource: true,
+  residentAdapters: 4,
 });
 
 describe('local engine', () => {

@@ -30,5 +30,6 @@ for (const trainParams of ['lora', 'full'] as const) {
       }),
     promptTokenIds: [3, 14, 15, 92, 65],
     responseTokenIds: [35, 89, 79, 32],
+    lineages: true,
   });
 }

@@ -1,7 +1,8 @@
 /**
  * The embedded engine's `TrainingEngine`: a trainer worker thread (its own wasm instance, beside
  * the sampler's) owns the trainable model; this side only relays requests. Saved states live in
- * `checkpointDirectory`, one folder per name.
+ * `checkpointDirectory`, one folder per name. Lineages (`TrainingEngine.lineage`) take turns on the
+ * one worker, each switch saving one lineage's state there and restoring the other's.
  */
 import { mkdirSync } from 'node:fs';
 import { ClawrlError } from '../../spec/clawrl-error.js';
@@ -14,6 +15,7 @@ import type {
   TrainingEngine,
 } from '../../spec/training-engine.js';
 import type { LinearModuleName } from '../../model/transformer-parameters.js';
+import { withTrainingLineages } from '../training-lineages.js';
 import { errorFromWire, startEngineWorker } from './start-engine-worker.js';
 import type { TrainerMessage, TrainerRequest, TrainerResult, TrainerWorkerData } from './trainer-worker-protocol.js';
 
@@ -95,7 +97,7 @@ export async function createLocalTrainingEngine(options: LocalTrainingEngineOpti
     });
   }
 
-  return {
+  const engine: TrainingEngine = {
     engineId: 'local',
     info: { trainParams, modelId: options.modelId, learningRate: workerData.optimizer.learningRate },
     capabilities: { losses: ['decoupled_ppo', 'ppo', 'importance_sampling'], referenceLogprobs: true, anchor: true, supportSets: true, proximalLogprobs: true, anyTemperature: true },
@@ -119,4 +121,5 @@ export async function createLocalTrainingEngine(options: LocalTrainingEngineOpti
       clearTimeout(timeout);
     },
   };
+  return withTrainingLineages({ first: engine, capacity: 1 });
 }

@@ -16,7 +16,7 @@ import { readSafetensors } from '../../model/safetensors.js';
 import type { LoraAdapter } from '../../model/lora-adapter.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyArtifact, PolicyVersion } from '../../spec/inference-engine.js';
-import { createAdapterResidency, type AdapterResidencyStatus } from '../adapter-residency.js';
+import { createAdapterResidency, createResidencyPins, type AdapterResidencyStatus } from '../adapter-residency.js';
 
 /** What a request samples or scores with, and under which adapter (undefined: the model's own). */
 export interface ServingModel {
@@ -63,7 +63,6 @@ export function createServedWeights(options: ServedWeightsOptions): ServedWeight
   let full: Transformer | null = null;
   const kinds = new Map<PolicyVersion, PolicyArtifact['kind']>([[0, 'base']]);
   const artifacts = new Map<PolicyVersion, PolicyArtifact>();
-  const callerPins = new Map<PolicyVersion, number>();
 
   const remember = (artifact: PolicyArtifact) => {
     kinds.set(artifact.version, artifact.kind);
@@ -100,6 +99,7 @@ export function createServedWeights(options: ServedWeightsOptions): ServedWeight
     },
     unload: (adapter) => base.unloadAdapter(adapter),
   });
+  const pins = createResidencyPins(residency, '--max-resident-adapters');
 
   const fullModel = (artifact: PolicyArtifact): Transformer => {
     const bytes = artifact.files['model.safetensors'];
@@ -153,19 +153,9 @@ export function createServedWeights(options: ServedWeightsOptions): ServedWeight
       const previous = activeVersion;
       if (previous === artifact.version) return;
       const nextFull = artifact.kind === 'full' ? fullModel(artifact) : null;
-      const previousPinned = kinds.get(previous) === 'adapter';
-      // The previous version's pin goes first, so its slot can take the new one; a failed load pins it again.
-      if (previousPinned) residency.unpin(previous);
-      if (artifact.kind === 'adapter') {
-        remember(artifact);
-        try {
-          await residency.pin(artifact.version);
-        } catch (error) {
-          if (previousPinned) await residency.pin(previous);
-          throw error;
-        }
-      } else if (artifact.kind === 'full') remember(artifact);
-      else kinds.set(artifact.version, artifact.kind);
+      if (artifact.kind === 'base') kinds.set(artifact.version, artifact.kind);
+      else remember(artifact);
+      await pins.activate(kinds.get(previous) === 'adapter' ? previous : null, artifact.kind === 'adapter' ? artifact.version : null);
       full?.dispose();
       full = nextFull;
       activeVersion = artifact.version;
@@ -173,20 +163,9 @@ export function createServedWeights(options: ServedWeightsOptions): ServedWeight
     async pin(version) {
       await learnKind(version);
       // Only adapters take slots: the base and the active full weights are always held.
-      if (kinds.get(version) !== 'adapter') return;
-      if (!callerPins.has(version) && callerPins.size + 2 > options.maxResidentAdapters) {
-        throw new ClawrlError('unsupported', `cannot pin policy version ${version}: callers may pin at most ${options.maxResidentAdapters - 2} versions with --max-resident-adapters ${options.maxResidentAdapters} (one slot stays for the active version, one for the rest)`);
-      }
-      await residency.pin(version);
-      callerPins.set(version, (callerPins.get(version) ?? 0) + 1);
+      if (kinds.get(version) === 'adapter') await pins.pin(version);
     },
-    unpin(version) {
-      const count = callerPins.get(version);
-      if (count === undefined) return;
-      if (count <= 1) callerPins.delete(version);
-      else callerPins.set(version, count - 1);
-      residency.unpin(version);
-    },
+    unpin: (version) => pins.unpin(version),
     residency: () => residency.status(),
     dispose() {
       residency.clear();

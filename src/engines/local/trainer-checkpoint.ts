@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { AdamWState } from '../../model/adamw.js';
 import { readSafetensors, writeSafetensors, type FloatTensorData } from '../../model/safetensors.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
+import { lineageStatePrefix } from '../training-lineages.js';
 
 export interface TrainerCheckpoint {
   trainParams: 'lora' | 'full';
@@ -64,10 +65,14 @@ export function readTrainerCheckpoint(directory: string, reference: string): Tra
   return { trainParams: state.trainParams, weights, optimizer: { stepCount: state.stepCount, moments } };
 }
 
-/** Keeps the `retained` newest checkpoints (and always `keep`). */
+/**
+ * Keeps the `retained` newest checkpoints (and always `keep`). A lineage's state (what a lineage
+ * swapped off the worker left, `../training-lineages.ts`) is its only copy, replaced by its
+ * next save: it is never pruned.
+ */
 function pruneCheckpoints(directory: string, retained: number, keep: string): void {
   const folders = readdirSync(directory)
-    .filter((entry) => !entry.startsWith('.') && existsSync(path.join(directory, entry, stateFile)))
+    .filter((entry) => !entry.startsWith('.') && !entry.startsWith(lineageStatePrefix) && existsSync(path.join(directory, entry, stateFile)))
     .map((entry) => ({ entry, modified: statSync(path.join(directory, entry)).mtimeMs }))
     .sort((left, right) => right.modified - left.modified);
   for (const { entry } of folders.slice(retained)) if (entry !== keep) rmSync(path.join(directory, entry), { recursive: true, force: true });

@@ -7,6 +7,7 @@ import { startFakeVllmServer, type FakeServerMode } from '../testing/fake-vllm-s
 import { createTestChatRenderer } from '../testing/test-chat-renderer.js';
 import type { ChatFlavor } from './chat-completions-api.js';
 import { createOpenAICompatibleEngine } from './create-openai-compatible-engine.js';
+import { defaultMaxLoadedAdapters } from './policy-registry.js';
 
 function adapterArtifact(version: number) {
   return { version, kind: 'adapter' as const, files: createPeftAdapterFiles({ baseModel: 'fake-model', seed: version }) };
@@ -18,9 +19,11 @@ function contractFor(flavor: ChatFlavor, mode: FakeServerMode, extra: { incremen
     name: `openai-compatible ${flavor}${extra.label ?? ''} against the fake ${mode} server`,
     capabilities: { tokenIds: exact, scoring: exact, temperatureScoring: false, policyLoading: exact, forcedToolChoice: flavor !== 'sglang', responseFormats: flavor !== 'sglang' ? ['json_object', 'json_schema'] : [], toolCalls: true },
     createPolicyArtifact: adapterArtifact,
+    takesArtifactSource: exact,
+    ...(exact ? { residentAdapters: defaultMaxLoadedAdapters } : {}),
     createEngine: async () => {
-      // Paced so an abort lands while tokens are still being produced.
-      const server = await startFakeVllmServer({ mode, tokensPerSecond: 2000, incrementalStreamOutput: extra.incrementalStreamOutput === true, autoToolChoice: true });
+      // Paced so an abort lands while tokens are still being produced; the server holds as many adapters as the engine keeps.
+      const server = await startFakeVllmServer({ mode, tokensPerSecond: 2000, incrementalStreamOutput: extra.incrementalStreamOutput === true, autoToolChoice: true, maxLoadedAdapters: defaultMaxLoadedAdapters });
       const adapterDirectory = exact ? await mkdtemp(join(tmpdir(), 'clawrl-adapters-')) : undefined;
       const engine = createOpenAICompatibleEngine({
         baseUrl: server.url,

@@ -25,6 +25,7 @@ import type {
   GenerateRequest,
   InferenceEngine,
   PolicyArtifact,
+  PolicyArtifactSource,
   PolicyVersion,
   ScoreRequest,
   ScoreResult,
@@ -71,8 +72,11 @@ export interface OpenAICompatibleEngineOptions {
   adapterDirectory?: string;
   /** The base model's folder on disk: full-weight versions on SGLang copy its config and tokenizer files. */
   modelDirectory?: string;
-  /** How many adapter versions stay loaded on the server; default 4. */
-  retainedAdapters?: number;
+  /**
+   * Adapter versions loaded on the server at once (`--upstream-max-loras`; default 4, at least 2):
+   * a version a request names is loaded on demand, the least recently used idle one unloaded.
+   */
+  maxLoadedAdapters?: number;
   contextLength?: number;
   /** Where the engine says what it works around (an SGLang without `sampling_seed`). */
   logger?: Logger;
@@ -145,7 +149,7 @@ class OpenAICompatibleEngine implements InferenceEngine {
       adminClient: this.adminClient,
       ...(options.adapterDirectory === undefined ? {} : { adapterDirectory: options.adapterDirectory }),
       ...(options.modelDirectory === undefined ? {} : { modelDirectory: options.modelDirectory }),
-      ...(options.retainedAdapters === undefined ? {} : { retainedAdapters: options.retainedAdapters }),
+      ...(options.maxLoadedAdapters === undefined ? {} : { maxLoadedAdapters: options.maxLoadedAdapters }),
     });
     const exact = options.flavor !== 'openai';
     // vLLM enforces tool_choice and response_format on chat completions (guided decoding), an OpenAI-compatible
@@ -156,8 +160,8 @@ class OpenAICompatibleEngine implements InferenceEngine {
 
   async *generate(request: GenerateRequest, signal: AbortSignal): AsyncGenerator<GenerateEvent> {
     if (this.closing.signal.aborted) throw new ClawrlError('internal_error', 'the engine is closed');
-    const policy = this.policies.acquire(request.policyVersion);
     const combined = AbortSignal.any([signal, this.closing.signal]);
+    const policy = await this.policies.acquire(request.policyVersion, combined);
     try {
       const source = this.options.flavor === 'sglang' ? this.sglangEvents(request, policy.adapterName, combined) : this.chatEvents(request, policy.adapterName, combined);
       yield* driveGeneration(source, { choiceCount: request.sampling.n, policyVersion: policy.version, signal: combined });
@@ -229,7 +233,7 @@ class OpenAICompatibleEngine implements InferenceEngine {
 
   async score(request: ScoreRequest, signal?: AbortSignal): Promise<ScoreResult> {
     if (this.options.flavor === 'openai') throw new ClawrlError('unsupported', 'plain OpenAI-compatible servers cannot score token sequences');
-    const policy = this.policies.acquire(request.policyVersion);
+    const policy = await this.policies.acquire(request.policyVersion, AbortSignal.any(signal === undefined ? [this.closing.signal] : [signal, this.closing.signal]));
     try {
       const promptTokenIds = await this.scorePromptIds(request, policy.adapterName, signal);
       if (promptTokenIds.length === 0) throw new ClawrlError('invalid_request', 'cannot score after an empty prompt', { param: 'prompt' });
@@ -286,6 +290,18 @@ class OpenAICompatibleEngine implements InferenceEngine {
 
   async stagePolicy(artifact: PolicyArtifact): Promise<void> {
     await this.policies.stage(artifact);
+  }
+
+  setPolicyArtifactSource(source: PolicyArtifactSource): void {
+    this.policies.setSource(source);
+  }
+
+  async pinPolicy(version: PolicyVersion): Promise<void> {
+    await this.policies.pin(version);
+  }
+
+  async unpinPolicy(version: PolicyVersion): Promise<void> {
+    this.policies.unpin(version);
   }
 
   async checkHealth(signal: AbortSignal): Promise<EngineHealth> {

@@ -113,8 +113,8 @@ describe('policy registry: LoRA versions on vLLM and SGLang', () => {
     expect(server.adapters.size).toBe(1);
   });
 
-  it('unloads adapters beyond the retained ones once idle, and a rollback loads an unloaded one again', async () => {
-    const { engine, server, adapterDirectory } = await setUp({}, { retainedAdapters: 2 });
+  it('unloads the least recently used idle adapter to make room, and a rollback loads an unloaded one again', async () => {
+    const { engine, server, adapterDirectory } = await setUp({}, { maxLoadedAdapters: 2 });
     for (const version of [1, 2, 3, 4]) await engine.loadPolicy(adapter(version));
     await server.settled();
     expect([...server.adapters.keys()].map((name) => name.split('-')[2]).sort()).toEqual(['v3', 'v4']);
@@ -124,22 +124,28 @@ describe('policy registry: LoRA versions on vLLM and SGLang', () => {
     expect(server.requests.at(-1)?.served).toBe(loadedName(server, 1));
   });
 
-  it('does not unload an old adapter while a request still streams from it', async () => {
-    const { engine, server } = await setUp({ tokensPerSecond: 2000 }, { retainedAdapters: 1 });
+  it('never unloads an adapter a request still streams from: a request for another version waits for its slot', async () => {
+    const { engine, server } = await setUp({ tokensPerSecond: 2000 }, { maxLoadedAdapters: 2 });
+    engine.setPolicyArtifactSource?.(async (version) => (version <= 3 ? adapter(version) : null));
     await engine.loadPolicy(adapter(1));
     const release = server.holdStreams();
     const events = engine.generate(hello, new AbortController().signal)[Symbol.asyncIterator]();
-    const first = await events.next();
-    expect(first.value).toMatchObject({ type: 'start', policyVersion: 1 });
+    expect((await events.next()).value).toMatchObject({ type: 'start', policyVersion: 1 });
+    // Version 1 streams and version 3 is active (pinned): a request for version 2 finds no slot to free.
     await engine.loadPolicy(adapter(2));
-    expect(server.adapters.has(loadedName(server, 1))).toBe(true);
+    await engine.loadPolicy(adapter(3));
+    const first = loadedName(server, 1);
+    const waiting = collectEvents(engine, contractRequest([{ role: 'user', content: 'pinned' }], {}, { policyVersion: 2 }));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(server.adapters.has(first)).toBe(true);
+    expect(server.requests.filter((recorded) => recorded.path === '/v1/unload_lora_adapter').map((recorded) => (recorded.body as { lora_name: string }).lora_name)).not.toContain(first);
     release();
     const rest: unknown[] = [];
     for (let next = await events.next(); next.done !== true; next = await events.next()) rest.push(next.value);
     expect(rest.at(-1)).toMatchObject({ type: 'end', result: { policyVersion: 1 } });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(resultOf(await waiting).policyVersion).toBe(2);
     await server.settled();
-    expect([...server.adapters.keys()]).toEqual([loadedName(server, 2)]);
+    expect([...server.adapters.keys()].sort()).toEqual([loadedName(server, 2), loadedName(server, 3)].sort());
   });
 
   it('stages a candidate under its own name: requests naming it reach it, every other request keeps the served version until it is promoted', async () => {
@@ -165,6 +171,70 @@ describe('policy registry: LoRA versions on vLLM and SGLang', () => {
       expect(resultOf(await collectEvents(engine, hello)).policyVersion).toBe(2);
       expect(servedWith().at(-1)).toBe(candidate);
     }
+  });
+
+  it('serves more versions than the server holds, concurrently, with no failed request and never more adapters loaded than its limit', async () => {
+    for (const mode of ['vllm', 'sglang'] as const) {
+      const limit = 3;
+      const { engine, server, adapterDirectory } = await setUp({ mode, tokensPerSecond: 4000, maxLoadedAdapters: limit }, { maxLoadedAdapters: limit });
+      const fetched: number[] = [];
+      engine.setPolicyArtifactSource?.(async (version) => {
+        fetched.push(version);
+        return version >= 1 && version <= 8 ? adapter(version) : null;
+      });
+      await engine.loadPolicy(adapter(1));
+      const versions = Array.from({ length: 24 }, (_, index) => 1 + (index % 8));
+      // Each version asks for its own number of tokens, so the server's record says which version a request came from.
+      const results = await Promise.all(versions.map((version) => collectEvents(engine, contractRequest([{ role: 'user', content: 'a story' }], { maxTokens: 4 + version }, { policyVersion: version }))));
+      expect(results.map((events) => resultOf(events).policyVersion)).toEqual(versions);
+      const generations = server.requests.filter((recorded) => recorded.path === '/v1/chat/completions' || recorded.path === '/generate');
+      expect(generations).toHaveLength(versions.length);
+      for (const recorded of generations) {
+        const body = recorded.body as { max_tokens?: number; lora_path?: string; sampling_params?: { max_new_tokens?: number } };
+        const version = (body.max_tokens ?? body.sampling_params?.max_new_tokens ?? 0) - 4;
+        expect(mode === 'sglang' ? body.lora_path : recorded.served).toMatch(new RegExp(`^fake-model-v${version}-`));
+      }
+      await server.settled();
+      expect(server.peakAdapters).toBeLessThanOrEqual(limit);
+      expect(server.peakAdapters).toBe(limit);
+      // vLLM never had to read an adapter's folder again: clawrl kept no more registered than it caches.
+      expect(server.diskReloads).toBe(0);
+      expect((await readdir(adapterDirectory)).length).toBeLessThanOrEqual(limit);
+      expect(fetched.length).toBeGreaterThan(7);
+    }
+  });
+
+  it('ends the requests still waiting for a slot when the engine closes, rather than leaving them hanging', async () => {
+    const { engine, server } = await setUp({ tokensPerSecond: 2000 }, { maxLoadedAdapters: 2 });
+    engine.setPolicyArtifactSource?.(async (version) => (version <= 3 ? adapter(version) : null));
+    await engine.loadPolicy(adapter(1));
+    const release = server.holdStreams();
+    const streaming = engine.generate(contractRequest([{ role: 'user', content: 'x' }], {}, { policyVersion: 2 }), new AbortController().signal)[Symbol.asyncIterator]();
+    expect((await streaming.next()).value).toMatchObject({ type: 'start', policyVersion: 2 });
+    const waiting = collectEvents(engine, contractRequest([{ role: 'user', content: 'y' }], {}, { policyVersion: 3 })).then(
+      () => 'served',
+      () => 'ended',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    await engine.close();
+    expect(await waiting).toBe('ended');
+    release();
+  });
+
+  it('keeps the active version and pinned ones loaded, refuses a pin beyond the room, and lets an unpinned one go', async () => {
+    const { engine, server } = await setUp({ maxLoadedAdapters: 3 }, { maxLoadedAdapters: 3 });
+    engine.setPolicyArtifactSource?.(async (version) => (version <= 6 ? adapter(version) : null));
+    await engine.loadPolicy(adapter(1));
+    await engine.pinPolicy?.(2);
+    expect((await failure(engine.pinPolicy?.(3) ?? Promise.resolve())).message).toContain('callers may pin at most 1 versions with --upstream-max-loras 3');
+    for (const version of [3, 4, 5, 6]) expect(resultOf(await collectEvents(engine, contractRequest([{ role: 'user', content: 'x' }], {}, { policyVersion: version }))).policyVersion).toBe(version);
+    await server.settled();
+    const held = () => [...server.adapters.keys()].map((name) => name.split('-')[2]).sort();
+    expect(held()).toEqual(['v1', 'v2', 'v6']);
+    await engine.unpinPolicy?.(2);
+    await collectEvents(engine, contractRequest([{ role: 'user', content: 'x' }], {}, { policyVersion: 3 }));
+    await server.settled();
+    expect(held()).toEqual(['v1', 'v3', 'v6']);
   });
 
   it('loads SGLang adapters through /load_lora_adapter and selects them with lora_path', async () => {

@@ -3,10 +3,17 @@
  * by name and read them from their own disk, so a version is published by writing the PEFT
  * files to `<adapterDirectory>/<model>-v<N>-<hash>/` (a directory the server must also see, at
  * the same path) and asking the server to load that path under that name; new requests then use
- * that name while requests in flight finish on theirs. Old adapters beyond the newest
- * `retainedAdapters` are unloaded once no request uses them (engines.md §1.6: versioned names,
- * never in-place reloads). Loading never blocks a request: until the server confirms the load,
+ * that name while requests in flight finish on theirs (engines.md §1.6: versioned names, never
+ * in-place reloads). Loading never blocks a request: until the server confirms the load,
  * requests keep the version they would have had.
+ *
+ * The server holds at most `maxLoadedAdapters` of them (`--upstream-max-loras`), as the local engine
+ * holds its own (`../adapter-residency.ts`): a request naming any committed version gets it loaded on
+ * demand (from the artifacts given, else the artifact source), the least recently used idle adapter
+ * is unloaded to make room, and the active version, callers' pins and adapters a request is using
+ * are never unloaded; a request that finds every slot busy waits for one. SGLang with
+ * `--max-loaded-loras` refuses a load beyond its limit, and every adapter kept loaded is a folder on
+ * the shared disk and a name on the server: per-user versions would grow both without bound.
  *
  * Full-weight versions go to SGLang as a model folder through `/update_weights_from_disk`
  * (engines.md §2.3), tagged with `weight_version: "<N>-<hash>"`. SGLang holds new requests while it
@@ -17,7 +24,8 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ClawrlError } from '../../spec/clawrl-error.js';
-import type { PolicyArtifact, PolicyVersion } from '../../spec/inference-engine.js';
+import type { PolicyArtifact, PolicyArtifactSource, PolicyVersion } from '../../spec/inference-engine.js';
+import { createAdapterResidency, createResidencyPins, type AdapterResidency, type ResidencyPins } from '../adapter-residency.js';
 import type { ChatFlavor } from './chat-completions-api.js';
 import { modelFolderCompanions, policyFolderName, withBaseModelName, writePolicyFolder } from './write-policy-folder.js';
 import {
@@ -31,6 +39,9 @@ import {
 import type { UpstreamClient } from './upstream-client.js';
 import type { WireLoadLoraRequest, WireUnloadLoraRequest } from './vllm-api.js';
 
+/** `--upstream-max-loras`'s default: the adapters clawrl kept loaded before it was an option, within the deployment guide's `--max-cpu-loras 8` / `--max-loaded-loras 8`. */
+export const defaultMaxLoadedAdapters = 4;
+
 export interface PolicyRegistryOptions {
   flavor: ChatFlavor;
   model: string;
@@ -41,7 +52,8 @@ export interface PolicyRegistryOptions {
   adapterDirectory?: string;
   /** The base model's folder: full-weight folders copy its config and tokenizer, a rollback to the base reloads it. */
   modelDirectory?: string;
-  retainedAdapters?: number;
+  /** Adapter versions loaded on the server at once, loading ones included; at least 2; default `defaultMaxLoadedAdapters`. */
+  maxLoadedAdapters?: number;
 }
 
 export interface ResolvedPolicy {
@@ -54,18 +66,38 @@ export interface ResolvedPolicy {
 /** The server says it has this adapter already: under a content-unique name, the same one. */
 const alreadyLoaded = /has already been loaded|already exists/i;
 
+/**
+ * Adapter artifacts kept to load an evicted version again when the engine has no artifact source
+ * (with one, the record store holds the bytes and they are fetched again): the newest ones given.
+ */
+const keptArtifacts = 8;
+
 export class PolicyRegistry {
   private active: PolicyVersion = 0;
-  /** Loaded versions: their adapter name, or null for the base model and the full weights. */
-  private readonly adapters = new Map<PolicyVersion, string | null>([[0, null]]);
-  private readonly inFlight = new Map<PolicyVersion, number>();
-  private readonly retired = new Set<PolicyVersion>();
-  private readonly retainedAdapters: number;
+  /** What each version known here is; an adapter's name on the server is the residency's. */
+  private readonly kinds = new Map<PolicyVersion, PolicyArtifact['kind']>([[0, 'base']]);
+  /** Adapter artifacts given (or fetched to learn their kind) and not loaded since, newest last. */
+  private readonly artifacts = new Map<PolicyVersion, PolicyArtifact>();
+  private source: PolicyArtifactSource | null = null;
+  private readonly residency: AdapterResidency<string>;
+  private readonly pins: ResidencyPins;
+  /** Unloads sent and not answered: a load waits for them, as SGLang with `--max-loaded-loras` refuses one beyond its limit. */
+  private readonly unloading = new Set<Promise<void>>();
+  /**
+   * Adapters another process serving from this server (the judge beside a gateway) had loaded under
+   * the same name: evicting one here only forgets it, as that process may still be serving it.
+   */
+  private readonly borrowed = new Set<string>();
   /** The full-weight version the server holds (and its folder), once one was loaded. */
   private fullWeights: { version: PolicyVersion; folder: string | null } | null = null;
 
   constructor(private readonly options: PolicyRegistryOptions) {
-    this.retainedAdapters = Math.max(1, options.retainedAdapters ?? 4);
+    this.residency = createAdapterResidency<string>({
+      capacity: options.maxLoadedAdapters ?? defaultMaxLoadedAdapters,
+      load: (version) => this.loadVersion(version),
+      unload: (name) => this.startUnload(name),
+    });
+    this.pins = createResidencyPins(this.residency, '--upstream-max-loras');
   }
 
   private get admin(): UpstreamClient {
@@ -76,28 +108,35 @@ export class PolicyRegistry {
     return this.options.flavor !== 'openai' && this.options.adapterDirectory !== undefined;
   }
 
-  /** Pins a version for one request; `release` when the request is over. */
-  acquire(requested: PolicyVersion | undefined): ResolvedPolicy {
+  setSource(source: PolicyArtifactSource): void {
+    this.source = source;
+  }
+
+  /**
+   * Holds a version for one request, loading its adapter when it is not loaded; `release` when the
+   * request is over. Aborting `signal` ends a wait for a slot.
+   */
+  async acquire(requested: PolicyVersion | undefined, signal?: AbortSignal): Promise<ResolvedPolicy> {
     const version = requested ?? this.active;
-    const adapterName = this.adapters.get(version);
-    if (adapterName === undefined) {
-      if (!this.canLoad) throw new ClawrlError('unsupported', `this ${this.options.flavor} engine serves only policy version 0, not ${version}`);
-      throw new ClawrlError('not_found', `policy version ${version} is not loaded on this engine`);
+    const kind = await this.kindOf(version);
+    if (kind === 'adapter') {
+      const lease = await this.residency.acquire(version, signal);
+      return { version, adapterName: lease.adapter, release: () => lease.release() };
     }
-    this.inFlight.set(version, (this.inFlight.get(version) ?? 0) + 1);
-    let released = false;
-    return {
-      version,
-      adapterName,
-      release: () => {
-        if (released) return;
-        released = true;
-        const remaining = (this.inFlight.get(version) ?? 1) - 1;
-        if (remaining > 0) this.inFlight.set(version, remaining);
-        else this.inFlight.delete(version);
-        if (remaining <= 0 && this.retired.has(version)) void this.unload(version).catch(() => undefined);
-      },
-    };
+    this.requireServedWeights(version, kind);
+    return { version, adapterName: null, release: () => undefined };
+  }
+
+  /** Keeps a version loaded until as many `unpin`s (`InferenceEngine.pinPolicy`). */
+  async pin(version: PolicyVersion): Promise<void> {
+    const kind = await this.kindOf(version);
+    // Only adapters take slots: the base model or the full weights are what the server holds.
+    if (kind === 'adapter') await this.pins.pin(version);
+    else this.requireServedWeights(version, kind);
+  }
+
+  unpin(version: PolicyVersion): void {
+    this.pins.unpin(version);
   }
 
   /**
@@ -111,30 +150,15 @@ export class PolicyRegistry {
   }
 
   async load(artifact: PolicyArtifact): Promise<void> {
-    if (!this.canLoad) {
-      throw new ClawrlError('unsupported', `the ${this.options.flavor} engine cannot load policies without an adapter directory the server reads (--adapter-dir)`);
-    }
+    this.requireLoading();
     if (artifact.kind === 'full') {
       await this.loadFullWeights(artifact);
       return;
     }
     // Base and adapters apply to the base weights: undo full weights first.
     if (this.fullWeights !== null && this.fullWeights.version !== 0) await this.updateWeights(0, this.requireModelDirectory(), null, '0');
-    if (artifact.kind === 'base') {
-      this.adapters.set(artifact.version, null);
-      await this.activate(artifact.version);
-      return;
-    }
-    const files = withBaseModelName(artifact.files, this.options.model);
-    const name = policyFolderName(this.options.model, artifact.version, files);
-    // Loaded already under this content-unique name: serving it again needs no load.
-    if (this.adapters.get(artifact.version) !== name) {
-      const directory = await writePolicyFolder(this.root(), name, files);
-      await this.loadAdapter(name, directory);
-      this.adapters.set(artifact.version, name);
-    }
-    this.retired.delete(artifact.version);
-    await this.activate(artifact.version);
+    this.keep(artifact);
+    await this.activate(artifact);
   }
 
   /**
@@ -143,19 +167,87 @@ export class PolicyRegistry {
    * everyone, so they cannot be staged.
    */
   async stage(artifact: PolicyArtifact): Promise<void> {
-    if (!this.canLoad) {
-      throw new ClawrlError('unsupported', `the ${this.options.flavor} engine cannot load policies without an adapter directory the server reads (--adapter-dir)`);
-    }
+    this.requireLoading();
     if (artifact.kind === 'full') {
       throw new ClawrlError('unsupported', `a full-weight version replaces the ${this.options.flavor} server's weights for every request, so it cannot be evaluated beside serving: train LoRA adapters (--train-params lora) to gate versions`);
     }
-    if (artifact.kind === 'base' || this.adapters.has(artifact.version)) return;
+    this.keep(artifact);
+    // Loaded now, so a load the server refuses fails the staging rather than the gate's first request.
+    if (artifact.kind === 'adapter') (await this.residency.acquire(artifact.version)).release();
+  }
+
+  private async activate(artifact: PolicyArtifact): Promise<void> {
+    const previous = this.kinds.get(this.active) === 'adapter' ? this.active : null;
+    await this.pins.activate(previous, artifact.kind === 'adapter' ? artifact.version : null);
+    this.active = artifact.version;
+  }
+
+  private requireLoading(): void {
+    if (!this.canLoad) {
+      throw new ClawrlError('unsupported', `the ${this.options.flavor} engine cannot load policies without an adapter directory the server reads (--adapter-dir)`);
+    }
+  }
+
+  /** What `version` is, fetching its artifact from the source when it is not known here. */
+  private async kindOf(version: PolicyVersion): Promise<PolicyArtifact['kind']> {
+    if (!this.canLoad && version !== 0) throw new ClawrlError('unsupported', `this ${this.options.flavor} engine serves only policy version 0, not ${version}`);
+    const known = this.kinds.get(version);
+    if (known !== undefined) return known;
+    const fetched = this.source === null ? null : await this.source(version);
+    if (fetched === null) throw new ClawrlError('not_found', `policy version ${version} is not loaded on this engine`);
+    // The load that follows takes it, so one request fetches once.
+    this.keep(fetched);
+    return fetched.kind;
+  }
+
+  /** A version that is no adapter runs on the weights the server holds: the base model's, or the newest full weights. */
+  private requireServedWeights(version: PolicyVersion, kind: PolicyArtifact['kind']): void {
+    const held = this.fullWeights?.version ?? 0;
+    const served = kind === 'full' ? held === version : held === 0;
+    if (!served) throw new ClawrlError('not_found', `policy version ${version} is not loaded on this engine: the server holds the weights of version ${held}`);
+  }
+
+  private keep(artifact: PolicyArtifact): void {
+    this.kinds.set(artifact.version, artifact.kind);
+    if (artifact.kind !== 'adapter') return;
+    this.artifacts.delete(artifact.version);
+    this.artifacts.set(artifact.version, artifact);
+    const surplus = [...this.artifacts.keys()].slice(0, Math.max(0, this.artifacts.size - keptArtifacts));
+    for (const old of surplus) this.artifacts.delete(old);
+  }
+
+  private async artifactOf(version: PolicyVersion): Promise<PolicyArtifact> {
+    const kept = this.artifacts.get(version);
+    if (kept !== undefined) {
+      if (this.source !== null) this.artifacts.delete(version);
+      return kept;
+    }
+    const fetched = this.source === null ? null : await this.source(version);
+    if (fetched === null) throw new ClawrlError('not_found', `policy version ${version} is no longer loaded on this engine, and it has no artifact source to load it from`);
+    return fetched;
+  }
+
+  /** The residency's load: the version's folder written and loaded under its content-unique name. */
+  private async loadVersion(version: PolicyVersion): Promise<string> {
+    const artifact = await this.artifactOf(version);
+    if (artifact.kind !== 'adapter') throw new ClawrlError('internal_error', `policy version ${version} is not an adapter`);
+    // They never reject: a failed unload only leaves an idle adapter on the server.
+    await Promise.all([...this.unloading]);
     const files = withBaseModelName(artifact.files, this.options.model);
-    const name = policyFolderName(this.options.model, artifact.version, files);
+    const name = policyFolderName(this.options.model, version, files);
     const directory = await writePolicyFolder(this.root(), name, files);
     await this.loadAdapter(name, directory);
-    this.adapters.set(artifact.version, name);
-    this.retired.delete(artifact.version);
+    return name;
+  }
+
+  /** The residency's unload, which cannot wait: the next load waits for it instead (`unloading`). */
+  private startUnload(name: string): void {
+    if (this.borrowed.delete(name)) return;
+    const unloading: Promise<void> = this.unloadFromServer(name)
+      .then(() => rm(join(this.root(), name), { recursive: true, force: true }))
+      .catch(() => undefined)
+      .finally(() => this.unloading.delete(unloading));
+    this.unloading.add(unloading);
   }
 
   private root(): string {
@@ -170,6 +262,7 @@ export class PolicyRegistry {
   }
 
   private async loadAdapter(name: string, directory: string): Promise<void> {
+    this.borrowed.delete(name);
     try {
       if (this.options.flavor === 'sglang') {
         const request: WireLoraRequest = { lora_name: name, lora_path: directory };
@@ -180,8 +273,8 @@ export class PolicyRegistry {
       }
     } catch (error) {
       // Another process serving from this server (the judge beside a gateway) loaded it first.
-      if (ClawrlError.isInstance(error) && alreadyLoaded.test(error.message)) return;
-      throw error;
+      if (!ClawrlError.isInstance(error) || !alreadyLoaded.test(error.message)) throw error;
+      this.borrowed.add(name);
     }
   }
 
@@ -197,8 +290,8 @@ export class PolicyRegistry {
     const folder = await writePolicyFolder(this.root(), name, artifact.files, { modelDirectory, companions: modelFolderCompanions });
     // `<N>-<hash>`: the weights' own name, so weights of an earlier run are never taken for these.
     await this.updateWeights(artifact.version, folder, folder, name.slice(name.lastIndexOf('-v') + 2));
-    this.adapters.set(artifact.version, null);
-    await this.activate(artifact.version);
+    this.keep(artifact);
+    await this.activate(artifact);
   }
 
   /**
@@ -221,30 +314,8 @@ export class PolicyRegistry {
     }
     const previous = this.fullWeights ?? { version: 0, folder: null };
     this.fullWeights = { version, folder };
-    if (previous.version !== version) this.adapters.delete(previous.version);
-    if (version === 0) this.adapters.set(0, null);
     // The server holds the weights in memory now; an older full-weight folder is only disk used.
     if (previous.folder !== null && previous.folder !== folder) await rm(previous.folder, { recursive: true, force: true }).catch(() => undefined);
-  }
-
-  private async activate(version: PolicyVersion): Promise<void> {
-    this.active = version;
-    const loaded = [...this.adapters.entries()].filter(([, name]) => name !== null).map(([loadedVersion]) => loadedVersion);
-    const surplus = loaded.sort((left, right) => right - left).slice(this.retainedAdapters).filter((old) => old !== version);
-    for (const oldVersion of surplus) this.retired.add(oldVersion);
-    // Busy versions are unloaded by the release of their last request. A failed unload only
-    // leaves an idle adapter on the server, so it must not fail the load that is now active.
-    const idle = surplus.filter((oldVersion) => !this.inFlight.has(oldVersion));
-    await Promise.all(idle.map((oldVersion) => this.unload(oldVersion).catch(() => undefined)));
-  }
-
-  private async unload(version: PolicyVersion): Promise<void> {
-    const name = this.adapters.get(version);
-    if (name === undefined || name === null || !this.retired.has(version)) return;
-    this.adapters.delete(version);
-    this.retired.delete(version);
-    await this.unloadFromServer(name);
-    await rm(join(this.root(), name), { recursive: true, force: true });
   }
 
   private async unloadFromServer(name: string): Promise<void> {

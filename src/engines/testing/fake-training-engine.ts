@@ -37,7 +37,12 @@ export interface FakeTrainingEngineOptions {
   capabilities?: Partial<TrainingEngineCapabilities>;
   /** Seeds the base weights; default 1. */
   seed?: number;
+  /** Saved states shared with other fake engines, as a Tinker service's are between its training clients; default its own. */
+  savedStates?: FakeSavedStates;
 }
+
+/** Saved states, by name (opaque outside this file). */
+export type FakeSavedStates = Map<string, unknown>;
 
 export interface FakeTrainingEngine extends TrainingEngine {
   readonly forwardBackwardCalls: ForwardBackwardInput[];
@@ -111,7 +116,7 @@ export function createFakeTrainingEngine(options: FakeTrainingEngineOptions = {}
   });
   let state = fresh(base.slice(), 0);
   let gradient = new Float64Array(size * size);
-  const saved = new Map<string, OptimizerState>();
+  const saved = (options.savedStates ?? new Map()) as Map<string, OptimizerState>;
   const copyOf = (from: OptimizerState): OptimizerState => ({ ...from, weights: from.weights.slice(), firstMoment: from.firstMoment.slice(), secondMoment: from.secondMoment.slice() });
   let closed = false;
 

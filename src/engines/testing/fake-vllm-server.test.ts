@@ -1,8 +1,11 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeVllmServer, type FakeVllmServer, type FakeVllmServerOptions } from './fake-vllm-server.js';
 import { decodeTokens, fakeLogprob } from './fake-model.js';
+import { createPeftAdapterFiles } from './create-peft-adapter-files.js';
 
 const servers: FakeVllmServer[] = [];
 afterEach(async () => {
@@ -135,5 +138,38 @@ describe('fake vLLM server', () => {
     expect(await postJson(`${server.url}/v1/load_lora_adapter`, { lora_name: 'a', lora_path: '/nonexistent/adapter' })).toMatchObject({ error: { code: 404, type: 'NotFoundError' } });
     const models = (await (await fetch(`${server.url}/v1/models`)).json()) as { data: { id: string }[] };
     expect(models.data.map((model) => model.id)).toEqual(['fake-model']);
+  });
+
+  it('holds adapters as the servers do: SGLang refuses a load beyond --max-loaded-loras, vLLM lets one leave its cache and reads its folder again', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'clawrl-fake-adapters-'));
+    try {
+      const folders = await Promise.all(
+        [1, 2, 3].map(async (seed) => {
+          const folder = join(root, `a${seed}`);
+          await mkdir(folder);
+          for (const [name, bytes] of Object.entries(createPeftAdapterFiles({ baseModel: 'fake-model', seed }))) await writeFile(join(folder, name), bytes);
+          return folder;
+        }),
+      );
+      const sglang = (await start({ mode: 'sglang', maxLoadedAdapters: 2 })).server;
+      for (const [index, folder] of folders.slice(0, 2).entries()) expect(await postJson(`${sglang.url}/load_lora_adapter`, { lora_name: `a${index + 1}`, lora_path: folder })).toMatchObject({ success: true });
+      expect(await postJson(`${sglang.url}/load_lora_adapter`, { lora_name: 'a3', lora_path: folders[2] })).toMatchObject({ success: false, error_message: expect.stringContaining('Maximum number of loaded LoRA adapters is 2') as unknown });
+      expect(await postJson(`${sglang.url}/unload_lora_adapter`, { lora_name: 'a1' })).toMatchObject({ success: true });
+      expect(await postJson(`${sglang.url}/load_lora_adapter`, { lora_name: 'a3', lora_path: folders[2] })).toMatchObject({ success: true });
+      expect(sglang.peakAdapters).toBe(2);
+
+      const { server: vllm, client } = await start({ maxLoadedAdapters: 2 });
+      for (const [index, folder] of folders.entries()) expect(await (await fetch(`${vllm.url}/v1/load_lora_adapter`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ lora_name: `a${index + 1}`, lora_path: folder }) })).text()).toContain('added successfully');
+      expect(vllm.peakAdapters).toBe(3);
+      // a1 left the cache of two when a3 came: serving it reads its folder again, and fails once the folder is gone.
+      await client.chat.completions.create({ model: 'a1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+      expect(vllm.diskReloads).toBe(1);
+      await client.chat.completions.create({ model: 'a1', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 });
+      expect(vllm.diskReloads).toBe(1);
+      await rm(folders[1] ?? '', { recursive: true });
+      await expect(client.chat.completions.create({ model: 'a2', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2 })).rejects.toMatchObject({ status: 400 });
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });

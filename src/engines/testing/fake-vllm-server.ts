@@ -4,7 +4,10 @@
  * token ids and log-probs are reproducible (see fake-model.ts), and failure modes for error paths.
  * Runtime LoRA and weight updates read the folders they are given as the real servers do
  * (check-peft-adapter-folder.ts) and refuse a malformed one in the server's own error shape; each
- * generation request records the model or adapter it was served with.
+ * generation request records the model or adapter it was served with. The adapter limits are the
+ * servers' own: SGLang's `--max-loaded-loras` refuses a load beyond it (as SGLang up to 0.5.3 does;
+ * later versions evict instead), vLLM registers any number of adapters but holds only
+ * `--max-cpu-loras` of them, and a request for one it let go reads its folder again.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -50,6 +53,13 @@ export interface FakeVllmServerOptions {
   /** SGLang `--incremental-streaming-output`: stream only new ids per chunk. */
   incrementalStreamOutput?: boolean;
   maxModelLength?: number;
+  /**
+   * SGLang `--max-loaded-loras`: a load while this many adapters are loaded is refused (HTTP 400,
+   * SGLang's message). vLLM `--max-cpu-loras`: loads always succeed, the least recently used
+   * adapter beyond this many leaves the cache, and a request for it reads its folder again
+   * (`diskReloads`), failing as vLLM does when the folder is gone. Default: no limit.
+   */
+  maxLoadedAdapters?: number;
   /** Keep every request in `requests`; turn off for long benchmark runs. Default true. */
   recordRequests?: boolean;
 }
@@ -72,6 +82,10 @@ export interface FakeVllmServer {
   readonly requests: RecordedRequest[];
   /** Adapters loaded through the LoRA endpoints, by name, with the path they came from. */
   readonly adapters: ReadonlyMap<string, string>;
+  /** The most adapters loaded at once since the server started. */
+  readonly peakAdapters: number;
+  /** vLLM: requests whose adapter had left the `maxLoadedAdapters` cache, so its folder was read again. */
+  readonly diskReloads: number;
   /** SGLang: the folder the weights were last updated from (null: the base model's) and their version. */
   readonly weights: { path: string | null; version: string };
   setFailMode(mode: FakeFailMode | null): void;
@@ -117,6 +131,10 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
   const created = Math.floor(Date.now() / 1000);
   const requests: RecordedRequest[] = [];
   const adapters = new Map<string, string>();
+  /** vLLM's CPU cache of adapters, least recently used first. */
+  const cached: string[] = [];
+  let peakAdapters = 0;
+  let diskReloads = 0;
   const weights: { path: string | null; version: string } = { path: null, version: 'default' };
   const pending = new Set<Promise<void>>();
   let failMode = options.failMode ?? null;
@@ -154,9 +172,13 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     if (nativeSglang) {
       if (name === undefined || path === undefined) return sglangLoraAnswer('lora_name and lora_path are required');
       if (adapters.has(name)) return sglangLoraAnswer(`LoRA with name ${name} already exists. Loaded LoRAs: ${[...adapters.keys()].join(', ')}`);
+      const limit = options.maxLoadedAdapters;
+      if (limit !== undefined && adapters.size >= limit) {
+        return sglangLoraAnswer(`Cannot load LoRA adapter ${name} at path ${path}. Maximum number of loaded LoRA adapters is ${limit}. Please unload some LoRA adapters before loading new ones.`);
+      }
       const failure = takeLoadFailure() ?? (await checkPeftAdapterFolder(path, baseModel));
       if (failure !== null) return sglangLoraAnswer(`Failed to load LoRA adapter ${name}: ${failure}`);
-      adapters.set(name, path);
+      register(name, path);
       return sglangLoraAnswer(null);
     }
     if (name === undefined || path === undefined) return errorResponse(400, "Both 'lora_name' and 'lora_path' must be provided.", 'InvalidUserInput');
@@ -164,13 +186,40 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     const failure = takeLoadFailure() ?? (await checkPeftAdapterFolder(path, baseModel));
     // vLLM answers 404 when the folder has no adapter, 400 when the adapter is unusable.
     if (failure !== null) return errorResponse(failure.startsWith('No adapter found') ? 404 : 400, failure, failure.startsWith('No adapter found') ? 'NotFoundError' : 'BadRequestError');
-    adapters.set(name, path);
+    register(name, path);
     return { kind: 'text', status: 200, body: `Success: LoRA adapter '${name}' added successfully.` };
+  }
+
+  function register(name: string, path: string): void {
+    adapters.set(name, path);
+    peakAdapters = Math.max(peakAdapters, adapters.size);
+    touchCached(name);
+  }
+
+  /** vLLM's `LRUCacheWorkerLoRAManager`: the adapter goes last, the oldest beyond the limit leaves. */
+  function touchCached(name: string): void {
+    const at = cached.indexOf(name);
+    if (at >= 0) cached.splice(at, 1);
+    cached.push(name);
+    while (options.maxLoadedAdapters !== undefined && cached.length > options.maxLoadedAdapters) cached.shift();
+  }
+
+  /** vLLM serving a registered adapter its cache let go reads it from its folder again: its LoRA request carries the path. */
+  async function reloadFromDisk(name: string): Promise<FakeResponse | null> {
+    const path = adapters.get(name);
+    if (path === undefined) return null;
+    const evicted = mode === 'vllm' && !cached.includes(name);
+    if (evicted) diskReloads += 1;
+    const failure = evicted ? await checkPeftAdapterFolder(path, baseModel) : null;
+    if (failure !== null) return errorResponse(400, `Loading lora ${name} failed: ${failure}`, 'BadRequestError');
+    touchCached(name);
+    return null;
   }
 
   function unloadAdapter(body: FakeBody, nativeSglang: boolean): FakeResponse {
     const name = asString(body['lora_name']) ?? '';
     const removed = adapters.delete(name);
+    if (cached.includes(name)) cached.splice(cached.indexOf(name), 1);
     if (nativeSglang) return sglangLoraAnswer(removed ? null : `LoRA with name ${name} does not exist. Loaded LoRAs: ${[...adapters.keys()].join(', ')}`);
     if (!removed) return errorResponse(404, `The lora adapter '${name}' cannot be found.`, 'NotFoundError');
     return { kind: 'text', status: 200, body: `Success: LoRA adapter '${name}' removed successfully.` };
@@ -204,6 +253,10 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     if (method !== 'POST') return errorResponse(404, `${method} ${path} not found`, 'NotFoundError');
     if ((path === '/v1/chat/completions' || path === '/v1/completions') && !knownModel) {
       return errorResponse(404, `The model \`${selected}\` does not exist.`, 'NotFoundError', 'model');
+    }
+    if (generationRoutes.has(path)) {
+      const reloadFailure = await reloadFromDisk(path === '/generate' ? (asString(body['lora_path']) ?? baseModel) : selected);
+      if (reloadFailure !== null) return reloadFailure;
     }
     if (path === '/v1/chat/completions') return handleChatCompletions(body, context);
     if (path === '/v1/completions' && mode === 'vllm') return handleCompletions(body, context);
@@ -315,6 +368,8 @@ export async function startFakeVllmServer(options: FakeVllmServerOptions = {}): 
     url: `http://127.0.0.1:${port}`,
     requests,
     adapters,
+    get peakAdapters() { return peakAdapters; },
+    get diskReloads() { return diskReloads; },
     weights,
     setFailMode(mode) {
       failMode = mode;

@@ -27,7 +27,10 @@ runTrainingEngineContract({
       baseModel: 'tiny',
       loraRank: 4,
       optimizer: { learningRate: 1e-2 },
+      // Two clients for three lineages (the engine's own and two users'): a lineage both opens a client and takes one over.
+      maxTrainingClients: 2,
     }),
   promptTokenIds: [3, 14, 15, 92, 65],
   responseTokenIds: [35, 89, 79, 32],
+  lineages: true,
 });

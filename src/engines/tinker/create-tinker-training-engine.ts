@@ -26,6 +26,11 @@
  * has not been used yet, and unload the old one. Tinker reports no optimizer step count, so it is
  * counted here and carried in the saved state's name (`…_o<steps>_…`), which is how a restarted
  * trainer resumes its count.
+ *
+ * Lineages (`TrainingEngine.lineage`, a user's adapter) get training clients of their own, opened
+ * when first trained, at most `maxTrainingClients` at once (`../training-lineages.ts`): beyond them
+ * the least recently used idle one is saved (`save_weights`, with its optimizer) and its client
+ * loads the lineage that needs it, as `loadState` does.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
@@ -48,6 +53,7 @@ import {
   type AdamParams,
 } from './tinker-api.js';
 import { readCheckpointArchive, type AdapterFromArchive } from './read-checkpoint-archive.js';
+import { withTrainingLineages } from '../training-lineages.js';
 import { checkTinkerBatch, lossTokensOf, needsCurrentLogprobs, responseLogprobsOf, tinkerBatchOf, tinkerLossOf, type TinkerBatch } from './tinker-datums.js';
 
 export interface TinkerTrainingEngineOptions {
@@ -67,6 +73,8 @@ export interface TinkerTrainingEngineOptions {
    * the artifact, so engines that load PEFT adapters (local, vLLM, SGLang) can serve it. Default false.
    */
   downloadAdapters?: boolean;
+  /** Training clients held at once, one per lineage in use (the engine's own included); default 4. */
+  maxTrainingClients?: number;
   logger?: Logger;
 }
 
@@ -133,6 +141,20 @@ function stepsOfStateName(name: string): number | null {
 }
 
 export async function createTinkerTrainingEngine(options: TinkerTrainingEngineOptions): Promise<TrainingEngine> {
+  const served = (await options.client.serverCapabilities()).models.map((model) => model.name);
+  if (served.length > 0 && !served.includes(options.baseModel)) {
+    throw new ClawrlError('configuration_error', `the Tinker service does not train '${options.baseModel}'; it serves: ${served.join(', ')} (--tinker-base-model)`);
+  }
+  return withTrainingLineages({
+    first: await createTrainingClient(options, true),
+    capacity: options.maxTrainingClients ?? 4,
+    // A lineage's client shares the connection, which the first client closes.
+    openClient: () => createTrainingClient(options, false),
+  });
+}
+
+/** One training client of the service; `ownsConnection`: its `close` closes the Tinker client too. */
+async function createTrainingClient(options: TinkerTrainingEngineOptions, ownsConnection: boolean): Promise<TrainingEngine> {
   const { client, baseModel } = options;
   const logger = options.logger ?? silentLogger;
   const loraRank = options.loraRank ?? 16;
@@ -145,10 +167,6 @@ export async function createTinkerTrainingEngine(options: TinkerTrainingEngineOp
     weightDecay: options.optimizer?.weightDecay ?? 0.1,
     maxGradientNorm: options.optimizer?.maxGradientNorm ?? 1,
   };
-  const served = (await client.serverCapabilities()).models.map((model) => model.name);
-  if (served.length > 0 && !served.includes(baseModel)) {
-    throw new ClawrlError('configuration_error', `the Tinker service does not train '${baseModel}'; it serves: ${served.join(', ')} (--tinker-base-model)`);
-  }
   let model = { id: await client.createModel(baseModel, loraRank), used: false };
   let steps = 0;
   let closed = false;
@@ -304,7 +322,7 @@ export async function createTinkerTrainingEngine(options: TinkerTrainingEngineOp
       if (closed) return;
       closed = true;
       await client.unloadModel(model.id).catch((error: unknown) => logger.warn('unloading the Tinker training client failed', { error: String(error) }));
-      await client.close();
+      if (ownsConnection) await client.close();
     },
   };
 }
