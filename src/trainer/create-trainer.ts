@@ -113,7 +113,7 @@ export interface TrainerStatus {
   paused: boolean;
   /** A step is running now. */
   training: boolean;
-  /** The version the training weights are at (the next step's parent). */
+  /** The version the training weights are at (the next step's parent); per user, the global lineage's. */
   trainingVersion: PolicyVersion;
   samplesDroppedStale: number;
   failedSteps: number;
@@ -294,9 +294,12 @@ export function createTrainer(options: TrainerOptions): Trainer {
           ...(lineage === null ? {} : { user: lineage.user }),
         },
       });
-      trainingVersion = version;
-      lastCheckpoint = checkpoint;
       lineages?.trained(lineage?.user ?? null, version);
+      // A user's step leaves the global lineage where it was: what the follower compares with the store's active version.
+      if (lineage === null || lineage.user === null) {
+        trainingVersion = version;
+        lastCheckpoint = checkpoint;
+      }
       logger.info('training step committed', { step: stepNumber, version, loss: metrics.loss, samples: used.length, stepMs: metrics.stepMs, ...(lineage === null ? {} : { user: lineage.user }) });
       // A user's version serves that user's requests (the gateway routes them to it); only the global lineage's becomes what the engine serves by default.
       if (lineage !== null && lineage.user !== null) {

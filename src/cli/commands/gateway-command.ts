@@ -22,6 +22,7 @@ import { checkPortFree } from '../wiring/check-port-free.js';
 import { startPolicyFollower } from '../../serving/start-policy-follower.js';
 import { startFollowerServing } from '../wiring/start-training.js';
 import { createUserPolicyDirectory } from '../../serving/create-user-policy-directory.js';
+import { checkPolicyScope } from '../configuration/check-policy-scope.js';
 import { checkUpstreamToolCalling } from '../wiring/check-upstream-tool-calling.js';
 
 /** The storage, bus, engine and gateway components: `commandSchemas.gateway`. */
@@ -29,6 +30,7 @@ export type GatewayCommandConfiguration = Resolved<z.infer<typeof commandSchemas
 
 export async function startGatewayProcess(configuration: GatewayCommandConfiguration, logger: Logger): Promise<{ url: string; close(): Promise<void> }> {
   checkEngineConfiguration(configuration);
+  checkPolicyScope(configuration);
   if (configuration.engine === 'local') localModelDirectoryOf(configuration.model);
   // A busy port fails before the store and the engine are opened.
   await checkPortFree(listenHostOf(configuration), configuration.port);
