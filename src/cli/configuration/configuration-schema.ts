@@ -266,7 +266,7 @@ const managerJudge = z.enum(['verifier', 'rules', 'openai']).default('verifier')
 export const commandSchemas = {
   serve: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape, ...judge.shape, ...learning.shape, ...trainer.shape, ...versions.shape, ...recipeSettings.shape }),
   gateway: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape, ...trainer.pick({ policyScope: true }).shape }),
-  judge: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...learning.shape, ...versions.pick({ gate: true, heldOutShare: true }).shape, ...recipeSettings.shape, redact: gateway.shape.redact }),
+  judge: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...learning.shape, ...versions.pick({ gate: true, heldOutShare: true }).shape, ...trainer.pick({ policyScope: true }).shape, ...recipeSettings.shape, redact: gateway.shape.redact }),
   trainer: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.pick({ model: true, servedModelName: true, tinkerUrl: true, tinkerBaseModel: true }).shape, ...trainer.omit({ noTrain: true }).shape, ...recipeSettings.shape }),
   rejudge: z.object({ ...files.shape, ...storage.pick({ data: true, store: true, storeUrl: true }).shape, ...engine.shape, ...judge.shape, ...learning.pick({ method: true }).shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape, redact: gateway.shape.redact }),
   client: z.object({ ...files.pick({ config: true }).shape, ...client.shape, adminKey: gateway.shape.adminKey }),
