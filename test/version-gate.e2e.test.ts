@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inSessionCohort } from '../src/core/session-cohort.js';
 import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
 import { cliPath, startClawrlServer, type ClawrlServer } from './testing/start-clawrl-server.js';
+import { pollUntil as until } from './testing/poll-until.js';
 
 let folder: string;
 let model: string;
@@ -49,15 +50,6 @@ async function chat(sessionId: string, content: string): Promise<{ status: numbe
 async function thumbs(turnId: string, up: boolean): Promise<void> {
   const response = await fetch(`${server?.url}/v1/feedback`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ turn_id: turnId, thumbs: up ? 'up' : 'down' }) });
   expect(response.status).toBe(200);
-}
-
-async function until<Value>(read: () => Promise<Value>, done: (value: Value) => boolean, what: string, attempts = 600): Promise<Value> {
-  for (let attempt = 0; attempt < attempts; attempt += 1) {
-    const value = await read();
-    if (done(value)) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 /** Sessions of one turn with feedback, until `ready` samples are built. */

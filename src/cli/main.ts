@@ -300,18 +300,24 @@ addOptions(
   });
 
 const policy = program.command('policy').description('policy versions of a running server');
-addOptions(policy.command('list').description('list versions, the base first; * marks the one served'), commandSchemas.client).action(
-  async (_options: unknown, command: Command) => {
+addOptions(
+  policy
+    .command('list')
+    .description('list versions, the base first; * marks each lineage\'s active one')
+    .option('--user <user>', "one user's lineage (tenant/name, with --policy-scope user); an empty value lists the global lineage"),
+  commandSchemas.client,
+).action(
+  async (options: { user?: string }, command: Command) => {
     try {
       const configuration = configurationOf(command, commandSchemas.client, undefined);
-      const policies = await listPolicies(serverUrlOf(command, configuration.url), configuration.adminKey);
+      const policies = await listPolicies(serverUrlOf(command, configuration.url), configuration.adminKey, options.user);
       process.stdout.write(`${configuration.json ? JSON.stringify(policies, null, 2) : formatPolicies(policies)}\n`);
     } catch (error) {
       fail(error);
     }
   },
 );
-addOptions(policy.command('activate').description('serve this version from now on (roll back or forward)').argument('<version>'), commandSchemas.client).action(
+addOptions(policy.command('activate').description("serve this version from now on (roll back or forward); a user's version replaces only that user's").argument('<version>'), commandSchemas.client).action(
   async (version: string, _options: unknown, command: Command) => {
     try {
       const configuration = configurationOf(command, commandSchemas.client, undefined);

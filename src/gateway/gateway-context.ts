@@ -58,6 +58,8 @@ export interface GatewayContext {
   pinSessions?: boolean;
   /** Which version a session gets while a canary runs (`serving/policy-lifecycle.ts`); absent: the served version for all. */
   policyRouting?: PolicyRouting;
+  /** Each user's own version (`--policy-scope user`); absent: every user is served the served version. */
+  userPolicies?: UserPolicyRouting;
   /** The text of each token (alone) of the served model, for the dashboard's token view; absent without a tokenizer. */
   decodeTokens?: (tokenIds: readonly number[]) => Promise<string[]>;
   /** Results of experiment runs (`--results-dir`), for the dashboard's Experiments page. */
@@ -75,6 +77,14 @@ export interface DashboardAsset {
 export interface DashboardAssets {
   /** The file at `path` (relative, `index.html` for the page itself); null when there is none. */
   get(path: string): DashboardAsset | null;
+}
+
+/** Version routing by user (`--policy-scope user`), as the composition root hands it to the gateway. */
+export interface UserPolicyRouting {
+  /** The version a request of `user` is served: the user's active version, else the base (0). */
+  versionFor(user: string): Promise<PolicyVersion>;
+  /** The user owning `version` (null: the global lineage); undefined for an unknown version. */
+  ownerOf(version: PolicyVersion): Promise<string | null | undefined>;
 }
 
 /** Version routing by session, as the composition root hands it to the gateway (the canary cohort). */

@@ -116,6 +116,21 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
     };
   }
 
+  /**
+   * With `--policy-scope user`, the version `user`'s request is served (its own active version, else the
+   * base), and a pin to a version another user owns refused: one user's adapter learnt from that user's data.
+   */
+  async function userVersionOf(user: string | null, requestPin: number | null): Promise<number | null> {
+    const routing = context.userPolicies;
+    if (routing === undefined || user === null) return null;
+    if (requestPin === null) return routing.versionFor(user);
+    const owner = await routing.ownerOf(requestPin);
+    if (owner !== undefined && owner !== null && owner !== user) {
+      throw new ClawrlError('not_found', `No policy version ${requestPin} of this user (X-Clawrl-Policy-Version).`, { param: 'X-Clawrl-Policy-Version' });
+    }
+    return null;
+  }
+
   /** Writes the turn (and any extra choices as side turns); returns once it is durable. */
   async function recordTurn(draft: TurnDraft, capture: TurnCapture, status: TurnStatus, error: string | null): Promise<void> {
     const endedAt = context.now();
@@ -190,10 +205,12 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
         firstEvent.catch(() => undefined);
       };
       const requestPin = controls.pinnedVersion;
+      const userVersion = await userVersionOf(start.principal.user, requestPin);
+      const withVersion = (version: number | null): GenerateRequest => (version === null ? request : { ...request, policyVersion: version });
       // Pinned sessions and a running canary (which routes by session) start once the session is known.
       const routed = context.policyRouting?.routing() === true;
       const waitsForSession = requestPin === null && (context.pinSessions === true || routed) && controls.record;
-      if (!waitsForSession) startGeneration(requestPin === null ? request : { ...request, policyVersion: requestPin });
+      if (!waitsForSession) startGeneration(withVersion(requestPin ?? userVersion));
       let sessionPin: number | null = null;
       let drafted: Awaited<ReturnType<TurnDrafter['draftTurn']>> | undefined;
       try {
@@ -202,7 +219,7 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
           const sessionId = drafted.draft.sessionId;
           if (sessionId !== null && context.pinSessions === true) sessionPin = await context.store.getSessionPolicyVersion(sessionId);
           if (sessionId !== null && sessionPin === null && routed) sessionPin = context.policyRouting?.versionFor(sessionId) ?? null;
-          startGeneration(sessionPin === null ? request : { ...request, policyVersion: sessionPin });
+          startGeneration(withVersion(sessionPin ?? userVersion));
         }
       } catch (error) {
         drafted?.end();
@@ -220,10 +237,12 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
             param: 'X-Clawrl-Policy-Version',
           });
         }
-        // A pinned session's or a canary's version the engine no longer holds (a restart, evicted, rolled back): serve the active one.
-        if (sessionPin === null) throw error;
-        context.logger.warn('pinned policy version unavailable; serving the active version', { sessionId: draft.sessionId, version: sessionPin });
-        startGeneration(request);
+        // A pinned session's or a canary's version the engine no longer holds (a restart, evicted, rolled back): serve the active one
+        // (the user's own, with --policy-scope user); a user's own version it cannot serve: the base.
+        const fallback = sessionPin !== null ? userVersion : userVersion !== null && userVersion !== 0 ? 0 : undefined;
+        if (fallback === undefined) throw error;
+        context.logger.warn('pinned policy version unavailable; serving the active version', { sessionId: draft.sessionId, version: sessionPin ?? userVersion });
+        startGeneration(withVersion(fallback));
         return firstEvent;
       }).catch((error: unknown) => {
         end();

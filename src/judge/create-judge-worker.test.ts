@@ -195,6 +195,21 @@ describe('createJudgeWorker', () => {
     expect(temperatureOf('t2')).toEqual([1]);
   });
 
+  it('scores teachers under the served version, or with per-user policies under the version that sampled the turn', async () => {
+    state.verdict = 'The user complains. \\boxed{-1}';
+    state.hints = ['\\boxed{1} [HINT_START]Write the answer as plain text, without any bold markers.[HINT_END]'];
+    await store.recordTurn({ ...turnOf('t1'), policyVersion: 7 });
+    await store.linkNextState('t1', [{ role: 'user', content: 'no bold please' }], 6_000);
+    const served = createScoringEngine((): ScoreResult => ({ promptTokenIds: [1], logprobs: rollout, top: [] }));
+    expect(await worker('opd', { engine: served }).drain()).toMatchObject({ failed: 0 });
+    expect(new Set(served.scoreRequests.map((request) => request.policyVersion))).toEqual(new Set([undefined]));
+    await store.recordTurn({ ...turnOf('t2'), policyVersion: 7 });
+    await store.linkNextState('t2', [{ role: 'user', content: 'no bold please' }], 7_000);
+    const perUser = createScoringEngine((): ScoreResult => ({ promptTokenIds: [1], logprobs: rollout, top: [] }));
+    expect(await worker('opd', { engine: perUser, teacherUnderTurnVersion: true }).drain()).toMatchObject({ failed: 0 });
+    expect(perUser.scoreRequests.filter((request) => JSON.stringify(request.prompt).includes('(t2)')).map((request) => request.policyVersion)).toContain(7);
+  });
+
   it('with a support set, asks for top lists of 20 and distils over the student\'s top k instead of the sampled token', async () => {
     state.verdict = 'The user complains. \\boxed{-1}';
     state.hints = ['\\boxed{1} [HINT_START]Use plain text, no bold.[HINT_END]'];

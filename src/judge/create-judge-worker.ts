@@ -45,6 +45,8 @@ export interface JudgeWorkerOptions {
   supportTopK?: number;
   /** The share of sessions held out of training for the replay gate; default 0 (`--gate replay` sets it). */
   heldOutShare?: number;
+  /** Score OPD teachers under the version that sampled each turn (`--policy-scope user`); default false, the served version. */
+  teacherUnderTurnVersion?: boolean;
 }
 
 export interface DrainResult {
@@ -86,6 +88,7 @@ export function createJudgeWorker(options: JudgeWorkerOptions): JudgeWorker {
     overlapTopK: options.overlapTopK ?? 4,
     supportTopK: options.supportTopK ?? 0,
     heldOutShare: options.heldOutShare ?? 0,
+    teacherUnderTurnVersion: options.teacherUnderTurnVersion ?? false,
     now: options.now,
     createId: options.createId,
   };

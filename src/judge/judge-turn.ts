@@ -36,6 +36,12 @@ export interface JudgeTurnDependencies {
   supportTopK: number;
   /** The share of sessions the replay gate holds out of training (`core/session-cohort.ts`); default 0. */
   heldOutShare?: number;
+  /**
+   * Score the OPD teacher under the version that sampled the turn rather than the served one: with
+   * per-user policies (`--policy-scope user`) the served version is the global lineage's, while a
+   * user's turn was sampled by that user's (the gap Δ subtracts that version's log-probs).
+   */
+  teacherUnderTurnVersion?: boolean;
   now: () => number;
   createId: (prefix: string) => string;
 }
@@ -67,6 +73,7 @@ class TeacherScorer {
     private readonly turn: TurnRecord,
     private readonly topK: number,
     private readonly signal: AbortSignal,
+    private readonly underTurnVersion: boolean,
   ) {}
 
   get available(): boolean {
@@ -103,7 +110,10 @@ class TeacherScorer {
     // rollout's log-probs (taken at the sampling temperature) from these.
     const temperature = logprobTemperatureOf(this.turn.sampling);
     return this.engine.score(
-      { prompt, responseTokenIds: this.turn.responseTokenIds, temperature, ...(this.topK > 0 ? { topK: this.topK } : {}) },
+      {
+        prompt, responseTokenIds: this.turn.responseTokenIds, temperature, ...(this.topK > 0 ? { topK: this.topK } : {}),
+        ...(this.underTurnVersion ? { policyVersion: this.turn.policyVersion } : {}),
+      },
       this.signal,
     );
   }
@@ -135,7 +145,7 @@ export async function judgeTurn(claim: JudgeClaim, dependencies: JudgeTurnDepend
   const { store, judge, method } = dependencies;
   const { turn, feedback } = claim;
   const wantHint = methodUsesHints(method);
-  const scorer = new TeacherScorer(dependencies.engine, turn, scoredTopK(dependencies), signal);
+  const scorer = new TeacherScorer(dependencies.engine, turn, scoredTopK(dependencies), signal, dependencies.teacherUnderTurnVersion === true);
 
   let judgement = reusableJudgement(claim, judge);
   const nextState = judgedNextState(turn, feedback);

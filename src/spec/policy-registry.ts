@@ -8,12 +8,20 @@
  * exactly the latest activation is `active`; activating a version moves the one it replaces to
  * `retired` ("superseded by version N") when the new one is newer, to `rolled-back` ("rolled back
  * to version N") when it is older.
+ *
+ * Versions form lineages: the global one (versions owning no user) and, with `--policy-scope user`,
+ * one per user (`NewPolicyVersion.user`). Version numbers are unique across all of them, and each
+ * lineage has its own active version: activating a user's version replaces only that user's.
  */
 import type { PolicyVersion } from './inference-engine.js';
 import type { PolicyVersionState, SetPolicyVersionStateOptions } from './policy-version-state.js';
 import type { NewPolicyVersion, PolicyArtifactKind, PolicyVersionRecord, TrainingStepRecord } from './records.js';
 
-/** Where training stands, for `/admin/status` and a trainer resuming after a restart. */
+/**
+ * Where training stands, for `/admin/status` and a trainer resuming after a restart: of the global
+ * lineage's activations, with the steps and versions of all lineages; or, asked for one lineage
+ * (`{ user }`), of that lineage alone.
+ */
 export interface TrainingSummary {
   steps: number;
   lastStep: TrainingStepRecord | null;
@@ -42,9 +50,14 @@ export interface PolicyRegistry {
    * activate its successor first, so serving always has a version.
    */
   setPolicyVersionState(version: PolicyVersion, state: PolicyVersionState, options: SetPolicyVersionStateOptions): Promise<boolean>;
-  /** Every version, ascending (the base first). */
-  listPolicyVersions(): Promise<PolicyVersionRecord[]>;
+  /** Every version, ascending (the base first); with `user`, that lineage's alone (null: the global lineage's). */
+  listPolicyVersions(options?: LineageOptions): Promise<PolicyVersionRecord[]>;
   /** A version's artifact; null for an unknown version. */
   getPolicyArtifact(version: PolicyVersion): Promise<{ kind: PolicyArtifactKind; files: Record<string, Uint8Array> } | null>;
-  trainingSummary(): Promise<TrainingSummary>;
+  trainingSummary(options?: LineageOptions): Promise<TrainingSummary>;
+}
+
+/** One lineage: a user's (`tenant/name`), or null for the global one; absent, all of them. */
+export interface LineageOptions {
+  user?: string | null;
 }

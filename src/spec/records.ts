@@ -288,6 +288,8 @@ export interface JudgedAdvantages {
 /** A stored sample with the turn's exact tokens: everything a training step reads. */
 export interface SampleRecord extends Omit<NewSample, 'status'> {
   sessionId: string;
+  /** Its turn's user, copied when the sample was built: a per-user trainer (`--policy-scope user`) trains it into that user's lineage. */
+  user: string | null;
   status: SampleStatus;
   promptTokenIds: number[];
   responseTokenIds: number[];
@@ -387,10 +389,17 @@ export interface NewPolicyVersion {
   samples: number;
   metrics: TrainingStepMetrics | null;
   createdAt: number;
+  /**
+   * The user whose lineage it belongs to (`--policy-scope user`); absent or null for the global
+   * lineage. Each lineage has its own active version.
+   */
+  user?: string | null;
 }
 
 /** A stored policy version without its files (`getPolicyArtifact` reads those). */
-export interface PolicyVersionRecord extends Omit<NewPolicyVersion, 'files'> {
+export interface PolicyVersionRecord extends Omit<NewPolicyVersion, 'files' | 'user'> {
+  /** The lineage's owner; null for the global lineage. */
+  user: string | null;
   /** Whether serving is meant to use it now (the latest activation). */
   active: boolean;
   /** Total bytes of its artifact files. */

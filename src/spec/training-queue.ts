@@ -14,6 +14,14 @@ export interface ClaimSamplesOptions {
   leaseMs: number;
   now: number;
   workerId: string;
+  /** Only this user's samples (null: samples without a user); absent, anyone's. */
+  user?: string | null;
+}
+
+/** How many unleased ready samples one user has (null: samples without a user). */
+export interface ReadySamplesOfUser {
+  user: string | null;
+  ready: number;
 }
 
 export interface CommitTrainingStepOptions {
@@ -39,6 +47,8 @@ export interface TrainingQueue {
    * without changing their status; returns how many were released.
    */
   releaseTrainingSamples(input: { workerId: string; ids?: string[] }): Promise<number>;
+  /** The unleased ready samples at `now`, counted per user (samples without a user first, then by user): what a per-user trainer picks from. */
+  readySamplesByUser(now: number): Promise<ReadySamplesOfUser[]>;
   /**
    * Moves `ready` samples to `trained` or `dropped` (with a reason); other samples are left
    * alone. Returns how many changed.

@@ -144,6 +144,7 @@ export function runJudgingQueueContract(currentStore: () => RecordStore): void {
       expect(first).toEqual({
         ...sample('x1', 'a'),
         sessionId: 's1',
+        user: null,
         promptTokenIds: [1, 2, 3],
         responseTokenIds: [4, 5],
         rolloutLogprobs: [-0.5, -0.25],

@@ -75,6 +75,28 @@ export function runPolicyRegistryContract(getStore: () => RecordStore): void {
       expect((await store.listPolicyVersions()).map((entry) => [entry.state, entry.active])).toEqual([['retired', false], ['active', true]]);
       expect(await store.trainingSummary()).toMatchObject({ activeVersion: 1 });
     });
+
+    it('keeps each user\'s lineage apart: its own active version, activations replace only its own, filtered lists and summaries', async () => {
+      await store.recordPolicyVersion(newPolicyVersion(0), { activate: true });
+      await store.recordPolicyVersion(newPolicyVersion(1, { parent: 0, user: 'acme/ann' }), { activate: true });
+      await store.recordPolicyVersion(newPolicyVersion(2, { parent: 0, user: 'acme/bob' }), { activate: true });
+      await store.recordPolicyVersion(newPolicyVersion(3, { parent: 1, user: 'acme/ann' }), { activate: true });
+      const lineages = async () => (await store.listPolicyVersions()).map((entry) => [entry.version, entry.user, entry.active, entry.state]);
+      expect(await lineages()).toEqual([
+        [0, null, true, 'active'], [1, 'acme/ann', false, 'retired'], [2, 'acme/bob', true, 'active'], [3, 'acme/ann', true, 'active'],
+      ]);
+      // Rolling ann back touches neither bob's lineage nor the global one.
+      expect(await store.activatePolicyVersion(1, 9_000)).toBe(true);
+      expect(await lineages()).toEqual([
+        [0, null, true, 'active'], [1, 'acme/ann', true, 'active'], [2, 'acme/bob', true, 'active'], [3, 'acme/ann', false, 'rolled-back'],
+      ]);
+      expect((await store.listPolicyVersions({ user: 'acme/ann' })).map((entry) => entry.version)).toEqual([1, 3]);
+      expect((await store.listPolicyVersions({ user: null })).map((entry) => entry.version)).toEqual([0]);
+      expect(await store.listPolicyVersions({ user: 'acme/nobody' })).toEqual([]);
+      expect(await store.trainingSummary()).toMatchObject({ activeVersion: 0, latestVersion: 3 });
+      expect(await store.trainingSummary({ user: 'acme/ann' })).toEqual({ steps: 0, lastStep: null, activeVersion: 1, latestVersion: 3 });
+      expect(await store.trainingSummary({ user: 'acme/nobody' })).toEqual({ steps: 0, lastStep: null, activeVersion: null, latestVersion: null });
+    });
   });
 }
 

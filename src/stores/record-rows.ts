@@ -62,6 +62,8 @@ export interface SampleRow {
   turn_ordinal: number;
   turn_id: string;
   session_id: string;
+  /** The turn's user, copied when the sample was built (migration: SQLite 14, Postgres 13). */
+  user_id: string | null;
   /** Plain text in the database (no CHECK), checked when read: `sampleMethodOf`. */
   method: string;
   status: SampleStatus;
@@ -208,6 +210,7 @@ export function toSampleRecord(
     id: row.id,
     turnId: row.turn_id,
     sessionId: row.session_id,
+    user: row.user_id,
     method: sampleMethodOf(row),
     status: row.status,
     dropReason: row.drop_reason,
@@ -237,6 +240,8 @@ export interface PolicyVersionRow {
   metrics: string | null;
   bytes: number;
   created_at: number;
+  /** The lineage's owner; null for the global lineage. */
+  user_id: string | null;
   /** SQLite answers comparisons with 0/1, Postgres with a boolean. */
   active: boolean | number;
   state: PolicyVersionState;
@@ -266,6 +271,7 @@ export function toPolicyVersionRecord(row: PolicyVersionRow): PolicyVersionRecor
     samples: row.samples,
     metrics: row.metrics === null ? null : (JSON.parse(row.metrics) as TrainingStepMetrics),
     createdAt: row.created_at,
+    user: row.user_id,
     active: row.active === true || row.active === 1,
     bytes: row.bytes,
     state: row.state,

@@ -65,6 +65,22 @@ export function runTrainingQueueContract(getStore: () => RecordStore): void {
       expect(again.map((sample) => sample.id)).toEqual(['sample-a', 'sample-b', 'sample-c', 'sample-d', 'sample-f', 'sample-h']);
     });
 
+    it('copies each sample\'s user from its turn, counts ready samples per user, and claims one user\'s samples alone', async () => {
+      await store.upsertSession({ id: 't2', tenant: 'acme', user: 'acme/ann', at: 100 });
+      for (const [index, id] of ['d', 'e'].entries()) {
+        await store.recordTurn(newTurn(id, { sessionId: 't2', tenant: 'acme', user: 'acme/ann' }));
+        await store.recordSample(sample(`sample-${id}`, id, { method: 'rl', hint: null, distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 4_000 + index }));
+      }
+      expect((await store.listSamples({ turnId: 'd' }))[0]?.user).toBe('acme/ann');
+      expect(await store.readySamplesByUser(10_000)).toEqual([{ user: null, ready: 3 }, { user: 'acme/ann', ready: 2 }]);
+      const ann = await store.claimSamplesForTraining({ limit: 5, leaseMs: 1_000, now: 10_000, workerId: 'trainer-1', user: 'acme/ann' });
+      expect(ann.map((claimed) => [claimed.id, claimed.user])).toEqual([['sample-d', 'acme/ann'], ['sample-e', 'acme/ann']]);
+      // Leased samples are not counted; the global lineage's are the samples without a user.
+      expect(await store.readySamplesByUser(10_000)).toEqual([{ user: null, ready: 3 }]);
+      const global = await store.claimSamplesForTraining({ limit: 1, leaseMs: 1_000, now: 10_000, workerId: 'trainer-1', user: null });
+      expect(global.map((claimed) => [claimed.id, claimed.user])).toEqual([['sample-a', null]]);
+    });
+
     it('releases only the named worker\'s leases', async () => {
       await store.claimSamplesForTraining({ limit: 3, leaseMs: 60_000, now: 10_000, workerId: 'trainer-1' });
       expect(await store.releaseTrainingSamples({ workerId: 'someone-else' })).toBe(0);

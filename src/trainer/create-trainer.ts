@@ -18,6 +18,10 @@
  * resets the training weights to it, and a restart whose active version is not the last step's
  * starts from the active version's weights instead of the checkpoint.
  *
+ * With `policyScope: 'user'` each step trains one lineage: the user picked fairly among those with
+ * enough ready samples and steps left today, from that user's active version (the base for a first
+ * step), on that user's samples alone, and commits a version that user owns (`user-lineages.ts`).
+ *
  * A configuration the engine cannot run (a loss it does not compute, a term it lacks) is refused
  * when the trainer is created (`core/rl/training-capability-problem.ts`), not trained as something else.
  */
@@ -29,9 +33,6 @@ import {
   policyLoss,
   trainingLossOf,
   type PolicyLossOptions,
-  type PolicyLossResult,
-  type PolicyLossSequence,
-  type SupportLossTerms,
 } from '../core/rl/policy-loss.js';
 import { trainingCapabilityProblem } from '../core/rl/training-capability-problem.js';
 import { decayedLearningRate, type LearningRateDecay } from '../core/rl/learning-rate-decay.js';
@@ -41,13 +42,16 @@ import type { Logger } from '../spec/logger.js';
 import type { PolicyRegistry } from '../spec/policy-registry.js';
 import type { RecordReads } from '../spec/record-reads.js';
 import type { TrainingQueue } from '../spec/training-queue.js';
-import type { TrainingSample, TrainingStepMetrics, TrainingStepRecord } from '../spec/records.js';
-import type { ForwardBackwardOutput, TrainingDatum, TrainingEngine, TrainingLossName } from '../spec/training-engine.js';
+import type { TrainingStepMetrics, TrainingStepRecord } from '../spec/records.js';
+import type { ForwardBackwardOutput, TrainingEngine, TrainingLossName } from '../spec/training-engine.js';
 import type { PolicyServing } from '../serving/policy-serving.js';
 import type { LifecycleOutcome, PolicyLifecycle } from '../serving/policy-lifecycle.js';
+import { datumOf, lossInputsOf, rolloutMismatchOf, withProximalLogprobs } from './loss-inputs-of.js';
+import { defaultUserQuotas, type UserQuotas } from '../core/pick-user-to-train.js';
+import { createUserLineages, type LineageStep } from './user-lineages.js';
 
 export interface TrainerOptions {
-  store: TrainingQueue & Pick<PolicyRegistry, 'trainingSummary'> & Pick<RecordReads, 'counts'>;
+  store: TrainingQueue & Pick<PolicyRegistry, 'trainingSummary' | 'listPolicyVersions' | 'activatePolicyVersion'> & Pick<RecordReads, 'counts'>;
   trainingEngine: TrainingEngine;
   serving: PolicyServing;
   logger: Logger;
@@ -82,6 +86,15 @@ export interface TrainerOptions {
    * training weights back to the incumbent.
    */
   lifecycle?: PolicyLifecycle;
+  /**
+   * `global` (the default): one lineage trained on everyone's samples. `user`: each step trains one
+   * user's lineage on that user's samples alone (`user-lineages.ts`); no gate or canary.
+   */
+  policyScope?: 'global' | 'user';
+  /** With `policyScope: 'user'`: steps per user per day and ready samples kept per user; defaults `defaultUserQuotas`. */
+  userQuotas?: Partial<UserQuotas>;
+  /** Called after a user's lineage changed (a step committed or an activation), so whoever routes users to versions looks again. */
+  onUserLineageChange?: () => void;
   /** Default 30 minutes: longer than any step. */
   leaseMs?: number;
   /** Default 1 s. */
@@ -100,7 +113,7 @@ export interface TrainerStatus {
   paused: boolean;
   /** A step is running now. */
   training: boolean;
-  /** The version the training weights are at (the next step's parent). */
+  /** The version the training weights are at (the next step's parent); per user, the global lineage's. */
   trainingVersion: PolicyVersion;
   samplesDroppedStale: number;
   failedSteps: number;
@@ -121,68 +134,6 @@ export interface Trainer {
   activate(version: PolicyVersion, reason?: string): Promise<void>;
   status(): TrainerStatus;
   close(): Promise<void>;
-}
-
-function datumOf(sample: TrainingSample, advantages: SampleAdvantages): TrainingDatum {
-  return {
-    promptTokenIds: sample.promptTokenIds,
-    responseTokenIds: sample.responseTokenIds,
-    lossMask: sample.lossMask,
-    advantages: advantages.advantages,
-    rolloutLogprobs: sample.rolloutLogprobs,
-    temperature: sample.samplingTemperature,
-    ...(advantages.support === null ? {} : { support: advantages.support }),
-  };
-}
-
-/** The support terms of a datum for the step's metrics, when the engine reported their log-probs. */
-function supportTermsOf(support: TrainingDatum['support'], logprobs: number[][] | null): { support?: SupportLossTerms[] } {
-  if (support === undefined || logprobs === null) return {};
-  return {
-    support: support.map((target, position) => ({
-      advantages: target.advantages,
-      logprobs: logprobs[position] ?? [],
-      ...(target.proximalLogprobs === undefined ? {} : { proximalLogprobs: target.proximalLogprobs }),
-    })),
-  };
-}
-
-/**
- * The number form of the loss over what one `forwardBackward` pass saw. A loss that takes the
- * rollout as the old policy (`decoupledFormOf`) is the decoupled form with ℓ_old = μ.
- */
-function lossInputsOf(data: readonly TrainingDatum[], output: ForwardBackwardOutput, proximalIsRollout: boolean): PolicyLossSequence[] {
-  return data.map(({ support, ...datum }, index) => ({
-    ...datum,
-    ...(proximalIsRollout ? { proximalLogprobs: datum.rolloutLogprobs } : {}),
-    logprobs: output.logprobs[index] ?? [],
-    ...(output.referenceLogprobs === null ? {} : { referenceLogprobs: output.referenceLogprobs[index] ?? [] }),
-    ...(output.anchorKl === null || output.anchorKl === undefined ? {} : { anchorKl: output.anchorKl[index] ?? [] }),
-    ...supportTermsOf(support, output.supportLogprobs?.[index] ?? null),
-  }));
-}
-
-/** A datum for a later pass: ℓ_old is what the first pass saw, for the sampled and the support tokens. */
-function withProximalLogprobs(datum: TrainingDatum, first: ForwardBackwardOutput, index: number): TrainingDatum {
-  const supportLogprobs = first.supportLogprobs?.[index] ?? null;
-  return {
-    ...datum,
-    proximalLogprobs: first.logprobs[index] ?? [],
-    ...(datum.support === undefined || supportLogprobs === null
-      ? {}
-      : { support: datum.support.map((target, position) => ({ ...target, proximalLogprobs: supportLogprobs[position] ?? [] })) }),
-  };
-}
-
-/**
- * exp(ℓ − μ) and |ℓ − μ| over the loss tokens, untruncated: how far trainer and sampler disagree.
- * The decoupled form reports it as its importance weight; a loss whose old policy is the rollout
- * has none (its ℓ_old − μ is 0), so it is worked out on its own.
- */
-function rolloutMismatchOf(data: readonly TrainingDatum[], output: ForwardBackwardOutput): Pick<PolicyLossResult, 'importanceRatio' | 'rolloutLogprobAbsoluteDifference'> {
-  const options = { ...defaultPolicyLossOptions, importanceSamplingCap: Infinity, klCoefficient: 0, anchorCoefficient: 0 };
-  // Without the terms' inputs the number form computes the sampled tokens' surrogate alone.
-  return policyLoss(lossInputsOf(data, { ...output, referenceLogprobs: null, anchorKl: null, supportLogprobs: [] }, false), options);
 }
 
 export function createTrainer(options: TrainerOptions): Trainer {
@@ -216,6 +167,13 @@ export function createTrainer(options: TrainerOptions): Trainer {
   let timer: NodeJS.Timeout | undefined;
   const lifecycle = options.lifecycle?.gated === true ? options.lifecycle : null;
   let evaluating: PolicyVersion | null = null;
+  const perUser = options.policyScope === 'user';
+  if (perUser && lifecycle !== null) {
+    throw new ClawrlError('configuration_error', '--policy-scope user trains each user\'s lineage without a gate or canary: drop --gate replay and --canary-share.', { param: 'policyScope' });
+  }
+  const lineages = perUser
+    ? createUserLineages({ store, trainingEngine, serving, logger, now: options.now, workerId: options.workerId, leaseMs, quotas: { ...defaultUserQuotas, ...options.userQuotas } })
+    : null;
 
   /** After the gate or canary decided: training continues from the version that serves. */
   function settle(outcome: LifecycleOutcome, incumbent: PolicyVersion): Promise<void> {
@@ -246,17 +204,25 @@ export function createTrainer(options: TrainerOptions): Trainer {
   }
 
   async function restoreTrainingWeights(): Promise<void> {
+    // Per user, the next step moves the weights to its lineage anyway.
+    if (lineages !== null) return lineages.forget();
     if (lastCheckpoint !== null) await trainingEngine.loadState(lastCheckpoint);
     else await continueFrom(trainingVersion);
   }
 
-  async function step(): Promise<TrainStepOutcome> {
+  /** One step: of any samples, or per user of the lineage due (`minimumReady` ready samples at least). */
+  async function step(minimumReady: number): Promise<TrainStepOutcome> {
     const startedAt = options.now();
     const summary = await store.trainingSummary();
-    const claimed = await store.claimSamplesForTraining({ limit: trainEvery, leaseMs, now: startedAt, workerId: options.workerId });
+    let lineage: LineageStep | null = null;
+    if (lineages !== null) {
+      lineage = await lineages.next(minimumReady);
+      if (lineage === null) return { kind: 'idle' };
+    }
+    const claimed = await store.claimSamplesForTraining({ limit: trainEvery, leaseMs, now: startedAt, workerId: options.workerId, ...(lineage === null ? {} : { user: lineage.user }) });
     if (claimed.length === 0) return { kind: 'idle' };
     const newest = summary.latestVersion ?? 0;
-    const { fresh: current, stale } = partitionByStaleness(claimed, newest, maxStaleness);
+    const { fresh: current, stale } = lineage === null ? partitionByStaleness(claimed, newest, maxStaleness) : lineage.partition(claimed, maxStaleness);
     if (stale.length > 0) {
       await store.updateSampleStatus({ ids: stale.map((sample) => sample.id), status: 'dropped', reason: 'stale', at: options.now() });
       samplesDroppedStale += stale.length;
@@ -280,7 +246,8 @@ export function createTrainer(options: TrainerOptions): Trainer {
     }
     if (used.length === 0) return { kind: 'no-signal', samplesDropped: claimed.length };
     training = true;
-    logger.info('training step started', { samples: used.length, parent: trainingVersion });
+    const parent = lineage?.parent ?? trainingVersion;
+    logger.info('training step started', { samples: used.length, parent, ...(lineage === null ? {} : { user: lineage.user }) });
     try {
       const data = used.map(({ sample, advantages }) => datumOf(sample, advantages));
       const output = await trainingEngine.forwardBackward({ data, loss });
@@ -322,11 +289,23 @@ export function createTrainer(options: TrainerOptions): Trainer {
         ...(lifecycle === null ? {} : { state: 'candidate' as const }),
         workerId: options.workerId,
         step: { step: stepNumber, policyVersion: version, trainedSampleIds: used.map(({ sample }) => sample.id), metrics, checkpoint, startedAt, endedAt },
-        version: { version, parent: trainingVersion, kind: artifact.kind, files: artifact.files, step: stepNumber, samples: used.length, metrics, createdAt: endedAt },
+        version: {
+          version, parent, kind: artifact.kind, files: artifact.files, step: stepNumber, samples: used.length, metrics, createdAt: endedAt,
+          ...(lineage === null ? {} : { user: lineage.user }),
+        },
       });
-      trainingVersion = version;
-      lastCheckpoint = checkpoint;
-      logger.info('training step committed', { step: stepNumber, version, loss: metrics.loss, samples: used.length, stepMs: metrics.stepMs });
+      lineages?.trained(lineage?.user ?? null, version);
+      // A user's step leaves the global lineage where it was: what the follower compares with the store's active version.
+      if (lineage === null || lineage.user === null) {
+        trainingVersion = version;
+        lastCheckpoint = checkpoint;
+      }
+      logger.info('training step committed', { step: stepNumber, version, loss: metrics.loss, samples: used.length, stepMs: metrics.stepMs, ...(lineage === null ? {} : { user: lineage.user }) });
+      // A user's version serves that user's requests (the gateway routes them to it); only the global lineage's becomes what the engine serves by default.
+      if (lineage !== null && lineage.user !== null) {
+        options.onUserLineageChange?.();
+        return { kind: 'trained', step: record, samplesDropped: stale.length };
+      }
       if (lifecycle !== null) {
         const incumbent = summary.activeVersion ?? 0;
         evaluating = version;
@@ -353,6 +332,13 @@ export function createTrainer(options: TrainerOptions): Trainer {
     }
   }
 
+  /** The user owning `version` (null: the global lineage); `not_found` for an unknown version. */
+  async function ownerOf(version: PolicyVersion): Promise<string | null> {
+    const record = (await store.listPolicyVersions()).find((entry) => entry.version === version);
+    if (record === undefined) throw new ClawrlError('not_found', `No policy version ${version}.`, { param: 'version' });
+    return record.user;
+  }
+
   /** Steps run one at a time, in call order. */
   function enqueue<Result>(work: () => Promise<Result>): Promise<Result> {
     const next = chain.then(work, work);
@@ -364,7 +350,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
     if (paused || closed || training || evaluating !== null) return;
     try {
       const ready = (await store.counts()).judging.samples.ready;
-      if (ready >= trainEvery) await enqueue(step);
+      if (ready >= trainEvery) await enqueue(() => step(trainEvery));
     } catch (error) {
       logger.error('automatic training step failed', { error: String(error) });
     }
@@ -399,7 +385,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
       if (evaluating !== null) {
         return Promise.reject(new ClawrlError('invalid_request', `Version ${evaluating} is being evaluated (gate or canary); training waits for its outcome.`));
       }
-      return enqueue(step);
+      return enqueue(() => step(1));
     },
     pause() {
       paused = true;
@@ -409,6 +395,14 @@ export function createTrainer(options: TrainerOptions): Trainer {
     },
     activate(version, reason) {
       return enqueue(async () => {
+        const owner = lineages === null ? null : await ownerOf(version);
+        if (owner !== null) {
+          // A user's version: recorded as that lineage's active one; the user's next request is served it and its next step continues from it.
+          await store.activatePolicyVersion(version, options.now(), reason === undefined ? {} : { reason });
+          lineages?.forget();
+          options.onUserLineageChange?.();
+          return;
+        }
         // Training weights first: a version the trainer cannot continue from changes nothing.
         await trainingEngine.resetWeights(await serving.artifactOf(version));
         try {
@@ -420,6 +414,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
         await lifecycle?.interrupt(version);
         trainingVersion = version;
         lastCheckpoint = null;
+        lineages?.trained(null, version);
       });
     },
     status: () => ({ paused, training, trainingVersion, samplesDroppedStale, failedSteps, trainEvery, evaluating }),

@@ -21,6 +21,8 @@ import { listenHostOf, startGatewayService } from '../wiring/start-gateway-servi
 import { checkPortFree } from '../wiring/check-port-free.js';
 import { startPolicyFollower } from '../../serving/start-policy-follower.js';
 import { startFollowerServing } from '../wiring/start-training.js';
+import { createUserPolicyDirectory } from '../../serving/create-user-policy-directory.js';
+import { checkPolicyScope } from '../configuration/check-policy-scope.js';
 import { checkUpstreamToolCalling } from '../wiring/check-upstream-tool-calling.js';
 
 /** The storage, bus, engine and gateway components: `commandSchemas.gateway`. */
@@ -28,6 +30,7 @@ export type GatewayCommandConfiguration = Resolved<z.infer<typeof commandSchemas
 
 export async function startGatewayProcess(configuration: GatewayCommandConfiguration, logger: Logger): Promise<{ url: string; close(): Promise<void> }> {
   checkEngineConfiguration(configuration);
+  checkPolicyScope(configuration);
   if (configuration.engine === 'local') localModelDirectoryOf(configuration.model);
   // A busy port fails before the store and the engine are opened.
   await checkPortFree(listenHostOf(configuration), configuration.port);
@@ -39,9 +42,11 @@ export async function startGatewayProcess(configuration: GatewayCommandConfigura
     const engine = parts.add(await createInferenceEngine(configuration, { logger, policies: store }), (created) => created.close());
     const now = () => Date.now();
     const policyServing = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
-    const serving = await startFollowerServing({ store, serving: policyServing, bus, logger, now });
+    // Per user, the trainer's commits and other gateways' activations reach this one as the directory's snapshot ages.
+    const userPolicies = configuration.policyScope === 'user' ? createUserPolicyDirectory({ store, now }) : undefined;
+    const serving = await startFollowerServing({ store, serving: policyServing, bus, logger, now, ...(userPolicies === undefined ? {} : { onUserLineageChange: () => userPolicies.refresh() }) });
     const gateway = parts.add(
-      await startGatewayService(configuration, { store, engine, policies: serving.policies, logger , ...eventForgetterOf(configuration) }),
+      await startGatewayService(configuration, { store, engine, policies: serving.policies, logger, ...eventForgetterOf(configuration), ...(userPolicies === undefined ? {} : { userPolicies }) }),
       (started) => started.close(),
     );
     const consumer = consumerNameOf('gateway', configuration.instance, `${hostname()}-${gateway.port}`);

@@ -1,6 +1,7 @@
 /**
- * `clawrl policy list | activate <version>`: policy versions of a running server with their lifecycle state, the gate's
- * decision and why; roll serving back or forward (a person's override, recorded as "activated by a person").
+ * `clawrl policy list [--user <user>] | activate <version>`: policy versions of a running server with their lifecycle
+ * state, owner, the gate's decision and why; roll serving back or forward (a person's override, recorded as "activated by
+ * a person") in whichever lineage the version belongs to.
  */
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { callServerAdmin } from './call-server-admin.js';
@@ -12,6 +13,8 @@ export interface PolicyListEntry {
   version: number;
   createdAt: number;
   parent: number | null;
+  /** The lineage's owner; null for the global lineage. */
+  user: string | null;
   active: boolean;
   kind: string;
   step: number | null;
@@ -28,8 +31,10 @@ function gateSummary(gate: PolicyListEntry['gate']): string {
   return `${gate.decision} ${gate.wins}/${gate.losses}/${gate.ties}${gate.pValue === null ? '' : ` p=${gate.pValue.toFixed(3)}`}`;
 }
 
-export async function listPolicies(url: string, adminKey: string | undefined): Promise<PolicyListEntry[]> {
-  return (await callServerAdmin({ url, adminKey, route: '/admin/policies', method: 'GET', timeoutMs: policyCallTimeoutMs })).data as PolicyListEntry[];
+/** Every version, or with `user` one user's lineage (an empty `user`: the global lineage). */
+export async function listPolicies(url: string, adminKey: string | undefined, user?: string): Promise<PolicyListEntry[]> {
+  const route = user === undefined ? '/admin/policies' : `/admin/policies?user=${encodeURIComponent(user)}`;
+  return (await callServerAdmin({ url, adminKey, route, method: 'GET', timeoutMs: policyCallTimeoutMs })).data as PolicyListEntry[];
 }
 
 export async function activatePolicy(url: string, adminKey: string | undefined, version: string): Promise<Record<string, unknown>> {
@@ -38,7 +43,7 @@ export async function activatePolicy(url: string, adminKey: string | undefined, 
 }
 
 export function formatPolicies(policies: PolicyListEntry[]): string {
-  const lines = ['   version  state        parent  kind     step  samples  loss       created                   gate (w/l/t)          reason'];
+  const lines = ['   version  state        parent  user             kind     step  samples  loss       created                   gate (w/l/t)          reason'];
   for (const policy of policies) {
     lines.push(
       [
@@ -46,6 +51,8 @@ export function formatPolicies(policies: PolicyListEntry[]): string {
         String(policy.version).padEnd(9),
         policy.state.padEnd(13),
         String(policy.parent ?? '-').padEnd(8),
+        // Servers from before users owned versions send none: the global lineage.
+        (policy.user ?? '-').padEnd(17),
         policy.kind.padEnd(9),
         String(policy.step ?? '-').padEnd(6),
         String(policy.samples).padEnd(9),

@@ -31,6 +31,8 @@ import { startTraining } from '../wiring/start-training.js';
 import { manualReplayOf, versionLifecycleFactory } from '../wiring/create-version-lifecycle.js';
 import type { PolicyControl } from '../../gateway/policy-control.js';
 import { checkUpstreamToolCalling } from '../wiring/check-upstream-tool-calling.js';
+import { checkPolicyScope } from '../configuration/check-policy-scope.js';
+import { createUserPolicyDirectory } from '../../serving/create-user-policy-directory.js';
 
 /** Every component's options: `commandSchemas.serve`. */
 export type ServeConfiguration = Resolved<z.infer<typeof commandSchemas.serve>>;
@@ -44,6 +46,7 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
   // The cheap checks first, then the data folder's lock: a server that cannot run touches nothing.
   checkEngineConfiguration(configuration);
   checkTrainedVersionServing(configuration);
+  checkPolicyScope(configuration);
   if (configuration.engine === 'local') localModelDirectoryOf(configuration.model);
   await checkPortFree(listenHostOf(configuration), configuration.port);
   await checkUpstreamToolCalling(configuration, logger);
@@ -56,6 +59,7 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
     const store = parts.add(await openRecordStore(configuration, { recordsTurns: true, events: { bus, logger } }), (opened) => opened.close());
     const engine = parts.add(await createInferenceEngine(configuration, { logger, policies: store }), (created) => created.close());
     const serving = parts.add(createPolicyServing({ store, engine, logger, now }), async (created) => created.close());
+    const userPolicies = configuration.policyScope === 'user' ? createUserPolicyDirectory({ store, now }) : undefined;
     const training = parts.add(
       await startTraining(configuration, {
         store,
@@ -66,6 +70,7 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
         now,
         // One trainer per store in one-process mode: a stable id lets a restart release its own leases.
         workerId: configuration.instance ?? 'trainer',
+        ...(userPolicies === undefined ? {} : { onUserLineageChange: () => userPolicies.refresh() }),
         ...(configuration.gate === 'none' && configuration.canaryShare === 0 ? {} : { createLifecycle: versionLifecycleFactory(configuration, { store, engine, logger, now }) }),
       }),
       (started) => started.close(),
@@ -90,7 +95,11 @@ export async function startServer(configuration: ServeConfiguration, logger: Log
     const replay = manualReplayOf(configuration, { store, engine, logger, now, serving });
     if (replay !== undefined) policies.replay = replay;
     const gateway = parts.add(
-      await startGatewayService(configuration, { store, engine, policies, logger, ...eventForgetterOf(configuration), ...(training.lifecycle === null ? {} : { policyRouting: training.lifecycle }) }),
+      await startGatewayService(configuration, {
+        store, engine, policies, logger, ...eventForgetterOf(configuration),
+        ...(training.lifecycle === null ? {} : { policyRouting: training.lifecycle }),
+        ...(userPolicies === undefined ? {} : { userPolicies }),
+      }),
       (started) => started.close(),
     );
     parts.add(

@@ -9,6 +9,7 @@
 import { onDeleteActions } from '../../gateway/data-eraser.js';
 import { z } from 'zod';
 import { defaultAnchorTopK } from '../../core/rl/policy-loss.js';
+import { defaultUserQuotas } from '../../core/pick-user-to-train.js';
 import { sampleMethodSchema } from '../../spec/records.js';
 import type { TrainingLossName } from '../../spec/training-engine.js';
 import { runNamePattern } from '../../rollouts/manager-worker/rollout-queue-api.js';
@@ -169,6 +170,12 @@ export const configurationSections = {
     opdWeight: option(z.number().min(0).default(1), { flag: '--opd-weight <w>', description: "combine: weight of the hint-conditioned teacher's gap Δ in A = w_rl·(r − b) + w_opd·clip(Δ, −C, C)", recipe: true }),
     opdClip: option(z.number().positive().default(1), { flag: '--opd-clip <C>', description: "opd/combine: the teacher's per-token gap Δ is clipped to [−C, C]", recipe: true }),
     trainer: option(z.enum(['local', 'tinker']).default('local'), { flag: '--trainer <trainer>', description: 'local | tinker: train in this process, or on a Tinker-compatible service (--tinker-url; API key from CLAWRL_TINKER_API_KEY only)' }),
+    policyScope: option(z.enum(['global', 'user']).default('global'), {
+      flag: '--policy-scope <scope>',
+      description: "global | user: one policy trained on everyone's samples, or each user's own lineage trained on that user's samples and served to that user (the base until its first version; no --gate or --canary-share; docs/training.md)",
+    }),
+    userStepsPerDay: option(positive().default(defaultUserQuotas.stepsPerDay), { flag: '--user-steps-per-day <steps>', description: '--policy-scope user: training steps one user\'s lineage may take in any 24 hours' }),
+    userSamplesKept: option(positive().default(defaultUserQuotas.samplesKept), { flag: '--user-samples-kept <samples>', description: '--policy-scope user: ready samples kept per user; older ones are dropped (reason user-quota)' }),
   }),
   versions: z.object({
     gate: option(z.enum(['replay', 'none']).default('none'), {
@@ -242,7 +249,7 @@ export function withoutDefaults<Shape extends z.ZodRawShape>(object: z.ZodObject
 /** Operator options a recipe may set, by key. */
 const recipeOperatorShape = {
   ...withoutDefaults(configurationSections.learning).shape,
-  ...withoutDefaults(configurationSections.trainer.omit({ noTrain: true, trainer: true })).shape,
+  ...withoutDefaults(configurationSections.trainer.omit({ noTrain: true, trainer: true, policyScope: true, userStepsPerDay: true, userSamplesKept: true })).shape,
 };
 
 /** A recipe file: its description, operator options it sets, and recipe settings. */
@@ -264,8 +271,8 @@ const { files, storage, bus, engine, gateway, judge, learning, trainer, versions
 const managerJudge = z.enum(['verifier', 'rules', 'openai']).default('verifier');
 export const commandSchemas = {
   serve: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape, ...judge.shape, ...learning.shape, ...trainer.shape, ...versions.shape, ...recipeSettings.shape }),
-  gateway: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape }),
-  judge: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...learning.shape, ...versions.pick({ gate: true, heldOutShare: true }).shape, ...recipeSettings.shape, redact: gateway.shape.redact }),
+  gateway: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape, ...trainer.pick({ policyScope: true }).shape }),
+  judge: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...learning.shape, ...versions.pick({ gate: true, heldOutShare: true }).shape, ...trainer.pick({ policyScope: true }).shape, ...recipeSettings.shape, redact: gateway.shape.redact }),
   trainer: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.pick({ model: true, servedModelName: true, tinkerUrl: true, tinkerBaseModel: true }).shape, ...trainer.omit({ noTrain: true }).shape, ...recipeSettings.shape }),
   rejudge: z.object({ ...files.shape, ...storage.pick({ data: true, store: true, storeUrl: true }).shape, ...engine.shape, ...judge.shape, ...learning.pick({ method: true }).shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape, redact: gateway.shape.redact }),
   client: z.object({ ...files.pick({ config: true }).shape, ...client.shape, adminKey: gateway.shape.adminKey }),

@@ -11,7 +11,7 @@ import { loadDashboardAssets } from '../../dashboard/load-dashboard-assets.js';
 import { createExperimentChartsReader } from '../../lab/create-experiment-charts-reader.js';
 import { createApiKeyAuthenticator, parseApiKeyEntry } from '../../gateway/api-key-authenticator.js';
 import { createGatewayRequestListener } from '../../gateway/create-gateway-request-listener.js';
-import type { DashboardAssets, PolicyRouting } from '../../gateway/gateway-context.js';
+import type { DashboardAssets, PolicyRouting, UserPolicyRouting } from '../../gateway/gateway-context.js';
 import { createGatewayMetrics } from '../../gateway/gateway-metrics.js';
 import type { PolicyControl } from '../../gateway/policy-control.js';
 import { parseKeyConsent, type ConsentDefaults } from '../../gateway/request-controls.js';
@@ -44,6 +44,8 @@ export interface GatewayServiceDependencies {
   forgetEvents?: (ids: ErasedIds) => Promise<number>;
   /** Which version a session gets while a canary runs (`clawrl serve` with `--canary-share`). */
   policyRouting?: PolicyRouting;
+  /** Each user's own version (`--policy-scope user`). */
+  userPolicies?: UserPolicyRouting;
 }
 
 // Retention erases what aged past its cut this often; a day's cut moves by an hour between runs.
@@ -137,6 +139,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     pinSessions: configuration.pinSessions,
     consentDefaults,
     ...(dependencies.policyRouting === undefined ? {} : { policyRouting: dependencies.policyRouting }),
+    ...(dependencies.userPolicies === undefined ? {} : { userPolicies: dependencies.userPolicies }),
     decodeTokens: createTokenDecoder(renderer),
     ...(configuration.resultsDir === undefined ? {} : { experiments: createExperimentChartsReader(configuration.resultsDir) }),
     ...dashboardAssetsOf(logger),

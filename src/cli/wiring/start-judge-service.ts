@@ -21,6 +21,8 @@ export interface JudgeServiceConfiguration extends JudgeConfiguration {
   /** With `replay`, the `heldOutShare` of sessions is judged but never trained on (the replay gate's evaluation set). */
   gate?: 'replay' | 'none';
   heldOutShare?: number;
+  /** `user`: each user's turn was sampled by that user's version, and its OPD teacher is scored under it. */
+  policyScope?: 'global' | 'user';
 }
 
 /** The share of sessions held out of training: only the replay gate needs any. */
@@ -57,6 +59,7 @@ export function startJudgeService(
     method: configuration.method,
     supportTopK: configuration.opdSupportK,
     heldOutShare: heldOutShareOf(configuration),
+    teacherUnderTurnVersion: configuration.policyScope === 'user',
     now: () => Date.now(),
     createId,
     // Unique per process: two judges never hold leases in each other's name.

@@ -63,6 +63,24 @@ export interface TrainingDependencies {
   environment?: Record<string, string | undefined>;
   /** The version lifecycle (`--gate`, `--canary-share`), built on the serving the trainer publishes with; absent: each version serves at once. */
   createLifecycle?: (serving: PolicyServing) => PolicyLifecycle;
+  /** Told when a user's lineage changed (`--policy-scope user`): a step committed or a version was activated. */
+  onUserLineageChange?: () => void;
+}
+
+/**
+ * Activates `version` in its own lineage: a user's version is recorded as that user's active one
+ * (the gateway routes the user's requests to it, the engine's default stays), any other is served.
+ */
+function activationInLineage(serving: PolicyServing, dependencies: Pick<TrainingDependencies, 'store' | 'onUserLineageChange'>, now: () => number): PolicyControl['activate'] {
+  return async (version, reason) => {
+    const owner = (await dependencies.store.listPolicyVersions()).find((record) => record.version === version)?.user ?? null;
+    if (owner === null) {
+      await serving.activate(version, reason);
+      return;
+    }
+    await dependencies.store.activatePolicyVersion(version, now(), reason === undefined ? {} : { reason });
+    dependencies.onUserLineageChange?.();
+  };
 }
 
 /**
@@ -107,11 +125,11 @@ function notServedReason(engine: InferenceEngine): string {
 }
 
 /** Serving without a trainer in this one process (`--no-train`, or training off): activations still work. */
-export async function startServingOnly(dependencies: Omit<TrainingDependencies, 'engine' | 'now' | 'workerId'>): Promise<RunningTraining> {
+export async function startServingOnly(dependencies: Omit<TrainingDependencies, 'engine' | 'workerId'>): Promise<RunningTraining> {
   await startPolicyServing(dependencies.serving, dependencies.store);
   const serving = createPublishingPolicyServing(dependencies.serving, dependencies.bus, dependencies.logger);
   return {
-    policies: { training: null, activate: async (version, reason) => void (await serving.activate(version, reason)), servingStatus: () => [dependencies.serving.status()] },
+    policies: { training: null, activate: activationInLineage(serving, dependencies, dependencies.now), servingStatus: () => [dependencies.serving.status()] },
     lifecycle: null,
     // Followed versions are loaded without a new announcement: they were announced already.
     follow: serveActiveVersion(dependencies.serving),
@@ -138,7 +156,7 @@ export async function startFollowerServing(dependencies: Omit<TrainingDependenci
   }
   const serving = createPublishingPolicyServing(dependencies.serving, dependencies.bus, logger);
   return {
-    policies: { training: null, activate: async (version, reason) => void (await serving.activate(version, reason)), servingStatus: () => [dependencies.serving.status()] },
+    policies: { training: null, activate: activationInLineage(serving, dependencies, now), servingStatus: () => [dependencies.serving.status()] },
     lifecycle: null,
     follow,
     close: async () => undefined,
@@ -206,6 +224,9 @@ export async function startTraining(configuration: TrainingConfiguration, depend
       advantages: { rlWeight: configuration.rlWeight, opdWeight: configuration.opdWeight, opdClip: configuration.opdClip, rewardBaseline: configuration.rewardBaseline, groupNormalizeStd: configuration.groupNormalizeStd },
       supportTopK: configuration.method === 'rl' ? 0 : configuration.opdSupportK,
       learningRateDecay: { halfLifeSteps: configuration.learningRateHalfLife },
+      policyScope: configuration.policyScope,
+      userQuotas: { stepsPerDay: configuration.userStepsPerDay, samplesKept: configuration.userSamplesKept },
+      ...(dependencies.onUserLineageChange === undefined ? {} : { onUserLineageChange: dependencies.onUserLineageChange }),
     });
     await trainer.start();
   } catch (error) {
@@ -213,7 +234,7 @@ export async function startTraining(configuration: TrainingConfiguration, depend
     await trainingEngine?.close();
     throw error;
   }
-  logger.info('training on', { trainParams: configuration.trainParams, learningRate, learningRateHalfLife: configuration.learningRateHalfLife ?? null, trainEvery: configuration.trainEvery, trainEpochs: configuration.trainEpochs, maxStaleness: configuration.maxStaleness, ...(configuration.anchorCoefficient > 0 ? { anchorCoefficient: configuration.anchorCoefficient, anchorTopK: configuration.anchorTopK } : {}), ...(configuration.trainer === 'local' ? {} : { trainer: configuration.trainer }) });
+  logger.info('training on', { policyScope: configuration.policyScope, trainParams: configuration.trainParams, learningRate, learningRateHalfLife: configuration.learningRateHalfLife ?? null, trainEvery: configuration.trainEvery, trainEpochs: configuration.trainEpochs, maxStaleness: configuration.maxStaleness, ...(configuration.anchorCoefficient > 0 ? { anchorCoefficient: configuration.anchorCoefficient, anchorTopK: configuration.anchorTopK } : {}), ...(configuration.trainer === 'local' ? {} : { trainer: configuration.trainer }) });
   const running = trainer;
   const runningEngine = trainingEngine;
   return {

@@ -1,6 +1,7 @@
 /**
  * Admin routes of policy versions and training: `GET /admin/policies` (`{data:[{version,
- * createdAt, parent, active, state, stateReason, gate, canary, ...}]}`, the base first),
+ * createdAt, parent, user, active, state, stateReason, gate, canary, ...}]}`, the base first; `?user=`
+ * one user's lineage, each lineage with its own active version),
  * `POST /admin/policies/{version}/activate` (a person's override: roll serving back or forward,
  * recorded with the reason "activated by a person"), `POST /admin/training/pause | resume | step` (`step` runs one
  * training step now). The gateway knows nothing of the trainer: the composition root hands it a
@@ -20,6 +21,7 @@ export function wirePolicyVersion(record: PolicyVersionRecord): Record<string, u
     version: record.version,
     createdAt: record.createdAt,
     parent: record.parent,
+    user: record.user,
     active: record.active,
     kind: record.kind,
     step: record.step,
@@ -53,7 +55,12 @@ function requireTraining(context: GatewayContext): TrainingControl {
 }
 
 export function registerPolicyRoutes<Environment extends Env>(app: Hono<Environment>, context: GatewayContext): void {
-  app.get('/admin/policies', async (c) => c.json({ object: 'list', data: (await context.store.listPolicyVersions()).map(wirePolicyVersion) }));
+  // `?user=tenant/name` lists that user's lineage (`--policy-scope user`); `?user=` (empty) the global lineage's.
+  app.get('/admin/policies', async (c) => {
+    const user = c.req.query('user');
+    const versions = await context.store.listPolicyVersions(user === undefined ? {} : { user: user === '' ? null : user });
+    return c.json({ object: 'list', data: versions.map(wirePolicyVersion) });
+  });
 
   app.post('/admin/policies/:version/activate', async (c) => {
     const version = versionParameter(c.req.param('version'), 'version');

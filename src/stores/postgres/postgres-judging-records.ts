@@ -213,8 +213,8 @@ export class PostgresJudgingRecords {
       );
       await client.query(
         `INSERT INTO samples (id, turn_ordinal, method, status, drop_reason, policy_version, judgement_id, feedback_id,
-           score, rollout_group, rollout_turn_index, hint, loss_mask, distillation_gaps, teacher_logprobs, support, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17)`,
+           score, rollout_group, rollout_turn_index, hint, loss_mask, distillation_gaps, teacher_logprobs, support, created_at, updated_at, user_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, (SELECT user_id FROM turns WHERE ordinal = $2))`,
         [
           sample.id,
           turn.ordinal,

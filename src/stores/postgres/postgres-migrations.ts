@@ -276,6 +276,17 @@ export const postgresMigrations: readonly string[] = [
   CREATE INDEX turns_by_user ON turns (user_id) WHERE user_id IS NOT NULL;
   CREATE INDEX feedback_by_user ON feedback (user_id) WHERE user_id IS NOT NULL;
   `,
+  // 13 (policy scope): a sample's user, copied from its turn; a policy version's owner and each
+  // activation's, so each lineage has its own active version (as SQLite migration 14).
+  `
+  ALTER TABLE samples ADD COLUMN user_id text;
+  ALTER TABLE policy_versions ADD COLUMN user_id text;
+  ALTER TABLE policy_activations ADD COLUMN user_id text;
+  UPDATE samples AS sample SET user_id = turn.user_id FROM turns AS turn WHERE turn.ordinal = sample.turn_ordinal AND turn.user_id IS NOT NULL;
+  CREATE INDEX samples_ready_by_user ON samples (user_id, ordinal) WHERE status = 'ready';
+  CREATE INDEX policy_versions_by_user ON policy_versions (user_id, version) WHERE user_id IS NOT NULL;
+  CREATE INDEX policy_activations_by_user ON policy_activations (user_id, id);
+  `,
 ];
 
 // Advisory locks share one key space per database; the first key names clawrl ('claw'), the

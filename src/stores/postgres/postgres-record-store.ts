@@ -13,10 +13,10 @@ import type { ChatMessage } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
 import type { ClaimTurnsOptions, ReleaseTurnOptions } from '../../spec/judging-queue.js';
-import type { TrainingSummary } from '../../spec/policy-registry.js';
+import type { LineageOptions, TrainingSummary } from '../../spec/policy-registry.js';
 import type { ListSamplesOptions, ListSessionsOptions, ListTurnIdsOptions } from '../../spec/record-reads.js';
 import type { RecordStore } from '../../spec/record-store.js';
-import type { ClaimSamplesOptions, CommitTrainingStepOptions } from '../../spec/training-queue.js';
+import type { ClaimSamplesOptions, CommitTrainingStepOptions, ReadySamplesOfUser } from '../../spec/training-queue.js';
 import type { TurnReference } from '../../spec/turn-log.js';
 import type {
   FeedbackRecord,
@@ -322,6 +322,9 @@ export class PostgresRecordStore implements RecordStore {
   async claimSamplesForTraining(options: ClaimSamplesOptions): Promise<TrainingSample[]> {
     return this.#database.run('claimSamplesForTraining', () => this.#training.claimSamples(options));
   }
+  async readySamplesByUser(now: number): Promise<ReadySamplesOfUser[]> {
+    return this.#database.run('readySamplesByUser', () => this.#training.readySamplesByUser(now));
+  }
   async releaseTrainingSamples(input: { workerId: string; ids?: string[] }): Promise<number> {
     return this.#database.run('releaseTrainingSamples', () => this.#training.releaseSamples(input));
   }
@@ -337,8 +340,8 @@ export class PostgresRecordStore implements RecordStore {
   async setPolicyVersionState(version: PolicyVersion, state: PolicyVersionState, options: SetPolicyVersionStateOptions): Promise<boolean> {
     return this.#database.run('setPolicyVersionState', () => this.#training.setState(version, state, options));
   }
-  async listPolicyVersions(): Promise<PolicyVersionRecord[]> {
-    return this.#database.run('listPolicyVersions', () => this.#training.listVersions());
+  async listPolicyVersions(options: LineageOptions = {}): Promise<PolicyVersionRecord[]> {
+    return this.#database.run('listPolicyVersions', () => this.#training.listVersions(options));
   }
   async getPolicyArtifact(version: PolicyVersion): Promise<{ kind: PolicyArtifactKind; files: Record<string, Uint8Array> } | null> {
     return this.#database.run('getPolicyArtifact', () => this.#training.artifact(version));
@@ -346,8 +349,8 @@ export class PostgresRecordStore implements RecordStore {
   async listTrainingSteps(options: { limit?: number; offset?: number } = {}): Promise<TrainingStepRecord[]> {
     return this.#database.run('listTrainingSteps', () => this.#training.listSteps(options));
   }
-  async trainingSummary(): Promise<TrainingSummary> {
-    return this.#database.run('trainingSummary', () => this.#training.summary());
+  async trainingSummary(options: LineageOptions = {}): Promise<TrainingSummary> {
+    return this.#database.run('trainingSummary', () => this.#training.summary(options));
   }
   async getSessionPolicyVersion(sessionId: string): Promise<PolicyVersion | null> {
     return this.#database.run('getSessionPolicyVersion', () => this.#training.sessionVersion(sessionId));

@@ -13,7 +13,7 @@ export interface PostgresSampleRow extends SampleRow {
 }
 
 /** The select list, for `sample` joined with its `turn`. */
-export const sampleSelectList = `sample.ordinal, sample.id, sample.turn_ordinal, turn.id AS turn_id, turn.session_id,
+export const sampleSelectList = `sample.ordinal, sample.id, sample.turn_ordinal, turn.id AS turn_id, turn.session_id, sample.user_id,
   sample.method, sample.status, sample.drop_reason, sample.policy_version, sample.judgement_id, sample.feedback_id,
   sample.score, sample.rollout_group, sample.rollout_turn_index, sample.hint, sample.loss_mask, sample.judged_advantages, sample.distillation_gaps, sample.teacher_logprobs, sample.support,
   turn.logprobs AS rollout_logprobs, sample.created_at, sample.updated_at`;

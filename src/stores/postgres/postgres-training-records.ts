@@ -12,8 +12,8 @@ import type { SamplingOptions } from '../../spec/chat.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { samplesGoneError } from '../samples-gone-error.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
-import type { TrainingSummary } from '../../spec/policy-registry.js';
-import type { ClaimSamplesOptions, CommitTrainingStepOptions } from '../../spec/training-queue.js';
+import type { LineageOptions, TrainingSummary } from '../../spec/policy-registry.js';
+import type { ClaimSamplesOptions, CommitTrainingStepOptions, ReadySamplesOfUser } from '../../spec/training-queue.js';
 import type {
   NewPolicyVersion,
   PolicyArtifactKind,
@@ -34,9 +34,12 @@ import { sampleSelectList, toSampleRecord, type PostgresSampleRow } from './post
 // schemas claim independently.
 const claimLockNamespace = 0x636c6173;
 
-const activeVersion = '(SELECT version FROM policy_activations ORDER BY id DESC LIMIT 1)';
-const selectVersions = `SELECT version, parent, kind, step, samples, metrics, bytes, created_at, state, state_reason, state_changed_at, gate, canary,
-  coalesce(version = ${activeVersion}, false) AS active FROM policy_versions`;
+/** A lineage's active version: its latest activation (`$n` names the user, null for the global lineage). */
+const activeVersionOf = (parameter: string) =>
+  `(SELECT version FROM policy_activations WHERE user_id IS NOT DISTINCT FROM ${parameter} ORDER BY id DESC LIMIT 1)`;
+const selectVersions = `SELECT version, parent, kind, step, samples, metrics, bytes, created_at, state, state_reason, state_changed_at, gate, canary, user_id,
+  coalesce(version = (SELECT activation.version FROM policy_activations AS activation
+    WHERE activation.user_id IS NOT DISTINCT FROM policy_versions.user_id ORDER BY activation.id DESC LIMIT 1), false) AS active FROM policy_versions`;
 const selectSteps = 'SELECT step, policy_version, samples_used, metrics, checkpoint, started_at, ended_at FROM training_steps';
 
 
@@ -61,19 +64,21 @@ export class PostgresTrainingRecords {
         `WITH first AS (
            SELECT ordinal, rollout_group FROM samples
            WHERE status = 'ready' AND (lease_expires_at IS NULL OR lease_expires_at <= $1)
+             AND ($5 OR user_id IS NOT DISTINCT FROM $6)
            ORDER BY ordinal LIMIT $2
          ), due AS (
            SELECT ordinal FROM first
            UNION
            SELECT ordinal FROM samples
            WHERE status = 'ready' AND (lease_expires_at IS NULL OR lease_expires_at <= $1)
+             AND ($5 OR user_id IS NOT DISTINCT FROM $6)
              AND rollout_group IN (SELECT rollout_group FROM first WHERE rollout_group IS NOT NULL)
          )
          UPDATE samples AS sample SET lease_owner = $3, lease_expires_at = $1::bigint + $4::bigint
          FROM due, turns AS turn
          WHERE sample.ordinal = due.ordinal AND turn.ordinal = sample.turn_ordinal
          RETURNING ${sampleSelectList}, turn.sampling`,
-        [options.now, options.limit, options.workerId, options.leaseMs],
+        [options.now, options.limit, options.workerId, options.leaseMs, options.user === undefined, options.user ?? null],
       );
       return result.rows;
     });
@@ -83,6 +88,15 @@ export class PostgresTrainingRecords {
         const samplingTemperature = logprobTemperatureOf(JSON.parse(row.sampling) as SamplingOptions);
         return { ...(await toSampleRecord(this.#database, row)), samplingTemperature };
       }),
+    );
+  }
+
+  async readySamplesByUser(now: number): Promise<ReadySamplesOfUser[]> {
+    return this.#database.rows<ReadySamplesOfUser>(
+      `SELECT user_id AS user, count(*)::integer AS ready FROM samples
+       WHERE status = 'ready' AND (lease_expires_at IS NULL OR lease_expires_at <= $1)
+       GROUP BY user_id ORDER BY user_id NULLS FIRST`,
+      [now],
     );
   }
 
@@ -153,9 +167,10 @@ export class PostgresTrainingRecords {
    */
   async #changeState(client: Queryable, version: PolicyVersion, state: PolicyVersionState, options: SetPolicyVersionStateOptions): Promise<boolean> {
     await client.query('LOCK TABLE policy_activations IN EXCLUSIVE MODE');
-    const known = await client.query('SELECT 1 FROM policy_versions WHERE version = $1', [version]);
-    if ((known.rowCount ?? 0) === 0) return false;
-    const { rows } = await client.query<{ version: number | null }>(`SELECT ${activeVersion} AS version`);
+    const known = await client.query<{ user_id: string | null }>('SELECT user_id FROM policy_versions WHERE version = $1', [version]);
+    const owner = known.rows[0];
+    if (owner === undefined) return false;
+    const { rows } = await client.query<{ version: number | null }>(`SELECT ${activeVersionOf('$1::text')} AS version`, [owner.user_id]);
     const active = rows[0]?.version ?? null;
     checkStateChange(version, state, active);
     const update = `UPDATE policy_versions SET state = $2, state_reason = $3, state_changed_at = $4,
@@ -165,7 +180,7 @@ export class PostgresTrainingRecords {
         const replaced = replacedVersionState(active, version);
         await client.query(update, [active, replaced.state, replaced.reason, options.at, null, null]);
       }
-      await client.query('INSERT INTO policy_activations (version, activated_at) VALUES ($1, $2)', [version, options.at]);
+      await client.query('INSERT INTO policy_activations (version, activated_at, user_id) VALUES ($1, $2, $3)', [version, options.at, owner.user_id]);
     }
     await client.query(update, [
       version,
@@ -178,8 +193,12 @@ export class PostgresTrainingRecords {
     return true;
   }
 
-  async listVersions(): Promise<PolicyVersionRecord[]> {
-    return (await this.#database.rows<PolicyVersionRow>(`${selectVersions} ORDER BY version`)).map(toPolicyVersionRecord);
+  async listVersions(options: LineageOptions): Promise<PolicyVersionRecord[]> {
+    const rows = await this.#database.rows<PolicyVersionRow>(`${selectVersions} WHERE $1 OR user_id IS NOT DISTINCT FROM $2 ORDER BY version`, [
+      options.user === undefined,
+      options.user ?? null,
+    ]);
+    return rows.map(toPolicyVersionRecord);
   }
 
   async artifact(version: PolicyVersion): Promise<{ kind: PolicyArtifactKind; files: Record<string, Uint8Array> } | null> {
@@ -202,16 +221,36 @@ export class PostgresTrainingRecords {
     return rows.map(toTrainingStepRecord);
   }
 
-  async summary(): Promise<TrainingSummary> {
+  async summary(options: LineageOptions): Promise<TrainingSummary> {
+    if (options.user !== undefined) return this.#lineageSummary(options.user);
     const [[row], last] = await Promise.all([
       this.#database.rows<{ steps: number; active: number | null; latest: number | null }>(
-        `SELECT (SELECT count(*) FROM training_steps)::integer AS steps, ${activeVersion} AS active,
+        `SELECT (SELECT count(*) FROM training_steps)::integer AS steps, ${activeVersionOf('NULL::text')} AS active,
            (SELECT max(version) FROM policy_versions) AS latest`,
       ),
       this.listSteps({ limit: 1 }),
     ]);
     if (row === undefined) throw new ClawrlError('store_error', 'training summary query returned no row');
     return { steps: row.steps, lastStep: last[0] ?? null, activeVersion: row.active, latestVersion: row.latest };
+  }
+
+  async #lineageSummary(user: string | null): Promise<TrainingSummary> {
+    const lineageSteps = `FROM training_steps AS step JOIN policy_versions AS version ON version.version = step.policy_version
+      WHERE version.user_id IS NOT DISTINCT FROM $1::text`;
+    const [[row], [last]] = await Promise.all([
+      this.#database.rows<{ steps: number; active: number | null; latest: number | null }>(
+        `SELECT (SELECT count(*) ${lineageSteps})::integer AS steps, ${activeVersionOf('$1::text')} AS active,
+           (SELECT max(version) FROM policy_versions WHERE user_id IS NOT DISTINCT FROM $1::text) AS latest`,
+        [user],
+      ),
+      this.#database.rows<TrainingStepRow>(
+        `SELECT step.step, step.policy_version, step.samples_used, step.metrics, step.checkpoint, step.started_at, step.ended_at ${lineageSteps}
+         ORDER BY step.step DESC LIMIT 1`,
+        [user],
+      ),
+    ]);
+    if (row === undefined) throw new ClawrlError('store_error', 'training summary query returned no row');
+    return { steps: row.steps, lastStep: last === undefined ? null : toTrainingStepRecord(last), activeVersion: row.active, latestVersion: row.latest };
   }
 
   async sessionVersion(sessionId: string): Promise<PolicyVersion | null> {
@@ -235,8 +274,8 @@ export class PostgresTrainingRecords {
     }
     const files = Object.entries(version.files);
     const inserted = await client.query(
-      `INSERT INTO policy_versions (version, parent, kind, step, samples, metrics, bytes, created_at, state, state_reason, state_changed_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'candidate', $9, $8) ON CONFLICT (version) DO NOTHING`,
+      `INSERT INTO policy_versions (version, parent, kind, step, samples, metrics, bytes, created_at, state, state_reason, state_changed_at, user_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'candidate', $9, $8, $10) ON CONFLICT (version) DO NOTHING`,
       [
         version.version,
         version.parent,
@@ -247,6 +286,7 @@ export class PostgresTrainingRecords {
         files.reduce((total, [, bytes]) => total + bytes.byteLength, 0),
         version.createdAt,
         activate ? null : 'waiting for the gate',
+        version.user ?? null,
       ],
     );
     if ((inserted.rowCount ?? 0) === 0) {

@@ -23,12 +23,13 @@ export interface QueueRow {
 }
 
 /** New samples never carry judged advantages: only rows from before the upgrade do. */
-export type SampleInsert = Omit<SampleRow, 'ordinal' | 'turn_id' | 'session_id' | 'judged_advantages'>;
+/** The user is not inserted: the statement copies it from the turn. */
+export type SampleInsert = Omit<SampleRow, 'ordinal' | 'turn_id' | 'session_id' | 'judged_advantages' | 'user_id'>;
 
 const judgementColumns = `judgement.id, turn.id AS turn_id, judge, judge_model, prompt_version, score, votes, hint,
   hint_candidates, hint_selection, latency_ms, judgement.created_at`;
 
-const sampleColumns = `sample.ordinal, sample.id, sample.turn_ordinal, turn.id AS turn_id, turn.session_id, method,
+const sampleColumns = `sample.ordinal, sample.id, sample.turn_ordinal, turn.id AS turn_id, turn.session_id, sample.user_id, method,
   sample.status, drop_reason, sample.policy_version, judgement_id, feedback_id, score, rollout_group, rollout_turn_index, hint, loss_mask,
   judged_advantages, distillation_gaps, teacher_logprobs, support, created_at, updated_at`;
 
@@ -99,9 +100,10 @@ export function sqliteJudgingStatements(database: Database.Database) {
     ),
     insertSample: database.prepare<SampleInsert>(`
       INSERT INTO samples (id, turn_ordinal, method, status, drop_reason, policy_version, judgement_id, feedback_id,
-        score, rollout_group, rollout_turn_index, hint, loss_mask, judged_advantages, distillation_gaps, teacher_logprobs, support, created_at, updated_at)
+        score, rollout_group, rollout_turn_index, hint, loss_mask, judged_advantages, distillation_gaps, teacher_logprobs, support, created_at, updated_at, user_id)
       VALUES (@id, @turn_ordinal, @method, @status, @drop_reason, @policy_version, @judgement_id, @feedback_id,
-        @score, @rollout_group, @rollout_turn_index, @hint, @loss_mask, NULL, @distillation_gaps, @teacher_logprobs, @support, @created_at, @updated_at)
+        @score, @rollout_group, @rollout_turn_index, @hint, @loss_mask, NULL, @distillation_gaps, @teacher_logprobs, @support, @created_at, @updated_at,
+        (SELECT user_id FROM turns WHERE ordinal = @turn_ordinal))
     `),
     selectSample: database.prepare<[string], SampleRow>(
       `SELECT ${sampleColumns} FROM samples AS sample JOIN turns AS turn ON turn.ordinal = sample.turn_ordinal WHERE sample.id = ?`,

@@ -7,7 +7,7 @@ import { encodeFloat64Blob } from '../../core/token-blob-codec.js';
 import type { NewTurn } from '../../spec/records.js';
 import { createSqliteRecordStore } from './create-sqlite-record-store.js';
 import { SqliteRecordStore } from './sqlite-record-store.js';
-import { rollBackErasureLineage, rollBackRecordCounts } from './testing/roll-back-record-counts.js';
+import { rollBackErasureLineage, rollBackPolicyScope, rollBackRecordCounts } from './testing/roll-back-record-counts.js';
 import { rollBackSampleMeasures } from './testing/roll-back-sample-measures.js';
 
 function turnOf(id: string): NewTurn {
@@ -152,6 +152,43 @@ describe('SQLite migration 10: policy versions have a lifecycle state', () => {
         [3, 'rolled-back', false, null],
       ]);
       expect((await upgraded.listPolicyVersions())[0]?.stateReason).toBe('superseded before states were recorded');
+    } finally {
+      await upgraded.close();
+    }
+  });
+});
+
+describe('SQLite migration 14: samples and policy versions carry a user', () => {
+  let directory: string;
+
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'clawrl-migration-'));
+  });
+
+  afterEach(() => {
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('gives the samples built before it their turn\'s user, and the versions recorded before it to the global lineage', async () => {
+    const path = join(directory, 'records.db');
+    const store = createSqliteRecordStore({ path });
+    await store.upsertSession({ id: 's', tenant: 'acme', user: 'acme/ann', at: 1 });
+    await store.recordTurn({ ...turnOf('a'), tenant: 'acme', user: 'acme/ann' });
+    await store.recordSample({
+      id: 'sample-a', turnId: 'a', method: 'rl', status: 'ready', dropReason: null, policyVersion: 0, judgementId: null, feedbackId: null,
+      score: 1, group: null, hint: null, lossMask: [1, 1], distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 2,
+    });
+    await store.recordPolicyVersion({ version: 0, parent: null, kind: 'base', files: {}, step: null, samples: 0, metrics: null, createdAt: 3 }, { activate: true });
+    await store.close();
+    const database = new Database(path);
+    rollBackPolicyScope(database);
+    database.close();
+    const upgraded = createSqliteRecordStore({ path });
+    try {
+      expect((await upgraded.listSamples({ turnId: 'a' }))[0]?.user).toBe('acme/ann');
+      expect(await upgraded.readySamplesByUser(10)).toEqual([{ user: 'acme/ann', ready: 1 }]);
+      expect((await upgraded.listPolicyVersions()).map((entry) => [entry.version, entry.user, entry.active])).toEqual([[0, null, true]]);
+      expect(await upgraded.trainingSummary()).toMatchObject({ activeVersion: 0 });
     } finally {
       await upgraded.close();
     }

@@ -319,6 +319,19 @@ export const sqliteMigrations: readonly string[] = [
   CREATE INDEX turns_by_user ON turns (user_id) WHERE user_id IS NOT NULL;
   CREATE INDEX feedback_by_user ON feedback (user_id) WHERE user_id IS NOT NULL;
   `,
+  // 14 (policy scope): a sample's user, copied from its turn when the sample is built, so a
+  // per-user trainer claims one user's samples alone; a policy version's owner (the lineage it
+  // belongs to, null for the global one), also on each activation, so each lineage has its own
+  // active version. Versions recorded before belonged to the global lineage.
+  `
+  ALTER TABLE samples ADD COLUMN user_id TEXT;
+  ALTER TABLE policy_versions ADD COLUMN user_id TEXT;
+  ALTER TABLE policy_activations ADD COLUMN user_id TEXT;
+  UPDATE samples SET user_id = (SELECT turn.user_id FROM turns AS turn WHERE turn.ordinal = samples.turn_ordinal);
+  CREATE INDEX samples_ready_by_user ON samples (user_id, ordinal) WHERE status = 'ready';
+  CREATE INDEX policy_versions_by_user ON policy_versions (user_id, version) WHERE user_id IS NOT NULL;
+  CREATE INDEX policy_activations_by_user ON policy_activations (user_id, id);
+  `,
 ];
 
 /**

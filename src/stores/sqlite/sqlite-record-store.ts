@@ -11,11 +11,11 @@ import type { ChatMessage } from '../../spec/chat.js';
 import type { DashboardQueries } from '../../spec/dashboard-queries.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { ClaimTurnsOptions, ReleaseTurnOptions } from '../../spec/judging-queue.js';
-import type { TrainingSummary } from '../../spec/policy-registry.js';
+import type { LineageOptions, TrainingSummary } from '../../spec/policy-registry.js';
 import type { ErasureResult, ErasureTarget, TaintedVersion } from '../../spec/record-erasure.js';
 import type { ListSamplesOptions, ListSessionsOptions, ListTurnIdsOptions } from '../../spec/record-reads.js';
 import type { RecordStore } from '../../spec/record-store.js';
-import type { ClaimSamplesOptions, CommitTrainingStepOptions } from '../../spec/training-queue.js';
+import type { ClaimSamplesOptions, CommitTrainingStepOptions, ReadySamplesOfUser } from '../../spec/training-queue.js';
 import type { TurnReference } from '../../spec/turn-log.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
 import type {
@@ -280,6 +280,9 @@ export class SqliteRecordStore implements RecordStore {
   async claimSamplesForTraining(options: ClaimSamplesOptions): Promise<TrainingSample[]> {
     return this.#write('claimSamplesForTraining', () => this.#training.claimSamples(options));
   }
+  async readySamplesByUser(now: number): Promise<ReadySamplesOfUser[]> {
+    return this.#run('readySamplesByUser', () => this.#training.readySamplesByUser(now));
+  }
   async releaseTrainingSamples(input: { workerId: string; ids?: string[] }): Promise<number> {
     return this.#write('releaseTrainingSamples', () => this.#training.releaseSamples(input));
   }
@@ -295,8 +298,8 @@ export class SqliteRecordStore implements RecordStore {
   async setPolicyVersionState(version: PolicyVersion, state: PolicyVersionState, options: SetPolicyVersionStateOptions): Promise<boolean> {
     return this.#write('setPolicyVersionState', () => this.#training.setState(version, state, options));
   }
-  async listPolicyVersions(): Promise<PolicyVersionRecord[]> {
-    return this.#run('listPolicyVersions', () => this.#training.listVersions());
+  async listPolicyVersions(options: LineageOptions = {}): Promise<PolicyVersionRecord[]> {
+    return this.#run('listPolicyVersions', () => this.#training.listVersions(options));
   }
   async getPolicyArtifact(version: PolicyVersion): Promise<{ kind: PolicyArtifactKind; files: Record<string, Uint8Array> } | null> {
     return this.#run('getPolicyArtifact', () => this.#training.artifact(version));
@@ -304,8 +307,8 @@ export class SqliteRecordStore implements RecordStore {
   async listTrainingSteps(options: { limit?: number; offset?: number } = {}): Promise<TrainingStepRecord[]> {
     return this.#run('listTrainingSteps', () => this.#training.listSteps(options));
   }
-  async trainingSummary(): Promise<TrainingSummary> {
-    return this.#run('trainingSummary', () => this.#training.summary());
+  async trainingSummary(options: LineageOptions = {}): Promise<TrainingSummary> {
+    return this.#run('trainingSummary', () => this.#training.summary(options));
   }
   async getSessionPolicyVersion(sessionId: string): Promise<PolicyVersion | null> {
     return this.#run('getSessionPolicyVersion', () => this.#training.sessionVersion(sessionId));

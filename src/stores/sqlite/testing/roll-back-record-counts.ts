@@ -1,5 +1,5 @@
 /**
- * Undoes SQLite migrations 13 (no users), 12 (no lineage, no taints), 11 (turns without their untrainable reason and
+ * Undoes SQLite migrations 14 (no policy scope), 13 (no users), 12 (no lineage, no taints), 11 (turns without their untrainable reason and
  * supersession), 10 (policy versions without their lifecycle state), 9 (samples without their rollout
  * group) and 8 (no record_counts table,
  * no triggers keeping it) on a store file: for tests of the upgrade, which must start the counters
@@ -7,8 +7,22 @@
  */
 import type Database from 'better-sqlite3';
 
-/** Undoes SQLite migration 13: sessions, turns and feedback without their user. */
+/** Undoes SQLite migration 14: samples, policy versions and activations without their user. */
+export function rollBackPolicyScope(database: Database.Database): void {
+  database.exec(`
+    DROP INDEX samples_ready_by_user;
+    DROP INDEX policy_versions_by_user;
+    DROP INDEX policy_activations_by_user;
+    ALTER TABLE samples DROP COLUMN user_id;
+    ALTER TABLE policy_versions DROP COLUMN user_id;
+    ALTER TABLE policy_activations DROP COLUMN user_id;
+    DELETE FROM schema_migrations WHERE version >= 14;
+  `);
+}
+
+/** Undoes SQLite migrations 14 and 13: sessions, turns and feedback without their user. */
 export function rollBackUsers(database: Database.Database): void {
+  rollBackPolicyScope(database);
   database.exec(`
     DROP INDEX sessions_by_user;
     DROP INDEX turns_by_user;
@@ -20,7 +34,7 @@ export function rollBackUsers(database: Database.Database): void {
   `);
 }
 
-/** Undoes SQLite migrations 13 and 12: no users, no lineage, no taints, nor their indexes. */
+/** Undoes SQLite migrations 14, 13 and 12: no policy scope, no users, no lineage, no taints, nor their indexes. */
 export function rollBackErasureLineage(database: Database.Database): void {
   rollBackUsers(database);
   database.exec(`

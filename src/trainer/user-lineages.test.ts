@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import { createFakeTrainingEngine } from '../engines/testing/fake-training-engine.js';
+import { createScriptedInferenceEngine } from '../gateway/testing/scripted-inference-engine.js';
+import { createPolicyServing } from '../serving/policy-serving.js';
+import type { Logger } from '../spec/logger.js';
+import type { RecordStore } from '../spec/record-store.js';
+import type { TrainingEngine } from '../spec/training-engine.js';
+import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
+import { createTrainer, type TrainerOptions } from './create-trainer.js';
+
+const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** `count` completed turns of `user`'s session, each with a ready RL sample sampled by `policyVersion`. */
+async function recordSamplesOf(store: RecordStore, user: string | null, count: number, policyVersion = 0): Promise<void> {
+  const sessionId = `session-${user ?? 'none'}-${policyVersion}`;
+  await store.upsertSession({ id: sessionId, tenant: user?.split('/')[0] ?? null, user, at: 1 });
+  for (let index = 0; index < count; index += 1) {
+    const id = `${sessionId}-turn-${index}`;
+    await store.recordTurn({
+      id, sessionId, type: 'main', status: 'completed', trainable: true, tenant: user?.split('/')[0] ?? null, user, model: 'tiny', policyVersion,
+      messages: [{ role: 'user', content: `q${index}` }], tools: [], sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0 },
+      promptTokenIds: [3, 14, 15, 92 + index], responseTokenIds: [65, 35], logprobs: [-4, -4.5], response: { role: 'assistant', content: 'a' },
+      finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
+    });
+    await store.recordSample({
+      id: `sample-${id}`, turnId: id, method: 'rl', status: 'ready', dropReason: null, policyVersion, judgementId: null, feedbackId: null,
+      score: index % 2 === 0 ? 1 : -1, group: null, hint: null, lossMask: [1, 1], distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 10 + index,
+    });
+  }
+}
+
+async function perUserTrainer(overrides: Partial<TrainerOptions> = {}) {
+  const store = createSqliteRecordStore({ path: ':memory:' });
+  const trainingEngine: TrainingEngine = createFakeTrainingEngine();
+  const serving = createPolicyServing({ store, engine: createScriptedInferenceEngine({}), logger: silent, now: () => 1_000 });
+  await serving.start();
+  let changes = 0;
+  let now = 2_000;
+  const trainer = createTrainer({
+    store, trainingEngine, serving, logger: silent, now: () => now, workerId: 'trainer', trainEvery: 4, pollIntervalMs: 60_000,
+    policyScope: 'user', onUserLineageChange: () => void (changes += 1), ...overrides,
+  });
+  await trainer.start();
+  return { store, trainer, trainingEngine, changes: () => changes, advance: (ms: number) => void (now += ms) };
+}
+
+describe('createTrainer with policyScope user', () => {
+  it('trains each user\'s lineage on that user\'s samples alone, from the base, and commits versions the user owns', async () => {
+    const { store, trainer, changes, advance } = await perUserTrainer();
+    await recordSamplesOf(store, 'acme/ann', 4);
+    await recordSamplesOf(store, 'acme/bob', 4);
+    const first = await trainer.trainNow();
+    expect(first).toMatchObject({ kind: 'trained', step: { policyVersion: 1, samplesUsed: 4 } });
+    advance(1_000);
+    const second = await trainer.trainNow();
+    expect(second).toMatchObject({ kind: 'trained', step: { policyVersion: 2, samplesUsed: 4 } });
+    const versions = await store.listPolicyVersions();
+    expect(versions.map((entry) => [entry.version, entry.user, entry.parent, entry.active])).toEqual([
+      [0, null, null, true], [1, 'acme/ann', 0, true], [2, 'acme/bob', 0, true],
+    ]);
+    // Each step took one user's samples: ann's trained in step 1, bob's in step 2.
+    const trainedBy = async (user: string) => (await store.listSamples({ status: 'trained' })).filter((sample) => sample.user === user);
+    expect(new Set((await trainedBy('acme/ann')).map((sample) => sample.policyVersion))).toEqual(new Set([0]));
+    expect((await trainedBy('acme/ann')).length).toBe(4);
+    expect((await trainedBy('acme/bob')).length).toBe(4);
+    expect(changes()).toBe(2);
+    expect(await trainer.trainNow()).toEqual({ kind: 'idle' });
+    await trainer.close();
+    await store.close();
+  });
+
+  it('continues a user\'s lineage from its active version, and rolling one user back leaves the others alone', async () => {
+    const { store, trainer, advance } = await perUserTrainer();
+    await recordSamplesOf(store, 'acme/ann', 4);
+    await trainer.trainNow();
+    await recordSamplesOf(store, 'acme/bob', 4);
+    advance(1_000);
+    await trainer.trainNow();
+    await recordSamplesOf(store, 'acme/ann', 4, 1);
+    advance(1_000);
+    expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { policyVersion: 3 } });
+    expect((await store.listPolicyVersions({ user: 'acme/ann' })).map((entry) => [entry.version, entry.parent, entry.active])).toEqual([[1, 0, false], [3, 1, true]]);
+    await trainer.activate(1, 'rolled back by a person');
+    const lineages = (await store.listPolicyVersions()).map((entry) => [entry.version, entry.user, entry.state]);
+    expect(lineages).toEqual([[0, null, 'active'], [1, 'acme/ann', 'active'], [2, 'acme/bob', 'active'], [3, 'acme/ann', 'rolled-back']]);
+    // Ann's next step continues from version 1, the one she is served now.
+    await recordSamplesOf(store, 'acme/ann', 4, 1 + 10);
+    advance(1_000);
+    expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { policyVersion: 4 } });
+    expect((await store.listPolicyVersions({ user: 'acme/ann' })).at(-1)).toMatchObject({ version: 4, parent: 1, active: true });
+    await expect(trainer.activate(42)).rejects.toMatchObject({ code: 'not_found' });
+    await trainer.close();
+    await store.close();
+  });
+
+  it('keeps a user\'s newest ready samples within the quota and stops a user out of steps for the day', async () => {
+    const { store, trainer, advance } = await perUserTrainer({ userQuotas: { samplesKept: 6, stepsPerDay: 1 } });
+    await recordSamplesOf(store, 'acme/busy', 10);
+    await recordSamplesOf(store, null, 4);
+    // The global lineage (no user) goes first: it is named before any user.
+    expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { policyVersion: 1 } });
+    const dropped = (await store.listSamples({ status: 'dropped' })).filter((sample) => sample.dropReason === 'user-quota');
+    expect(dropped.map((sample) => sample.createdAt)).toEqual([10, 11, 12, 13]);
+    advance(1_000);
+    expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { policyVersion: 2, samplesUsed: 4 } });
+    expect((await store.listPolicyVersions()).map((entry) => [entry.version, entry.user])).toEqual([[0, null], [1, null], [2, 'acme/busy']]);
+    // Two of busy's samples are still ready, but its one step today is spent.
+    advance(1_000);
+    expect(await trainer.trainNow()).toEqual({ kind: 'idle' });
+    advance(24 * 60 * 60 * 1000);
+    expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { policyVersion: 3, samplesUsed: 2 } });
+    await trainer.close();
+    await store.close();
+  });
+
+  it('refuses a gate or canary at creation: they are not per user', async () => {
+    const store = createSqliteRecordStore({ path: ':memory:' });
+    const serving = createPolicyServing({ store, engine: createScriptedInferenceEngine({}), logger: silent, now: () => 1 });
+    const lifecycle = { gated: true } as unknown as NonNullable<TrainerOptions['lifecycle']>;
+    expect(() => createTrainer({ store, trainingEngine: createFakeTrainingEngine(), serving, logger: silent, now: () => 1, workerId: 'w', policyScope: 'user', lifecycle })).toThrow(/--policy-scope user/);
+    await store.close();
+  });
+});
