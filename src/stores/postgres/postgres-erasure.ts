@@ -14,6 +14,7 @@ import type { ErasedCounts, ErasureResult, ErasureTarget, TaintedVersion } from 
 import { postgresCounterSeed } from './postgres-counter-migration.js';
 import type { Queryable } from './postgres-database.js';
 import { loadTurnTokens } from './postgres-turn-rows.js';
+import { erasePostgresMemory } from './postgres-user-memory.js';
 
 interface ErasedTurnRow {
   ordinal: string;
@@ -120,6 +121,7 @@ export async function erasePostgresRows(client: Queryable, target: ErasureTarget
   // What a tenant said about other tenants' turns is theirs too.
   const feedback = await remove('DELETE FROM feedback WHERE turn_ordinal = ANY($1::bigint[]) OR tenant = $2', [ordinals, tenant]);
   const erasedTurns = await remove('DELETE FROM turns WHERE ordinal = ANY($1::bigint[])');
+  const memoryEntries = await erasePostgresMemory(client, turns.map((turn) => turn.id), tenant);
   const messages = await pruneMessageNodes(client, [...new Set(turns.flatMap((turn) => (turn.messages_tip_id === null ? [] : [turn.messages_tip_id])))]);
   await client.query('DELETE FROM tool_sets WHERE id = ANY($1::bigint[]) AND NOT EXISTS (SELECT 1 FROM turns WHERE turns.tool_set_id = tool_sets.id)', [
     [...new Set(turns.map((turn) => turn.tool_set_id))],
@@ -140,7 +142,7 @@ export async function erasePostgresRows(client: Queryable, target: ErasureTarget
       [version, erasedBy.get(version) ?? 0, at],
     );
   }
-  const erased: ErasedCounts = { sessions, turns: erasedTurns, messages, nextStates, judgements, feedback, hints, samples: erasedSamples, queued };
+  const erased: ErasedCounts = { sessions, turns: erasedTurns, messages, nextStates, judgements, feedback, hints, samples: erasedSamples, queued, memoryEntries };
   return {
     receipt: { target, erasedAt: at, erased, trainedOnErased: [...erasedBy.keys()].sort((a, b) => a - b), affectedVersions, storageWiped: false },
     sessionIds: [...new Set([...sessionIds, ...turns.map((turn) => turn.session_id)])],
@@ -150,7 +152,7 @@ export async function erasePostgresRows(client: Queryable, target: ErasureTarget
 }
 
 /** The tables an erasure deletes from, vacuumed after it. */
-export const erasedTables = ['judge_queue', 'judgements', 'samples', 'feedback', 'turns', 'message_nodes', 'tool_sets', 'sessions'] as const;
+export const erasedTables = ['judge_queue', 'judgements', 'samples', 'feedback', 'turns', 'message_nodes', 'tool_sets', 'sessions', 'user_memory'] as const;
 
 export async function listPostgresTaintedVersions(client: Queryable): Promise<TaintedVersion[]> {
   const direct = (await client.query<{ version: string }>('SELECT DISTINCT version FROM policy_lineage WHERE erased_at IS NOT NULL')).rows;

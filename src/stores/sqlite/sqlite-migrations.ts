@@ -319,6 +319,25 @@ export const sqliteMigrations: readonly string[] = [
   CREATE INDEX turns_by_user ON turns (user_id) WHERE user_id IS NOT NULL;
   CREATE INDEX feedback_by_user ON feedback (user_id) WHERE user_id IS NOT NULL;
   `,
+  // 14 (user memory; after merge: 15): each user's memory (`spec/user-memory.ts`), unique per user by
+  // normalized text. The tenant (the user's part before '/') is kept so an erasure of a tenant finds
+  // its users' entries by index; the source turn, so an erased turn takes what it taught.
+  `
+  CREATE TABLE user_memory (
+    id INTEGER PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('hint', 'feedback', 'note')),
+    text TEXT NOT NULL,
+    normalized TEXT NOT NULL,
+    source_turn_id TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE UNIQUE INDEX user_memory_by_text ON user_memory (user_id, normalized);
+  CREATE INDEX user_memory_by_tenant ON user_memory (tenant);
+  CREATE INDEX user_memory_by_source_turn ON user_memory (source_turn_id) WHERE source_turn_id IS NOT NULL;
+  `,
 ];
 
 /**
