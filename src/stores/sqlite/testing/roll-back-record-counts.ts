@@ -1,5 +1,5 @@
 /**
- * Undoes SQLite migrations 13 (no users), 12 (no lineage, no taints), 11 (turns without their untrainable reason and
+ * Undoes SQLite migrations 14 (no user memory), 13 (no users), 12 (no lineage, no taints), 11 (turns without their untrainable reason and
  * supersession), 10 (policy versions without their lifecycle state), 9 (samples without their rollout
  * group) and 8 (no record_counts table,
  * no triggers keeping it) on a store file: for tests of the upgrade, which must start the counters
@@ -7,8 +7,17 @@
  */
 import type Database from 'better-sqlite3';
 
-/** Undoes SQLite migration 13: sessions, turns and feedback without their user. */
+/** Undoes SQLite migration 14: no user memory. */
+export function rollBackUserMemory(database: Database.Database): void {
+  database.exec(`
+    DROP TABLE user_memory;
+    DELETE FROM schema_migrations WHERE version >= 14;
+  `);
+}
+
+/** Undoes SQLite migrations 14 and 13: sessions, turns and feedback without their user. */
 export function rollBackUsers(database: Database.Database): void {
+  rollBackUserMemory(database);
   database.exec(`
     DROP INDEX sessions_by_user;
     DROP INDEX turns_by_user;
