@@ -13,6 +13,18 @@
 import type { ChatMessage } from '../spec/chat.js';
 import { estimateTokens } from './judge-prompt-budget.js';
 
+/**
+ * What `--user-memory` does with each user's memory: `off` keeps none and adds none (clawrl as it
+ * was); `context` adds it to the user's requests; `teacher` only to the OPD teacher's context (the
+ * served prompt unchanged, so the student learns to act without it); `both` does both.
+ */
+export const userMemoryModes = ['off', 'context', 'teacher', 'both'] as const;
+export type UserMemoryMode = (typeof userMemoryModes)[number];
+
+/** Whether a mode adds the memory to served requests, and to the OPD teacher's context. */
+export const servesMemory = (mode: UserMemoryMode): boolean => mode === 'context' || mode === 'both';
+export const teachesMemory = (mode: UserMemoryMode): boolean => mode === 'teacher' || mode === 'both';
+
 export const memoryMarker = '[what you remember of this user]';
 const memorySeparator = `\n\n${memoryMarker}\n`;
 

@@ -15,6 +15,7 @@ import type { Judge } from '../spec/judge.js';
 import type { Logger } from '../spec/logger.js';
 import type { JudgingQueue } from '../spec/judging-queue.js';
 import type { JudgeClaim, SampleMethod } from '../spec/records.js';
+import type { JudgeMemory } from './judge-memory.js';
 import { judgeTurn } from './judge-turn.js';
 
 export interface JudgeWorkerOptions {
@@ -45,6 +46,8 @@ export interface JudgeWorkerOptions {
   supportTopK?: number;
   /** The share of sessions held out of training for the replay gate; default 0 (`--gate replay` sets it). */
   heldOutShare?: number;
+  /** Each user's memory (`--user-memory`); absent, `off`. */
+  memory?: JudgeMemory;
 }
 
 export interface DrainResult {
@@ -86,6 +89,7 @@ export function createJudgeWorker(options: JudgeWorkerOptions): JudgeWorker {
     overlapTopK: options.overlapTopK ?? 4,
     supportTopK: options.supportTopK ?? 0,
     heldOutShare: options.heldOutShare ?? 0,
+    ...(options.memory === undefined ? {} : { memory: options.memory }),
     now: options.now,
     createId: options.createId,
   };

@@ -136,6 +136,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     policies: dependencies.policies,
     pinSessions: configuration.pinSessions,
     consentDefaults,
+    userMemory: { mode: configuration.userMemory, maximumEntries: configuration.userMemoryEntries, maximumTokens: configuration.userMemoryTokens },
     ...(dependencies.policyRouting === undefined ? {} : { policyRouting: dependencies.policyRouting }),
     decodeTokens: createTokenDecoder(renderer),
     ...(configuration.resultsDir === undefined ? {} : { experiments: createExperimentChartsReader(configuration.resultsDir) }),
