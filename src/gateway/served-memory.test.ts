@@ -38,12 +38,14 @@ describe('each user\'s memory in the gateway', () => {
     await feedback(gateway, keys.alice, { turn_id: turn, thumbs: 'down', text: '  Please   answer in one line,\n with a warm greeting. ' });
     await feedback(gateway, keys.alice, { turn_id: turn, score: 1, hint: 'Greet the user by saying hello first.' });
 
-    await chat(gateway, keys.alice, 'What is 3+3?', 'a2');
+    const served = await chat(gateway, keys.alice, 'What is 3+3?', 'a2');
     expect(lastSystemPrompt(gateway)).toBe(`You are a tutor.\n\n${memoryMarker}\n- Please answer in one line, with a warm greeting.\n- Greet the user by saying hello first.`);
+    // The turn is recorded as the model was prompted.
+    expect((await gateway.store.getTurn(served))?.messages[0]?.content).toBe(lastSystemPrompt(gateway));
     await chat(gateway, keys.bob, 'What is 3+3?', 'b1');
     expect(lastSystemPrompt(gateway)).toBe('You are a tutor.');
 
-    // The turn is recorded as the model was prompted; its session is still the one the client named.
+    // Its session is still the one the client named.
     const recorded = await gateway.store.listSessions({});
     expect(recorded.map((session) => session.user).sort()).toEqual(['team/alice', 'team/alice', 'team/bob']);
     const entries = await gateway.store.listMemory('team/alice');
