@@ -55,6 +55,9 @@ describe('the user memory admin routes', () => {
     expect((await call(server, keys.admin, 'PATCH', '/admin/users/team/alice/memory/1', {})).status).toBe(400);
     expect((await call(server, keys.admin, 'PATCH', '/admin/users/team/alice/memory/x', { text: 'new' })).status).toBe(400);
     expect((await call(server, keys.admin, 'PATCH', '/admin/users/team/alice/memory/99', { text: 'new' })).status).toBe(404);
+    for (const user of ['a/b/c', 'team%2Fal%20ice', '%2Falice']) {
+      expect(await (await call(server, keys.admin, 'GET', `/admin/users/${user}/memory`)).json(), user).toMatchObject({ error: { code: 'invalid_request', param: 'user' } });
+    }
     const first = (await (await call(server, keys.admin, 'POST', '/admin/users/team/alice/memory', { text: 'One.' })).json()) as RememberResponse;
     await call(server, keys.admin, 'POST', '/admin/users/team/alice/memory', { text: 'Two.' });
     const duplicate = await call(server, keys.admin, 'PATCH', `/admin/users/team/alice/memory/${first.entry.id}`, { text: 'two' });

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { defaultMemoryEntriesPerUser, memoryEntryTextOf, tenantOfUser } from '../../core/user-memory-text.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { memoryEntryKinds, type MemoryEntryKind } from '../../spec/user-memory.js';
-import { readScopeOf, type GatewayVariables } from '../api-key-authenticator.js';
+import { isUserName, readScopeOf, type GatewayVariables } from '../api-key-authenticator.js';
 import type { GatewayContext } from '../gateway-context.js';
 import { parseJsonBody } from '../parse-wire-request.js';
 import type { RememberResponse, UserMemoryResponse, UsersResponse } from './dashboard-api.js';
@@ -38,6 +38,7 @@ function parsed<Output>(schema: z.ZodType<Output>, body: string): Output {
 /** The user the path names, if the reader may reach it; else, as for a user that does not exist, 404. */
 function userOf(c: Context<{ Variables: GatewayVariables }>): string {
   const user = c.req.param('user') ?? '';
+  if (!isUserName(user)) throw new ClawrlError('invalid_request', `'${user.slice(0, 300)}' is no user: users are tenant/name or a tenant's name, of letters, digits and ._@+-.`, { param: 'user' });
   const scope = readScopeOf(c.get('principal'));
   if (user === '' || (scope !== undefined && tenantOfUser(user) !== scope)) throw new ClawrlError('not_found', `No user '${user.slice(0, 300)}'.`, { param: 'user' });
   return user;
