@@ -71,6 +71,15 @@ export function userSummaryOf(row: UserSummaryRow): UserSummary {
   };
 }
 
+/**
+ * Whose memory an erasure takes whole: an erased tenant's (its users' entries) and an erased user's;
+ * null for an erasure of sessions or periods, which takes only the entries their turns taught.
+ */
+export interface MemoryOwner {
+  tenant: string | null;
+  user: string | null;
+}
+
 /** A bound below one would drop the entry being added: refused before any write. */
 export function checkMaximumEntries(maximumEntries: number): void {
   if (!Number.isSafeInteger(maximumEntries) || maximumEntries < 1) {

@@ -121,7 +121,7 @@ export async function erasePostgresRows(client: Queryable, target: ErasureTarget
   // What a tenant said about other tenants' turns is theirs too.
   const feedback = await remove('DELETE FROM feedback WHERE turn_ordinal = ANY($1::bigint[]) OR tenant = $2', [ordinals, tenant]);
   const erasedTurns = await remove('DELETE FROM turns WHERE ordinal = ANY($1::bigint[])');
-  const memoryEntries = await erasePostgresMemory(client, turns.map((turn) => turn.id), tenant);
+  const memoryEntries = await erasePostgresMemory(client, turns.map((turn) => turn.id), { tenant, user: null });
   const messages = await pruneMessageNodes(client, [...new Set(turns.flatMap((turn) => (turn.messages_tip_id === null ? [] : [turn.messages_tip_id])))]);
   await client.query('DELETE FROM tool_sets WHERE id = ANY($1::bigint[]) AND NOT EXISTS (SELECT 1 FROM turns WHERE turns.tool_set_id = tool_sets.id)', [
     [...new Set(turns.map((turn) => turn.tool_set_id))],

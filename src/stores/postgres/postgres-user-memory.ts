@@ -5,7 +5,7 @@
  */
 import { normalizeMemoryText, tenantOfUser } from '../../core/user-memory-text.js';
 import type { EditMemoryResult, MemoryEdit, MemoryEntryRecord, NewMemoryEntry, RememberResult, UserSummary } from '../../spec/user-memory.js';
-import { checkMaximumEntries, memoryEntryColumns, memoryEntryOf, userSummaryOf, userSummariesSql, type MemoryEntryRow, type UserSummaryRow } from '../user-memory-rows.js';
+import { checkMaximumEntries, type MemoryOwner, memoryEntryColumns, memoryEntryOf, userSummaryOf, userSummariesSql, type MemoryEntryRow, type UserSummaryRow } from '../user-memory-rows.js';
 import type { PostgresDatabase, Queryable } from './postgres-database.js';
 
 // One 64-bit key per user and schema; the two-key locks clawrl takes elsewhere are a separate key space.
@@ -75,8 +75,11 @@ export class PostgresUserMemory {
   }
 }
 
-/** Deletes the memory an erasure takes (inside its transaction): entries of the erased turns, and of the erased tenant's users. */
-export async function erasePostgresMemory(client: Queryable, turnIds: readonly string[], tenant: string | null): Promise<number> {
-  const result = await client.query('DELETE FROM user_memory WHERE source_turn_id = ANY($1::text[]) OR tenant = $2', [turnIds, tenant]);
+/**
+ * Deletes the memory an erasure takes (inside its transaction): entries of the erased turns, every
+ * entry of an erased tenant's users, and every entry of an erased user.
+ */
+export async function erasePostgresMemory(client: Queryable, turnIds: readonly string[], owner: MemoryOwner): Promise<number> {
+  const result = await client.query('DELETE FROM user_memory WHERE source_turn_id = ANY($1::text[]) OR tenant = $2 OR user_id = $3', [turnIds, owner.tenant, owner.user]);
   return result.rowCount ?? 0;
 }

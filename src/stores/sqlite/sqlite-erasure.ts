@@ -136,7 +136,7 @@ export function eraseSqliteRows(database: Database.Database, reader: SqliteTurnR
   // What a tenant said about other tenants' turns is theirs too.
   const feedback = run(`DELETE FROM feedback WHERE turn_ordinal IN ${erasedOrdinals} OR tenant = @tenant`, { ...bound, tenant });
   const nextStates = run(`DELETE FROM turn_next_states WHERE turn_ordinal IN ${erasedOrdinals}`);
-  const memoryEntries = eraseSqliteMemory(database, turns.map((turn) => turn.id), tenant);
+  const memoryEntries = eraseSqliteMemory(database, turns.map((turn) => turn.id), { tenant, user: null });
   const erasedTurns = run(`DELETE FROM turns WHERE ordinal IN ${erasedOrdinals}`);
   const messages = pruneMessageNodes(database, [...new Set(turns.flatMap((turn) => (turn.messages_tip_id === null ? [] : [turn.messages_tip_id])))]);
   const removeToolSet = database.prepare<[number, number]>('DELETE FROM tool_sets WHERE id = ? AND NOT EXISTS (SELECT 1 FROM turns WHERE tool_set_id = ?)');

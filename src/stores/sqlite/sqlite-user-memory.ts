@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3';
 import { normalizeMemoryText, tenantOfUser } from '../../core/user-memory-text.js';
 import type { EditMemoryResult, MemoryEdit, MemoryEntryRecord, NewMemoryEntry, RememberResult, UserSummary } from '../../spec/user-memory.js';
-import { checkMaximumEntries, memoryEntryColumns, memoryEntryOf, userSummaryOf, userSummariesSql, type MemoryEntryRow, type UserSummaryRow } from '../user-memory-rows.js';
+import { checkMaximumEntries, type MemoryOwner, memoryEntryColumns, memoryEntryOf, userSummaryOf, userSummariesSql, type MemoryEntryRow, type UserSummaryRow } from '../user-memory-rows.js';
 
 export class SqliteUserMemory {
   readonly #database: Database.Database;
@@ -81,9 +81,12 @@ export class SqliteUserMemory {
   }
 }
 
-/** Deletes the memory an erasure takes (inside its transaction): entries of the erased turns, and of the erased tenant's users. */
-export function eraseSqliteMemory(database: Database.Database, turnIds: readonly string[], tenant: string | null): number {
+/**
+ * Deletes the memory an erasure takes (inside its transaction): entries of the erased turns, every
+ * entry of an erased tenant's users, and every entry of an erased user.
+ */
+export function eraseSqliteMemory(database: Database.Database, turnIds: readonly string[], owner: MemoryOwner): number {
   return database
-    .prepare<{ turns: string; tenant: string | null }>('DELETE FROM user_memory WHERE source_turn_id IN (SELECT value FROM json_each(@turns)) OR tenant = @tenant')
-    .run({ turns: JSON.stringify(turnIds), tenant }).changes;
+    .prepare<{ turns: string; tenant: string | null; user: string | null }>('DELETE FROM user_memory WHERE source_turn_id IN (SELECT value FROM json_each(@turns)) OR tenant = @tenant OR user_id = @user')
+    .run({ turns: JSON.stringify(turnIds), ...owner }).changes;
 }
