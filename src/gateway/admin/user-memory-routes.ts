@@ -40,7 +40,7 @@ function userOf(c: Context<{ Variables: GatewayVariables }>): string {
   const user = c.req.param('user') ?? '';
   if (!isUserName(user)) throw new ClawrlError('invalid_request', `'${user.slice(0, 300)}' is no user: users are tenant/name or a tenant's name, of letters, digits and ._@+-.`, { param: 'user' });
   const scope = readScopeOf(c.get('principal'));
-  if (user === '' || (scope !== undefined && tenantOfUser(user) !== scope)) throw new ClawrlError('not_found', `No user '${user.slice(0, 300)}'.`, { param: 'user' });
+  if (scope !== undefined && tenantOfUser(user) !== scope) throw new ClawrlError('not_found', `No user '${user.slice(0, 300)}'.`, { param: 'user' });
   return user;
 }
 
@@ -50,9 +50,9 @@ function entryIdOf(c: Context): number {
   return id;
 }
 
-/** The text as the memory keeps it: whitespace collapsed, cut to an entry's length. */
+/** The text as the memory keeps it: whitespace collapsed, cut to an entry's length (the schema let no blank text through). */
 function entryText(text: string): string {
-  return memoryEntryTextOf(text) as string;
+  return memoryEntryTextOf(text) ?? text;
 }
 
 export function registerUserMemoryRoutes(app: Hono<{ Variables: GatewayVariables }>, context: GatewayContext): void {
