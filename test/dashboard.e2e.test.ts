@@ -235,7 +235,7 @@ describe('the dashboard in a browser', () => {
     expect(await page.getByTestId('session-count').textContent()).toBe('2');
     expect(await page.locator('figure.chart').count()).toBe(0);
     expect(await page.locator('p.error').count()).toBe(0);
-    expect(await page.locator('nav a').allTextContents()).toEqual(['Overview', 'Sessions']);
+    expect(await page.locator('nav a').allTextContents()).toEqual(['Overview', 'Sessions', 'Users']);
     await capture('tenant-overview');
 
     await page.goto(`${server.url}/#/sessions`);

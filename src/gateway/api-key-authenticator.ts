@@ -52,6 +52,12 @@ function digest(key: string): Buffer {
 /** A tenant's or a user's name: letters, digits and `._@+-`, so a name never holds the `/` between them. */
 const namePattern = /^[A-Za-z0-9._@+-]{1,128}$/;
 
+/** Whether `user` is one a request could have: `tenant/name`, or a tenant's (or a trusted proxy's, without keys) one name. */
+export function isUserName(user: string): boolean {
+  const [first = '', second, ...rest] = user.split('/');
+  return rest.length === 0 && namePattern.test(first) && (second === undefined || namePattern.test(second));
+}
+
 function checkName(name: string, what: string): string {
   if (!namePattern.test(name)) throw new ClawrlError('invalid_request', `The ${what} '${name.slice(0, 140)}' is not a name: use 1 to 128 letters, digits or ._@+- characters.`);
   return name;

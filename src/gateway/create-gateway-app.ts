@@ -14,6 +14,7 @@ import { registerFeedbackRoute } from './admin/feedback-route.js';
 import { registerHealthRoutes } from './admin/health-routes.js';
 import type { GatewayContext } from './gateway-context.js';
 import { registerPolicyRoutes } from './admin/policy-routes.js';
+import { registerUserMemoryRoutes, tenantUserMemoryRoute } from './admin/user-memory-routes.js';
 
 type Variables = GatewayVariables;
 
@@ -53,7 +54,9 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
   const requireAdmin = async (c: Context<{ Variables: Variables }>, next: () => Promise<void>) => {
     const principal = c.get('principal');
     const tenantReads = principal.kind === 'tenant' && c.req.method === 'GET' && tenantReadableRoute.test(c.req.path);
-    if (!tenantReads) context.authenticator.requireAdmin(principal);
+    // A tenant's key reads and edits its own users' memory (`admin/user-memory-routes.ts`).
+    const tenantMemory = principal.kind === 'tenant' && tenantUserMemoryRoute.test(c.req.path);
+    if (!tenantReads && !tenantMemory) context.authenticator.requireAdmin(principal);
     await next();
   };
 
@@ -90,6 +93,7 @@ export function createGatewayApp(context: GatewayContext): Hono<{ Variables: Var
   registerPolicyRoutes(app, context);
   registerErasureRoutes(app, context);
   registerDashboardRoutes(app, context);
+  registerUserMemoryRoutes(app, context);
 
   // The dashboard's page and assets are public: they hold no data, and the page asks for the admin
   // key before it reads any (`/admin/dashboard/*`).

@@ -5,6 +5,8 @@ import type { Logger } from '../spec/logger.js';
 import type { PolicyRegistry } from '../spec/policy-registry.js';
 import type { RecordReads } from '../spec/record-reads.js';
 import type { TurnLog } from '../spec/turn-log.js';
+import type { UserMemory } from '../spec/user-memory.js';
+import type { UserMemoryMode } from '../core/user-memory-context.js';
 import type { ApiKeyAuthenticator } from './api-key-authenticator.js';
 import type { DataEraser } from './data-eraser.js';
 import type { GatewayMetrics } from './gateway-metrics.js';
@@ -31,7 +33,16 @@ export interface SamplingDefaults {
 }
 
 /** What the gateway may do with the record store: it never claims work or writes policy versions. */
-export type GatewayStore = TurnLog & RecordReads & Pick<PolicyRegistry, 'listPolicyVersions' | 'trainingSummary'>;
+export type GatewayStore = TurnLog & RecordReads & UserMemory & Pick<PolicyRegistry, 'listPolicyVersions' | 'trainingSummary'>;
+
+/** What the gateway does with each user's memory (`--user-memory`, `docs/memory.md`). */
+export interface UserMemorySettings {
+  mode: UserMemoryMode;
+  /** Entries kept per user (`--user-memory-entries`). */
+  maximumEntries: number;
+  /** Estimated tokens of memory added to a prompt (`--user-memory-tokens`). */
+  maximumTokens: number;
+}
 
 export interface GatewayContext {
   engine: InferenceEngine;
@@ -54,6 +65,8 @@ export interface GatewayContext {
   consentDefaults?: ReadonlyMap<string, ConsentDefaults>;
   /** Erases sessions, tenants and periods (`DELETE /admin/sessions/{id}`, `POST /admin/erasures`); without it those answer `unsupported`. */
   eraser?: DataEraser;
+  /** Each user's memory: filled from feedback, added to requests, edited by the admin routes; absent, `off`. */
+  userMemory?: UserMemorySettings;
   /** Sessions keep the policy version they started with (`--pin-sessions`). */
   pinSessions?: boolean;
   /** Which version a session gets while a canary runs (`serving/policy-lifecycle.ts`); absent: the served version for all. */

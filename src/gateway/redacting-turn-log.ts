@@ -1,7 +1,7 @@
 /**
  * Redaction before anything is kept: the gateway's record store wrapped so that every text the
  * turn log writes — a turn's messages, tool calls and results, its reply, a next state, feedback
- * text and hints — goes through the redactor first. What the client receives is untouched; what is
+ * text and hints, a user's memory entries — goes through the redactor first. What the client receives is untouched; what is
  * stored, announced on the bus (ids only) and trained on is the redacted text.
  *
  * Token ids must spell the text they are stored with:
@@ -85,7 +85,7 @@ export async function redactNewTurn(redaction: TurnRedaction, turn: NewTurn): Pr
 /** The gateway's store, redacting what its turn log writes. */
 export function createRedactingTurnLog<Store extends GatewayStore>(store: Store, redaction: TurnRedaction): Store {
   const { redactor } = redaction;
-  const overrides: Pick<GatewayStore, 'recordTurn' | 'linkNextState' | 'recordFeedback'> = {
+  const overrides: Pick<GatewayStore, 'recordTurn' | 'linkNextState' | 'recordFeedback' | 'remember' | 'editMemory'> = {
     async recordTurn(turn) {
       const redacted = await redactNewTurn(redaction, turn);
       if (redacted.tally.count > 0) redaction.onRedacted?.(turn.id, redacted.tally);
@@ -98,6 +98,13 @@ export function createRedactingTurnLog<Store extends GatewayStore>(store: Store,
       const text = feedback.text === null ? null : await redactor.redactText(feedback.text);
       const hint = feedback.hint === null ? null : await redactor.redactText(feedback.hint);
       return store.recordFeedback({ ...feedback, text, hint });
+    },
+    // A note an operator writes, or an edit, is kept as redacted as what the memory learned from feedback.
+    async remember(entry, maximumEntries) {
+      return store.remember({ ...entry, text: await redactor.redactText(entry.text) }, maximumEntries);
+    },
+    async editMemory(user, id, edit, at) {
+      return store.editMemory(user, id, edit.text === undefined ? edit : { ...edit, text: await redactor.redactText(edit.text) }, at);
     },
   };
   return overrideMethods(store, overrides as Partial<Store>);

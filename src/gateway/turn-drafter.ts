@@ -62,9 +62,11 @@ export interface TurnDrafter {
   /**
    * The turn's draft: its session resolved and touched, the previous turn linked (or superseded, for
    * a retry), and a main turn registered as in flight until `end` (once its record is durable, or
-   * it failed to start). A turn not recorded does none of it.
+   * it failed to start). A turn not recorded does none of it. `served` is the request as the engine
+   * got it (with the user's memory, `served-memory.ts`): what is recorded, and what a retry is
+   * compared with; the session and the quoted reply are found from the request as sent.
    */
-  draftTurn(start: TurnRequest, who: RequestIdentity, controls: RequestControls, startedAt: number): Promise<{ draft: TurnDraft; end(): void }>;
+  draftTurn(start: TurnRequest, who: RequestIdentity, controls: RequestControls, startedAt: number, served?: GenerateRequest): Promise<{ draft: TurnDraft; end(): void }>;
 }
 
 export function createTurnDrafter(context: GatewayContext): TurnDrafter {
@@ -74,13 +76,13 @@ export function createTurnDrafter(context: GatewayContext): TurnDrafter {
    * Links the session's previous main turn to what followed it, if this request quotes its reply;
    * if it repeats that turn's prompt instead, it is a retry and the previous turn its orphan.
    */
-  async function linkPreviousTurn(sessionId: string, request: GenerateRequest, root: string, turnId: string): Promise<void> {
+  async function linkPreviousTurn(sessionId: string, request: GenerateRequest, served: GenerateRequest, root: string, turnId: string): Promise<void> {
     const { messages } = request;
     const previous = await context.store.getLastMainTurn(sessionId);
     if (previous === null || previous.linked) return;
     const quoted = previous.replyKey === null ? -1 : quotedReplyIndex(messages, root, previous.replyKey, agentConversationRules);
     if (quoted === -1) {
-      if (await orphans.supersedeRecorded(previous.id, turnId, request)) return;
+      if (await orphans.supersedeRecorded(previous.id, turnId, served)) return;
       if (previous.replyKey === null) return;
       context.logger.warn('request does not quote the previous reply of its session; next state not linked', {
         sessionId,
@@ -97,7 +99,7 @@ export function createTurnDrafter(context: GatewayContext): TurnDrafter {
     return controls;
   }
 
-  async function draftTurn(start: TurnRequest, who: RequestIdentity, controls: RequestControls, startedAt: number): Promise<{ draft: TurnDraft; end(): void }> {
+  async function draftTurn(start: TurnRequest, who: RequestIdentity, controls: RequestControls, startedAt: number, served = start.request): Promise<{ draft: TurnDraft; end(): void }> {
     const { tenant, user } = who;
     const { header, request } = start;
     const common = {
@@ -106,7 +108,7 @@ export function createTurnDrafter(context: GatewayContext): TurnDrafter {
       tenant,
       user,
       model: start.model,
-      request,
+      request: served,
       startedAt,
       train: controls.train,
     };
@@ -124,14 +126,14 @@ export function createTurnDrafter(context: GatewayContext): TurnDrafter {
     });
     // In flight from here, before the session's last turn is read, so a retry finds this turn
     // either here or in the store (`retry-orphans.ts`).
-    const inFlight = common.type === 'main' ? orphans.begin(session.sessionId, common.turnId, request) : null;
+    const inFlight = common.type === 'main' ? orphans.begin(session.sessionId, common.turnId, served) : null;
     try {
       // Issued together, so a store that group-commits (SQLite) commits both at once: the link
       // reads only the previous turn, which the session touch does not change. A session created
       // for this request (a fresh id) has no previous turn to look up.
       await Promise.all([
         context.store.upsertSession({ id: session.sessionId, tenant, user, at: startedAt }),
-        common.type === 'main' && session.source !== 'new' ? linkPreviousTurn(session.sessionId, request, session.conversationRoot, common.turnId) : undefined,
+        common.type === 'main' && session.source !== 'new' ? linkPreviousTurn(session.sessionId, request, served, session.conversationRoot, common.turnId) : undefined,
         inFlight?.superseded,
       ]);
     } catch (error) {

@@ -15,6 +15,7 @@ import { tenantOf, type Principal } from './api-key-authenticator.js';
 import type { GatewayContext } from './gateway-context.js';
 import { createTurnDrafter, type TurnDraft, type TurnDrafter, type TurnRequest } from './turn-drafter.js';
 import { TurnCapture } from './turn-capture.js';
+import { servedWithMemory } from './served-memory.js';
 import { writeTurnStream, type StreamSink, type TurnStreamEncoder } from './write-turn-stream.js';
 
 /** What a protocol route hands over once it has parsed its request. */
@@ -191,6 +192,9 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
     refuseUnenforceable(request, context.engine);
     const tenant = tenantOf(start.principal);
     const controls = await controlsOf(start, tenant);
+    // What the engine is asked: the request with the user's memory when `--user-memory` serves it.
+    // The session is still found from the request as the client sent it.
+    const served = await servedWithMemory(context, start.principal.user, request);
     const release = acquireSlot(tenant ?? 'anonymous', start.route);
     try {
       const { abort, detach } = abortOnClientGone(clientSignal);
@@ -206,7 +210,7 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
       };
       const requestPin = controls.pinnedVersion;
       const userVersion = await userVersionOf(start.principal.user, requestPin);
-      const withVersion = (version: number | null): GenerateRequest => (version === null ? request : { ...request, policyVersion: version });
+      const withVersion = (version: number | null): GenerateRequest => (version === null ? served : { ...served, policyVersion: version });
       // Pinned sessions and a running canary (which routes by session) start once the session is known.
       const routed = context.policyRouting?.routing() === true;
       const waitsForSession = requestPin === null && (context.pinSessions === true || routed) && controls.record;
@@ -214,7 +218,7 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
       let sessionPin: number | null = null;
       let drafted: Awaited<ReturnType<TurnDrafter['draftTurn']>> | undefined;
       try {
-        drafted = await draftTurn(start, { tenant, user: start.principal.user }, controls, startedAt);
+        drafted = await draftTurn(start, { tenant, user: start.principal.user }, controls, startedAt, served);
         if (waitsForSession) {
           const sessionId = drafted.draft.sessionId;
           if (sessionId !== null && context.pinSessions === true) sessionPin = await context.store.getSessionPolicyVersion(sessionId);
@@ -311,7 +315,8 @@ export function createTurnRecorder(context: GatewayContext): TurnRecorder {
     const { abort, detach } = abortOnClientGone(start.clientSignal);
     let events: AsyncIterator<GenerateEvent> | undefined;
     try {
-      events = context.engine.generate({ ...start.request, sampling: countingSampling }, abort.signal)[Symbol.asyncIterator]();
+      const served = await servedWithMemory(context, start.principal.user, { ...start.request, sampling: countingSampling });
+      events = context.engine.generate(served, abort.signal)[Symbol.asyncIterator]();
       for (let next = await events.next(); next.done !== true; next = await events.next()) {
         const event = next.value;
         // Engines without exact ids report none at the start; their usage at the end still counts.

@@ -15,6 +15,7 @@ import type { Judge } from '../spec/judge.js';
 import type { Logger } from '../spec/logger.js';
 import type { JudgingQueue } from '../spec/judging-queue.js';
 import type { JudgeClaim, SampleMethod } from '../spec/records.js';
+import type { JudgeMemory } from './judge-memory.js';
 import { judgeTurn } from './judge-turn.js';
 
 export interface JudgeWorkerOptions {
@@ -47,6 +48,8 @@ export interface JudgeWorkerOptions {
   heldOutShare?: number;
   /** Score OPD teachers under the version that sampled each turn (`--policy-scope user`); default false, the served version. */
   teacherUnderTurnVersion?: boolean;
+  /** Each user's memory (`--user-memory`); absent, `off`. */
+  memory?: JudgeMemory;
 }
 
 export interface DrainResult {
@@ -89,6 +92,7 @@ export function createJudgeWorker(options: JudgeWorkerOptions): JudgeWorker {
     supportTopK: options.supportTopK ?? 0,
     heldOutShare: options.heldOutShare ?? 0,
     teacherUnderTurnVersion: options.teacherUnderTurnVersion ?? false,
+    ...(options.memory === undefined ? {} : { memory: options.memory }),
     now: options.now,
     createId: options.createId,
   };

@@ -24,6 +24,7 @@ import type { InferenceEngine, ScoreResult, TokenLogprob } from '../spec/inferen
 import type { Judge } from '../spec/judge.js';
 import type { JudgingQueue } from '../spec/judging-queue.js';
 import type { FeedbackRecord, JudgeClaim, JudgementRecord, SampleMethod, TurnRecord } from '../spec/records.js';
+import { rememberJudgedHint, teacherMessagesOf, type JudgeMemory } from './judge-memory.js';
 
 export interface JudgeTurnDependencies {
   store: Pick<JudgingQueue, 'recordJudgement' | 'recordSample'>;
@@ -44,6 +45,8 @@ export interface JudgeTurnDependencies {
   teacherUnderTurnVersion?: boolean;
   now: () => number;
   createId: (prefix: string) => string;
+  /** Each user's memory (`--user-memory`): filled with accepted hints, and the teacher's context with `teacher` or `both`. */
+  memory?: JudgeMemory;
 }
 
 /** The next state the judge sees: what followed the reply, then the feedback's text. */
@@ -71,6 +74,8 @@ class TeacherScorer {
   constructor(
     private readonly engine: InferenceEngine | undefined,
     private readonly turn: TurnRecord,
+    /** What the teacher reads before the hint: the turn's messages, with the user's memory when it teaches (`judge-memory.ts`). */
+    private readonly teacherMessages: ChatMessage[],
     private readonly topK: number,
     private readonly signal: AbortSignal,
     private readonly underTurnVersion: boolean,
@@ -89,7 +94,7 @@ class TeacherScorer {
     if (this.#cache.has(hint)) return this.#cache.get(hint) ?? null;
     let result: ScoreResult | null;
     try {
-      result = await this.#score({ messages: appendHint(this.turn.messages, hint), tools: this.turn.tools });
+      result = await this.#score({ messages: appendHint(this.teacherMessages, hint), tools: this.turn.tools });
     } catch (error) {
       if (!(ClawrlError.isInstance(error) && error.code === 'context_length_exceeded')) throw error;
       result = null;
@@ -145,7 +150,8 @@ export async function judgeTurn(claim: JudgeClaim, dependencies: JudgeTurnDepend
   const { store, judge, method } = dependencies;
   const { turn, feedback } = claim;
   const wantHint = methodUsesHints(method);
-  const scorer = new TeacherScorer(dependencies.engine, turn, scoredTopK(dependencies), signal, dependencies.teacherUnderTurnVersion === true);
+  const teacherMessages = wantHint ? await teacherMessagesOf(turn, dependencies.memory) : turn.messages;
+  const scorer = new TeacherScorer(dependencies.engine, turn, teacherMessages, scoredTopK(dependencies), signal, dependencies.teacherUnderTurnVersion === true);
 
   let judgement = reusableJudgement(claim, judge);
   const nextState = judgedNextState(turn, feedback);
@@ -165,6 +171,7 @@ export async function judgeTurn(claim: JudgeClaim, dependencies: JudgeTurnDepend
       latencyMs: result.latencyMs,
       createdAt: dependencies.now(),
     });
+    await rememberJudgedHint(turn, judgement.hint, dependencies.memory, dependencies.now());
   }
 
   const score = turnRewardOf(feedback, judgement?.score ?? null);

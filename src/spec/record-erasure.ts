@@ -1,7 +1,7 @@
 /**
  * The `RecordErasure` role of the record store: erasing what a session, a user, a tenant or a period left
  * behind — turns, their messages (the nodes no other turn shares), next states, judgements,
- * feedback, hints, samples, queue rows — and the lineage that outlives it: which samples trained
+ * feedback, hints, samples, queue rows, the memory entries they taught (`user-memory.ts`) — and the lineage that outlives it: which samples trained
  * each policy version, so a version trained on erased data can be named after the data is gone.
  * A `RecordStore` plays it; `clawrl data delete`, `DELETE /admin/sessions/{id}` and the retention
  * schedule use it (`src/gateway/data-eraser.ts`).
@@ -38,6 +38,8 @@ export interface ErasedCounts {
   samples: number;
   /** Judging-queue rows, and samples that were leased to a trainer. */
   queued: number;
+  /** Memory entries (`user-memory.ts`) the erased turns taught, and every entry of an erased tenant's users. */
+  memoryEntries: number;
 }
 
 /** What an erasure did, as `clawrl data delete` prints it. */

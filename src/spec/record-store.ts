@@ -7,7 +7,8 @@
  * - `TrainingQueue` (`training-queue.ts`): what the trainer claims and commits;
  * - `PolicyRegistry` (`policy-registry.ts`): policy versions and activations, for policy serving;
  * - `RecordReads` (`record-reads.ts`): the read models of admin, the dashboard and offline commands;
- * - `RecordErasure` (`record-erasure.ts`): erasing sessions, tenants and periods, and the lineage of versions.
+ * - `RecordErasure` (`record-erasure.ts`): erasing sessions, tenants and periods, and the lineage of versions;
+ * - `UserMemory` (`user-memory.ts`): each user's memory, which the gateway and the judge fill and use.
  * Only the adapters and the composition root (`src/cli`) hold the whole store, which adds `close`.
  *
  * Implementations: SQLite (embedded default) and Postgres. Every implementation runs
@@ -27,8 +28,9 @@ import type { RecordErasure } from './record-erasure.js';
 import type { RecordReads } from './record-reads.js';
 import type { TrainingQueue } from './training-queue.js';
 import type { TurnLog } from './turn-log.js';
+import type { UserMemory } from './user-memory.js';
 
-export interface RecordStore extends TurnLog, JudgingQueue, TrainingQueue, PolicyRegistry, RecordReads, RecordErasure {
+export interface RecordStore extends TurnLog, JudgingQueue, TrainingQueue, PolicyRegistry, RecordReads, RecordErasure, UserMemory {
   /** Flushes and closes. Idempotent. */
   close(): Promise<void>;
 }

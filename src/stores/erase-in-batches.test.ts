@@ -3,7 +3,7 @@ import type { ErasureResult, ErasureTarget } from '../spec/record-erasure.js';
 import { eraseInBatches } from './erase-in-batches.js';
 
 function batchOf(turns: string[], versions: number[]): ErasureResult {
-  const erased = { sessions: 1, turns: turns.length, messages: 0, nextStates: 0, judgements: 0, feedback: 0, hints: 0, samples: turns.length, queued: 0 };
+  const erased = { sessions: 1, turns: turns.length, messages: 0, nextStates: 0, judgements: 0, feedback: 0, hints: 0, samples: turns.length, queued: 0, memoryEntries: 0 };
   return {
     receipt: { target: { kind: 'before', before: 10 }, erasedAt: 20, erased, trainedOnErased: versions, affectedVersions: versions, storageWiped: false },
     sessionIds: ['s'],

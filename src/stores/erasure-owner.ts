@@ -10,3 +10,10 @@ export function ownerOf(target: ErasureTarget): { column: 'user_id' | 'tenant'; 
   if (target.kind === 'tenant') return { column: 'tenant', name: target.tenant };
   return null;
 }
+
+/** Whose memory an erasure takes whole (`user-memory-rows.ts`): the erased user's, or the erased tenant's users'. */
+export function memoryOwnerOf(target: ErasureTarget): { tenant: string | null; user: string | null } {
+  if (target.kind === 'user') return { tenant: null, user: target.user };
+  if (target.kind === 'tenant') return { tenant: target.tenant, user: null };
+  return { tenant: null, user: null };
+}

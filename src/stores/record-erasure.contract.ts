@@ -122,7 +122,7 @@ export function runRecordErasureContract(getStore: () => RecordStore, recount: (
 
     it('erases nothing for an unknown session', async () => {
       const { receipt } = await store.erase({ kind: 'session', sessionId: 'nobody' }, 9_000);
-      expect(receipt.erased).toEqual({ sessions: 0, turns: 0, messages: 0, nextStates: 0, judgements: 0, feedback: 0, hints: 0, samples: 0, queued: 0 });
+      expect(receipt.erased).toEqual({ sessions: 0, turns: 0, messages: 0, nextStates: 0, judgements: 0, feedback: 0, hints: 0, samples: 0, queued: 0, memoryEntries: 0 });
       expect(receipt.affectedVersions).toEqual([]);
     });
   });

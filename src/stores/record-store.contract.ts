@@ -16,6 +16,7 @@ import { runRecordReadsContract } from './record-reads.contract.js';
 import { runRequestControlsContract } from './request-controls.contract.js';
 import { runTrainingQueueContract } from './training-queue.contract.js';
 import { runTurnLogContract } from './turn-log.contract.js';
+import { runUserMemoryContract } from './user-memory.contract.js';
 
 export interface RecordStoreContractOptions {
   name: string;
@@ -51,6 +52,7 @@ export function runRecordStoreContract(options: RecordStoreContractOptions): voi
     runRecordEventsContract(() => ({ store, events }));
     runRequestControlsContract(() => store, options.recount);
     runRecordErasureContract(() => store, options.recount);
+    runUserMemoryContract(() => store);
 
     it('closes idempotently', async () => {
       await store.upsertSession({ id: 's1', tenant: null, user: null, at: 100 });

@@ -13,6 +13,8 @@ import { defaultUserQuotas } from '../../core/pick-user-to-train.js';
 import { sampleMethodSchema } from '../../spec/records.js';
 import type { TrainingLossName } from '../../spec/training-engine.js';
 import { runNamePattern } from '../../rollouts/manager-worker/rollout-queue-api.js';
+import { defaultMemoryTokens, userMemoryModes } from '../../core/user-memory-context.js';
+import { defaultMemoryEntriesPerUser } from '../../core/user-memory-text.js';
 import { defaultMaxResidentAdapters } from '../../engines/local/create-local-inference-engine.js';
 import { defaultMaxLoadedAdapters } from '../../engines/openai-compatible/policy-registry.js';
 
@@ -138,6 +140,12 @@ export const configurationSections = {
       flag: '--redact <rules>',
       description: 'what is redacted before a turn, next state or feedback is kept: off | default (keys, tokens, passwords, emails, phones, cards, IBANs, IPs) | a redaction spec file (JSON; docs/operations.md)',
     }),
+    userMemory: option(z.enum(userMemoryModes).default('off'), {
+      flag: '--user-memory <mode>',
+      description: "each user's memory of accepted hints and feedback (docs/memory.md): off | context (added to the user's requests, any engine) | teacher (the OPD teacher's context only) | both",
+    }),
+    userMemoryEntries: option(positive().default(defaultMemoryEntriesPerUser), { flag: '--user-memory-entries <n>', description: 'memory entries kept per user; adding past it drops the least recently written' }),
+    userMemoryTokens: option(positive().default(defaultMemoryTokens), { flag: '--user-memory-tokens <n>', description: "most tokens (estimated) of a user's memory added to a prompt; the newest entries that fit" }),
     resultsDir: option(z.string().min(1).optional(), { flag: '--results-dir <dir>', description: 'folder of `eval personalize` and `rollout` results (their --out) the dashboard\'s Experiments page charts' }),
   }),
   judge: z.object({
@@ -272,7 +280,7 @@ const managerJudge = z.enum(['verifier', 'rules', 'openai']).default('verifier')
 export const commandSchemas = {
   serve: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape, ...judge.shape, ...learning.shape, ...trainer.shape, ...versions.shape, ...recipeSettings.shape }),
   gateway: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape, ...trainer.pick({ policyScope: true }).shape }),
-  judge: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...learning.shape, ...versions.pick({ gate: true, heldOutShare: true }).shape, ...trainer.pick({ policyScope: true }).shape, ...recipeSettings.shape, redact: gateway.shape.redact }),
+  judge: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...learning.shape, ...versions.pick({ gate: true, heldOutShare: true }).shape, ...trainer.pick({ policyScope: true }).shape, ...recipeSettings.shape, ...gateway.pick({ redact: true, userMemory: true, userMemoryEntries: true, userMemoryTokens: true }).shape }),
   trainer: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.pick({ model: true, servedModelName: true, tinkerUrl: true, tinkerBaseModel: true }).shape, ...trainer.omit({ noTrain: true }).shape, ...recipeSettings.shape }),
   rejudge: z.object({ ...files.shape, ...storage.pick({ data: true, store: true, storeUrl: true }).shape, ...engine.shape, ...judge.shape, ...learning.pick({ method: true }).shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape, redact: gateway.shape.redact }),
   client: z.object({ ...files.pick({ config: true }).shape, ...client.shape, adminKey: gateway.shape.adminKey }),

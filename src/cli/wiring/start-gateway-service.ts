@@ -106,6 +106,10 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
   if (host !== configuration.host) {
     logger.warn(`no API key configured: binding 127.0.0.1 instead of ${configuration.host}; pass --api-key to serve other machines`);
   }
+  if (configuration.userMemory === 'teacher' && !engine.capabilities.scoring) {
+    // Only an OPD teacher reads the memory in this mode, and an engine that cannot score has none.
+    logger.warn(`--user-memory teacher: the ${engine.engineId} engine cannot score, so no OPD teacher reads users' memory; it is kept, not used (--user-memory context adds it to requests)`);
+  }
   const sampling = await resolveSamplingDefaults({ ...configuration, temperatureScoring: engine.capabilities.temperatureScoring });
   const now = () => Date.now();
   const eraser = createDataEraser({
@@ -138,6 +142,7 @@ export async function startGatewayService(configuration: GatewayConfiguration, d
     policies: dependencies.policies,
     pinSessions: configuration.pinSessions,
     consentDefaults,
+    userMemory: { mode: configuration.userMemory, maximumEntries: configuration.userMemoryEntries, maximumTokens: configuration.userMemoryTokens },
     ...(dependencies.policyRouting === undefined ? {} : { policyRouting: dependencies.policyRouting }),
     ...(dependencies.userPolicies === undefined ? {} : { userPolicies: dependencies.userPolicies }),
     decodeTokens: createTokenDecoder(renderer),

@@ -3,7 +3,10 @@
  * starts the worker that claims queued turns, judges them and builds their samples. Closing
  * aborts the turns in flight; they stay queued for the next worker.
  */
+import { defaultMemoryTokens, type UserMemoryMode } from '../../core/user-memory-context.js';
+import { defaultMemoryEntriesPerUser } from '../../core/user-memory-text.js';
 import { createJudgeWorker } from '../../judge/create-judge-worker.js';
+import type { JudgeMemory } from '../../judge/judge-memory.js';
 import type { InferenceEngine } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';
 import type { RecordStore } from '../../spec/record-store.js';
@@ -23,6 +26,22 @@ export interface JudgeServiceConfiguration extends JudgeConfiguration {
   heldOutShare?: number;
   /** `user`: each user's turn was sampled by that user's version, and its OPD teacher is scored under it. */
   policyScope?: 'global' | 'user';
+  /** `--user-memory` and its bounds: the judge adds accepted hints to users' memory, and teaches with it. */
+  userMemory?: UserMemoryMode;
+  userMemoryEntries?: number;
+  userMemoryTokens?: number;
+}
+
+/** The judge's part of each user's memory; absent when `--user-memory` is off. */
+export function judgeMemoryOf(configuration: Pick<JudgeServiceConfiguration, 'userMemory' | 'userMemoryEntries' | 'userMemoryTokens'>, store: RecordStore): JudgeMemory | undefined {
+  const mode = configuration.userMemory ?? 'off';
+  if (mode === 'off') return undefined;
+  return {
+    store,
+    mode,
+    maximumEntries: configuration.userMemoryEntries ?? defaultMemoryEntriesPerUser,
+    maximumTokens: configuration.userMemoryTokens ?? defaultMemoryTokens,
+  };
 }
 
 /** The share of sessions held out of training: only the replay gate needs any. */
@@ -51,6 +70,7 @@ export function startJudgeService(
   },
 ): RunningJudge {
   const judge = createJudgeWithRedaction(configuration, dependencies.judgeEngine ?? dependencies.engine);
+  const memory = judgeMemoryOf(configuration, dependencies.store);
   const worker = createJudgeWorker({
     store: dependencies.store,
     ...(dependencies.engine === undefined ? {} : { engine: dependencies.engine }),
@@ -60,6 +80,7 @@ export function startJudgeService(
     supportTopK: configuration.opdSupportK,
     heldOutShare: heldOutShareOf(configuration),
     teacherUnderTurnVersion: configuration.policyScope === 'user',
+    ...(memory === undefined ? {} : { memory }),
     now: () => Date.now(),
     createId,
     // Unique per process: two judges never hold leases in each other's name.

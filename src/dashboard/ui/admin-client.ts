@@ -27,11 +27,13 @@ export function storeAdminKey(key: string | null): void {
   else sessionStorage.setItem(keyName, key);
 }
 
-export async function adminRequest<T>(path: string, init: { method?: 'GET' | 'POST' } = {}): Promise<T> {
+/** `body`, when given, is sent as JSON. */
+export async function adminRequest<T>(path: string, init: { method?: 'GET' | 'POST' | 'PATCH' | 'DELETE'; body?: unknown } = {}): Promise<T> {
   const key = storedAdminKey();
   const response = await fetch(path, {
     method: init.method ?? 'GET',
-    headers: key === null ? {} : { authorization: `Bearer ${key}` },
+    headers: { ...(key === null ? {} : { authorization: `Bearer ${key}` }), ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
   });
   if (response.status === 401) throw new AdminKeyRefused(await errorMessageOf(response));
   if (response.status === 403) throw new NeedsAdminKey();

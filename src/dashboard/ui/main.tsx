@@ -1,6 +1,6 @@
 /**
  * The dashboard's shell: the key login, the page navigation (hash routes, so the server serves one
- * page at `/`) and the pages. A tenant's key signs in too: its nav leaves out the pages that need
+ * page at `/`) and the pages. A tenant's key signs in too (its users' memory included): its nav leaves out the pages that need
  * the admin key (which, reached by their address, say so).
  */
 import { render } from 'preact';
@@ -13,6 +13,7 @@ import { PoliciesPage } from './policies-page.js';
 import { SessionPage } from './session-page.js';
 import { SessionsPage } from './sessions-page.js';
 import { TurnPage } from './turn-page.js';
+import { UserMemoryPage, UsersPage } from './users-page.js';
 
 /** `tenant`: the tenant whose key this tab holds; null for the admin key (or a server without keys). */
 type Access = { kind: 'checking' } | { kind: 'login'; refused: string | null } | { kind: 'ready'; tenant: string | null };
@@ -86,8 +87,8 @@ function App() {
   if (access.kind === 'checking') return <p class="muted">Connecting…</p>;
   if (access.kind === 'login') return <LoginForm refused={access.refused} onKey={(key) => void signIn(key)} />;
   const [page = 'overview', id] = route;
-  const allPages: [string, string][] = [['overview', 'Overview'], ['sessions', 'Sessions'], ['policies', 'Policies'], ['experiments', 'Experiments']];
-  const pages = access.tenant === null ? allPages : allPages.filter(([name]) => name === 'overview' || name === 'sessions');
+  const allPages: [string, string][] = [['overview', 'Overview'], ['sessions', 'Sessions'], ['users', 'Users'], ['policies', 'Policies'], ['experiments', 'Experiments']];
+  const pages = access.tenant === null ? allPages : allPages.filter(([name]) => name === 'overview' || name === 'sessions' || name === 'users');
   const section = page === 'turns' ? 'sessions' : page;
   return (
     <div class="shell">
@@ -105,6 +106,8 @@ function App() {
         {page === 'sessions' && id !== undefined ? <SessionPage sessionId={id} onRefused={onRefused} />
           : page === 'sessions' ? <SessionsPage onRefused={onRefused} />
           : page === 'turns' && id !== undefined ? <TurnPage turnId={id} onRefused={onRefused} />
+          : page === 'users' && id !== undefined ? <UserMemoryPage user={id} onRefused={onRefused} />
+          : page === 'users' ? <UsersPage onRefused={onRefused} />
           : page === 'policies' ? <PoliciesPage onRefused={onRefused} />
           : page === 'experiments' ? <ExperimentsPage onRefused={onRefused} />
           : <OverviewPage onRefused={onRefused} />}

@@ -5,8 +5,10 @@
 import type { ActivitySeries, PolicyTurnScore, SessionCursor, SessionSummary } from '../../spec/dashboard-queries.js';
 import type { ExperimentChart } from '../../spec/experiment-charts.js';
 import type { PolicyCanaryEvidence, PolicyGateEvidence, PolicyVersionState } from '../../spec/policy-version-state.js';
+import type { MemoryEntryKind, MemoryEntryRecord, UserSummary } from '../../spec/user-memory.js';
+import type { UserMemoryMode } from '../../core/user-memory-context.js';
 
-export type { ActivitySeries, ExperimentChart, SessionCursor, SessionSummary };
+export type { ActivitySeries, ExperimentChart, MemoryEntryKind, MemoryEntryRecord, SessionCursor, SessionSummary, UserSummary };
 
 /** A training step as the overview charts it. */
 export interface TrainingPoint {
@@ -202,4 +204,28 @@ export interface ExperimentsResponse {
   /** Null when the server was started without `--results-dir`. */
   resultsDir: string | null;
   data: ExperimentChart[];
+}
+
+/** `GET /admin/users`: the users of sessions and of memory, by name (a tenant's key: its own users). */
+export interface UsersResponse {
+  object: 'list';
+  data: UserSummary[];
+}
+
+/** `GET /admin/users/{user}/memory`: the user's entries, oldest first, and what the server does with them. */
+export interface UserMemoryResponse {
+  object: 'list';
+  user: string;
+  /** `--user-memory`: off keeps no new entries and adds none to requests. */
+  mode: UserMemoryMode;
+  maximumEntries: number;
+  data: MemoryEntryRecord[];
+}
+
+/** `POST /admin/users/{user}/memory`: the entry, and whether it was added or an entry with the same text was refreshed. */
+export interface RememberResponse {
+  outcome: 'added' | 'repeated';
+  entry: MemoryEntryRecord;
+  /** Entries the bound dropped to make room. */
+  droppedIds: number[];
 }

@@ -6,7 +6,8 @@
  * advantage. Feedback overrides the judge's reward for that turn, and its hint (or its text, judged as what the
  * user said next) feeds OPD; recording it queues the turn so its sample is rebuilt. Feedback on a
  * turn that already has some is kept beside it: the newest counts for training, and the response
- * names the earlier ones it replaces (`replaced_feedback_ids`). A tenant can
+ * names the earlier ones it replaces (`replaced_feedback_ids`). With `--user-memory` on, its hint
+ * (else its text) also joins the memory of the turn's user (`served-memory.ts`). A tenant can
  * only reach its own turns: others are reported unknown (404), like turns that do not exist.
  */
 import type { Hono } from 'hono';
@@ -18,6 +19,7 @@ import { inReadScope, readScopeOf, tenantOf, type Principal } from '../api-key-a
 import { feedbackRequestSchema, type FeedbackRequest, type FeedbackResponse } from './feedback-api.js';
 import type { GatewayContext } from '../gateway-context.js';
 import { parseJsonBody } from '../parse-wire-request.js';
+import { rememberFeedback } from '../served-memory.js';
 
 const feedbackBodyLimitBytes = 64 * 1024;
 
@@ -112,6 +114,8 @@ export function registerFeedbackRoute(app: Hono<{ Variables: { principal: Princi
       rollout: rolloutProvenanceOf(body.rollout),
     });
     if (recorded === null) throw new ClawrlError('not_found', `No turn with id '${turn.id}'.`, { param: 'turn_id' });
+    // What the user said joins their memory (`--user-memory`), as the store kept it: redacted.
+    await rememberFeedback(context, turn, recorded);
     // Read after the write: ids increase, so whatever arrived concurrently sorts on its own side.
     const earlier = (await context.store.listFeedback(turn.id)).filter((feedback) => feedback.id < recorded.id);
     const response: FeedbackResponse = {

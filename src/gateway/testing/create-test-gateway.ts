@@ -47,6 +47,7 @@ export function createTestGateway(
     limits?: Partial<GatewayLimits>;
     samplingDefaults?: Partial<SamplingDefaults>;
     consentDefaults?: GatewayContext['consentDefaults'];
+    userMemory?: GatewayContext['userMemory'];
   } = {},
 ): TestGateway {
   const engine = options.engine ?? createScriptedInferenceEngine({});
@@ -68,6 +69,7 @@ export function createTestGateway(
     now: () => 1_700_000_000_000 + counter * 1000,
     createId: (prefix) => `${prefix}_${(counter += 1)}`,
     ...(options.consentDefaults === undefined ? {} : { consentDefaults: options.consentDefaults }),
+    ...(options.userMemory === undefined ? {} : { userMemory: options.userMemory }),
   };
   const app = createGatewayApp(context);
   let listening: Promise<string> | undefined;

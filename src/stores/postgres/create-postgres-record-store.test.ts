@@ -138,7 +138,7 @@ describe('createPostgresRecordStore', () => {
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(1)));
     expect(stores).toHaveLength(4);
     const versions = await queryTestSchema<{ version: number }>(schema, 'SELECT version FROM schema_migrations ORDER BY version');
-    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    expect(versions.map((row) => row.version)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
   });
 
   it('keeps the samples judged before migration 4 on their judged advantages, and lets the methods be checked above the database', async () => {

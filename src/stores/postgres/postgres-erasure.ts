@@ -11,10 +11,11 @@ import { taintedVersionsOf, type VersionParent } from '../../core/tainted-versio
 import { encodeInt32Blob } from '../../core/token-blob-codec.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
 import type { ErasedCounts, ErasureResult, ErasureTarget, TaintedVersion } from '../../spec/record-erasure.js';
-import { ownerOf } from '../erasure-owner.js';
+import { memoryOwnerOf, ownerOf } from '../erasure-owner.js';
 import { postgresCounterSeed } from './postgres-counter-migration.js';
 import type { Queryable } from './postgres-database.js';
 import { loadTurnTokens } from './postgres-turn-rows.js';
+import { erasePostgresMemory } from './postgres-user-memory.js';
 
 interface ErasedTurnRow {
   ordinal: string;
@@ -128,6 +129,7 @@ export async function erasePostgresRows(client: Queryable, target: ErasureTarget
   const erasedSamples = await remove('DELETE FROM samples WHERE turn_ordinal = ANY($1::bigint[])');
   const feedback = await remove(`DELETE FROM feedback WHERE ${ownFeedback}`, withOwner);
   const erasedTurns = await remove('DELETE FROM turns WHERE ordinal = ANY($1::bigint[])');
+  const memoryEntries = await erasePostgresMemory(client, turns.map((turn) => turn.id), memoryOwnerOf(target));
   const messages = await pruneMessageNodes(client, [...new Set(turns.flatMap((turn) => (turn.messages_tip_id === null ? [] : [turn.messages_tip_id])))]);
   await client.query('DELETE FROM tool_sets WHERE id = ANY($1::bigint[]) AND NOT EXISTS (SELECT 1 FROM turns WHERE turns.tool_set_id = tool_sets.id)', [
     [...new Set(turns.map((turn) => turn.tool_set_id))],
@@ -148,7 +150,7 @@ export async function erasePostgresRows(client: Queryable, target: ErasureTarget
       [version, erasedBy.get(version) ?? 0, at],
     );
   }
-  const erased: ErasedCounts = { sessions, turns: erasedTurns, messages, nextStates, judgements, feedback, hints, samples: erasedSamples, queued };
+  const erased: ErasedCounts = { sessions, turns: erasedTurns, messages, nextStates, judgements, feedback, hints, samples: erasedSamples, queued, memoryEntries };
   return {
     receipt: { target, erasedAt: at, erased, trainedOnErased: [...erasedBy.keys()].sort((a, b) => a - b), affectedVersions, storageWiped: false },
     sessionIds: [...new Set([...sessionIds, ...turns.map((turn) => turn.session_id)])],
@@ -158,7 +160,7 @@ export async function erasePostgresRows(client: Queryable, target: ErasureTarget
 }
 
 /** The tables an erasure deletes from, vacuumed after it. */
-export const erasedTables = ['judge_queue', 'judgements', 'samples', 'feedback', 'turns', 'message_nodes', 'tool_sets', 'sessions'] as const;
+export const erasedTables = ['judge_queue', 'judgements', 'samples', 'feedback', 'turns', 'message_nodes', 'tool_sets', 'sessions', 'user_memory'] as const;
 
 export async function listPostgresTaintedVersions(client: Queryable): Promise<TaintedVersion[]> {
   const direct = (await client.query<{ version: string }>('SELECT DISTINCT version FROM policy_lineage WHERE erased_at IS NOT NULL')).rows;

@@ -287,6 +287,24 @@ export const postgresMigrations: readonly string[] = [
   CREATE INDEX policy_versions_by_user ON policy_versions (user_id, version) WHERE user_id IS NOT NULL;
   CREATE INDEX policy_activations_by_user ON policy_activations (user_id, id);
   `,
+  // 14 (user memory): each user's memory, unique per user by normalized text, with
+  // the user's tenant and the source turn an erasure finds it by (as SQLite migration 15).
+  `
+  CREATE TABLE user_memory (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    user_id text NOT NULL,
+    tenant text NOT NULL,
+    kind text NOT NULL CHECK (kind IN ('hint', 'feedback', 'note')),
+    text text NOT NULL,
+    normalized text NOT NULL,
+    source_turn_id text,
+    created_at bigint NOT NULL,
+    updated_at bigint NOT NULL
+  );
+  CREATE UNIQUE INDEX user_memory_by_text ON user_memory (user_id, normalized);
+  CREATE INDEX user_memory_by_tenant ON user_memory (tenant);
+  CREATE INDEX user_memory_by_source_turn ON user_memory (source_turn_id) WHERE source_turn_id IS NOT NULL;
+  `,
 ];
 
 // Advisory locks share one key space per database; the first key names clawrl ('claw'), the

@@ -45,6 +45,8 @@ import type { PostgresDatabase, Queryable } from './postgres-database.js';
 import { PostgresJudgingRecords } from './postgres-judging-records.js';
 import type { PolicyVersionState, SetPolicyVersionStateOptions } from '../../spec/policy-version-state.js';
 import { PostgresTrainingRecords } from './postgres-training-records.js';
+import { PostgresUserMemory } from './postgres-user-memory.js';
+import type { EditMemoryResult, MemoryEdit, MemoryEntryRecord, NewMemoryEntry, RememberResult, UserSummary } from '../../spec/user-memory.js';
 import { checkPaging } from './postgres-paging.js';
 import { insertTurn } from './postgres-turn-writer.js';
 import { toRecountedStoreCounts, toStoreCounts, type RecountRow } from '../record-counts.js';
@@ -86,6 +88,7 @@ export class PostgresRecordStore implements RecordStore {
   readonly #database: PostgresDatabase;
   readonly #judging: PostgresJudgingRecords;
   readonly #training: PostgresTrainingRecords;
+  readonly #memory: PostgresUserMemory;
   readonly dashboard: DashboardQueries;
   // The latest prompt+response sequence per (session, type) this process wrote, so recording the
   // next turn does not rebuild its base; keyed by ordinal, so another process's turn is never mistaken for it.
@@ -99,6 +102,7 @@ export class PostgresRecordStore implements RecordStore {
     this.#events = createRecordEvents(events);
     this.#judging = new PostgresJudgingRecords(database, (client, id) => this.#loadTurn(client, id));
     this.#training = new PostgresTrainingRecords(database);
+    this.#memory = new PostgresUserMemory(database);
     this.dashboard = createPostgresDashboardQueries(database);
   }
 
@@ -403,6 +407,23 @@ export class PostgresRecordStore implements RecordStore {
     } catch (error) {
       throw new ClawrlError('store_error', 'failed to close the Postgres record store', { cause: error });
     }
+  }
+
+  // User memory (migration 13), delegated like training.
+  async remember(entry: NewMemoryEntry, maximumEntries: number): Promise<RememberResult> {
+    return this.#database.run('remember', () => this.#memory.remember(entry, maximumEntries));
+  }
+  async listMemory(user: string): Promise<MemoryEntryRecord[]> {
+    return this.#database.run('listMemory', () => this.#memory.list(user));
+  }
+  async editMemory(user: string, id: number, edit: MemoryEdit, at: number): Promise<EditMemoryResult> {
+    return this.#database.run('editMemory', () => this.#memory.edit(user, id, edit, at));
+  }
+  async forgetMemory(user: string, id: number): Promise<boolean> {
+    return this.#database.run('forgetMemory', () => this.#memory.forget(user, id));
+  }
+  async listUsers(options: { tenant?: string }): Promise<UserSummary[]> {
+    return this.#database.run('listUsers', () => this.#memory.listUsers(options.tenant ?? null));
   }
 
   async erase(target: ErasureTarget, at: number): Promise<ErasureResult> {

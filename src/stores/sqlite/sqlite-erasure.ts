@@ -14,10 +14,11 @@ import type Database from 'better-sqlite3';
 import { taintedVersionsOf, type VersionParent } from '../../core/tainted-versions.js';
 import { encodeInt32Blob } from '../../core/token-blob-codec.js';
 import type { ErasedCounts, ErasureResult, ErasureTarget, TaintedVersion } from '../../spec/record-erasure.js';
-import { ownerOf } from '../erasure-owner.js';
+import { memoryOwnerOf, ownerOf } from '../erasure-owner.js';
 import type { PolicyVersion } from '../../spec/inference-engine.js';
 import { sqliteCounterSeed } from './sqlite-counter-migration.js';
 import type { SqliteTurnReader } from './sqlite-turn-reader.js';
+import { eraseSqliteMemory } from './sqlite-user-memory.js';
 
 interface ErasedTurnRow {
   ordinal: number;
@@ -143,6 +144,7 @@ export function eraseSqliteRows(database: Database.Database, reader: SqliteTurnR
   const erasedSamples = run(`DELETE FROM samples WHERE turn_ordinal IN ${erasedOrdinals}`);
   const feedback = run(`DELETE FROM feedback WHERE ${ownFeedback}`, withOwner);
   const nextStates = run(`DELETE FROM turn_next_states WHERE turn_ordinal IN ${erasedOrdinals}`);
+  const memoryEntries = eraseSqliteMemory(database, turns.map((turn) => turn.id), memoryOwnerOf(target));
   const erasedTurns = run(`DELETE FROM turns WHERE ordinal IN ${erasedOrdinals}`);
   const messages = pruneMessageNodes(database, [...new Set(turns.flatMap((turn) => (turn.messages_tip_id === null ? [] : [turn.messages_tip_id])))]);
   const removeToolSet = database.prepare<[number, number]>('DELETE FROM tool_sets WHERE id = ? AND NOT EXISTS (SELECT 1 FROM turns WHERE tool_set_id = ?)');
@@ -160,7 +162,7 @@ export function eraseSqliteRows(database: Database.Database, reader: SqliteTurnR
   const affectedVersions = taintedVersionsOf(versionParents(database), erasedBy.keys());
   for (const version of affectedVersions) markTaint.run(version, erasedBy.get(version) ?? 0, at);
 
-  const erased: ErasedCounts = { sessions, turns: erasedTurns, messages, nextStates, judgements, feedback, hints, samples: erasedSamples, queued };
+  const erased: ErasedCounts = { sessions, turns: erasedTurns, messages, nextStates, judgements, feedback, hints, samples: erasedSamples, queued, memoryEntries };
   return {
     receipt: { target, erasedAt: at, erased, trainedOnErased: [...erasedBy.keys()].sort((a, b) => a - b), affectedVersions, storageWiped: false },
     sessionIds: [...new Set([...sessionIds, ...turns.map((turn) => turn.session_id)])],

@@ -332,6 +332,25 @@ export const sqliteMigrations: readonly string[] = [
   CREATE INDEX policy_versions_by_user ON policy_versions (user_id, version) WHERE user_id IS NOT NULL;
   CREATE INDEX policy_activations_by_user ON policy_activations (user_id, id);
   `,
+  // 15 (user memory): each user's memory (`spec/user-memory.ts`), unique per user by
+  // normalized text. The tenant (the user's part before '/') is kept so an erasure of a tenant finds
+  // its users' entries by index; the source turn, so an erased turn takes what it taught.
+  `
+  CREATE TABLE user_memory (
+    id INTEGER PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('hint', 'feedback', 'note')),
+    text TEXT NOT NULL,
+    normalized TEXT NOT NULL,
+    source_turn_id TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE UNIQUE INDEX user_memory_by_text ON user_memory (user_id, normalized);
+  CREATE INDEX user_memory_by_tenant ON user_memory (tenant);
+  CREATE INDEX user_memory_by_source_turn ON user_memory (source_turn_id) WHERE source_turn_id IS NOT NULL;
+  `,
 ];
 
 /**

@@ -223,7 +223,7 @@ describe('createSqliteRecordStore on a file', () => {
 
     const database = new Database(path, { readonly: true });
     expect(database.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }, { version: 7 }, { version: 8 }, { version: 9 }, { version: 10 }, { version: 11 }, { version: 12 }, { version: 13 }, { version: 14 }]);
+    expect(database.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }, { version: 5 }, { version: 6 }, { version: 7 }, { version: 8 }, { version: 9 }, { version: 10 }, { version: 11 }, { version: 12 }, { version: 13 }, { version: 14 }, { version: 15 }]);
     const prefixes = database.prepare('SELECT prompt_prefix_length FROM turns ORDER BY ordinal').pluck().all();
     database.close();
     expect(prefixes).toEqual([0, turn0.promptTokenIds.length + 25, turn1.promptTokenIds.length + 25]);

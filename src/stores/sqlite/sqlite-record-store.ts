@@ -53,6 +53,8 @@ import { SqliteTrainingRecords } from './sqlite-training-records.js';
 import { sqliteStatements, type SqliteStatements } from './sqlite-statements.js';
 import { SqliteTurnReader } from './sqlite-turn-reader.js';
 import { insertSqliteTurn } from './sqlite-turn-writer.js';
+import { SqliteUserMemory } from './sqlite-user-memory.js';
+import type { EditMemoryResult, MemoryEdit, MemoryEntryRecord, NewMemoryEntry, RememberResult, UserSummary } from '../../spec/user-memory.js';
 
 const defaultListLimit = 100;
 // How long an erasure waits for readers to let the WAL be truncated.
@@ -76,6 +78,7 @@ export class SqliteRecordStore implements RecordStore {
   readonly #group: GroupCommit;
   readonly #judging: SqliteJudgingRecords;
   readonly #training: SqliteTrainingRecords;
+  readonly #memory: SqliteUserMemory;
   readonly dashboard: DashboardQueries;
   #closed = false;
   readonly #afterClose: (() => Promise<void> | undefined) | undefined;
@@ -105,6 +108,7 @@ export class SqliteRecordStore implements RecordStore {
       tokens: (ordinal) => this.#reader.tokens(ordinal),
     });
     this.dashboard = createSqliteDashboardQueries(database, (operation, work) => this.#run(operation, work));
+    this.#memory = new SqliteUserMemory(database);
     this.#training = new SqliteTrainingRecords(
       database,
       (turnId) => this.#judging.listSamples({ turnId, status: 'ready', limit: 1 })[0] ?? null,
@@ -312,6 +316,23 @@ export class SqliteRecordStore implements RecordStore {
   }
   async getSessionPolicyVersion(sessionId: string): Promise<PolicyVersion | null> {
     return this.#run('getSessionPolicyVersion', () => this.#training.sessionVersion(sessionId));
+  }
+
+  // User memory (migration 14), delegated like training.
+  async remember(entry: NewMemoryEntry, maximumEntries: number): Promise<RememberResult> {
+    return this.#write('remember', () => this.#memory.remember(entry, maximumEntries));
+  }
+  async listMemory(user: string): Promise<MemoryEntryRecord[]> {
+    return this.#run('listMemory', () => this.#memory.list(user));
+  }
+  async editMemory(user: string, id: number, edit: MemoryEdit, at: number): Promise<EditMemoryResult> {
+    return this.#write('editMemory', () => this.#memory.edit(user, id, edit, at));
+  }
+  async forgetMemory(user: string, id: number): Promise<boolean> {
+    return this.#write('forgetMemory', () => this.#memory.forget(user, id));
+  }
+  async listUsers(options: { tenant?: string }): Promise<UserSummary[]> {
+    return this.#run('listUsers', () => this.#memory.listUsers(options.tenant ?? null));
   }
 
   async erase(target: ErasureTarget, at: number): Promise<ErasureResult> {

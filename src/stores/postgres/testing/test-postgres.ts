@@ -66,11 +66,12 @@ export async function queryTestSchema<Row extends pg.QueryResultRow>(schema: str
 }
 
 /**
- * Undoes Postgres migrations 13 (policy scope), 12 (users), 11 (lineage and taints), 10 (turns' untrainable reason and supersession),
+ * Undoes Postgres migrations 14 (user memory), 13 (policy scope), 12 (users), 11 (lineage and taints), 10 (turns' untrainable reason and supersession),
  * 9 (policy versions' lifecycle state), 8 (samples' rollout group) and 7 (the counters and their
  * triggers), for tests of upgrades from before them.
  */
 export const rollBackRecordCountsSql = `
+  DROP TABLE user_memory;
   DROP INDEX samples_ready_by_user, policy_versions_by_user, policy_activations_by_user;
   ALTER TABLE samples DROP COLUMN user_id;
   ALTER TABLE policy_versions DROP COLUMN user_id;

@@ -1,5 +1,5 @@
 /**
- * Undoes SQLite migrations 14 (no policy scope), 13 (no users), 12 (no lineage, no taints), 11 (turns without their untrainable reason and
+ * Undoes SQLite migrations 15 (no user memory), 14 (no policy scope), 13 (no users), 12 (no lineage, no taints), 11 (turns without their untrainable reason and
  * supersession), 10 (policy versions without their lifecycle state), 9 (samples without their rollout
  * group) and 8 (no record_counts table,
  * no triggers keeping it) on a store file: for tests of the upgrade, which must start the counters
@@ -7,8 +7,17 @@
  */
 import type Database from 'better-sqlite3';
 
-/** Undoes SQLite migration 14: samples, policy versions and activations without their user. */
+/** Undoes SQLite migration 15: no user memory. */
+export function rollBackUserMemory(database: Database.Database): void {
+  database.exec(`
+    DROP TABLE user_memory;
+    DELETE FROM schema_migrations WHERE version >= 15;
+  `);
+}
+
+/** Undoes SQLite migrations 15 and 14: no user memory; samples, policy versions and activations without their user. */
 export function rollBackPolicyScope(database: Database.Database): void {
+  rollBackUserMemory(database);
   database.exec(`
     DROP INDEX samples_ready_by_user;
     DROP INDEX policy_versions_by_user;
@@ -20,7 +29,7 @@ export function rollBackPolicyScope(database: Database.Database): void {
   `);
 }
 
-/** Undoes SQLite migrations 14 and 13: sessions, turns and feedback without their user. */
+/** Undoes SQLite migrations 15 to 13: sessions, turns and feedback without their user. */
 export function rollBackUsers(database: Database.Database): void {
   rollBackPolicyScope(database);
   database.exec(`
@@ -34,7 +43,7 @@ export function rollBackUsers(database: Database.Database): void {
   `);
 }
 
-/** Undoes SQLite migrations 14, 13 and 12: no policy scope, no users, no lineage, no taints, nor their indexes. */
+/** Undoes SQLite migrations 15 to 12: no user memory, no policy scope, no users, no lineage, no taints, nor their indexes. */
 export function rollBackErasureLineage(database: Database.Database): void {
   rollBackUsers(database);
   database.exec(`
