@@ -50,7 +50,7 @@ interface Status {
 
 async function admin<Body>(route: string, method: 'GET' | 'POST' = 'GET'): Promise<Body> {
   const response = await fetch(`${server.url}${route}`, { method, headers: { authorization: `Bearer ${adminKey}` } });
-  expect(response.status, `${method} ${route}`).toBe(200);
+  expect(response.status, `${method} ${route}: ${response.status === 200 ? "" : await response.clone().text()}`).toBe(200);
   return (await response.json()) as Body;
 }
 

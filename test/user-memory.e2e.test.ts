@@ -143,7 +143,7 @@ describe('per-user memory with --engine openai', () => {
     const response = await fetch(`${server.url}/admin/erasures`, {
       method: 'POST',
       headers: { authorization: `Bearer ${keys.admin}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ user: 'team' }),
+      body: JSON.stringify({ tenant: "team" }),
     });
     expect(response.status).toBe(200);
     const receipt = (await response.json()) as { erased: { memoryEntries: number } };

@@ -211,6 +211,39 @@ describe('the trainer', () => {
     }
   });
 
+  it('on demand, trains again at once when a later judgement superseded a sample while the step ran', async () => {
+    const { store: raceStore, spied, serving } = await advantageSpy();
+    try {
+      for (const [index, score] of [-1, 1].entries()) await recordSampledTurn(raceStore, index, { method: 'rl', policyVersion: 0, score, hint: null, distillationGaps: null, teacherLogprobs: null });
+      let superseded = false;
+      // The first pass's engine call is where a re-judged turn's new sample replaces the one being trained.
+      const racing: TrainingEngine = Object.assign(Object.create(spied) as TrainingEngine, {
+        forwardBackward: async (input: Parameters<TrainingEngine['forwardBackward']>[0]) => {
+          if (!superseded) {
+            superseded = true;
+            await raceStore.recordSample({
+              id: 'sample-0-again', turnId: 'turn-0', method: 'rl', status: 'ready', dropReason: null, policyVersion: 0, judgementId: null, feedbackId: null,
+              score: 1, hint: null, group: null, lossMask: [1, 1], distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 50,
+            });
+          }
+          return spied.forwardBackward(input);
+        },
+      });
+      const trainer = createTrainer({ store: raceStore, trainingEngine: racing, serving, logger: silent, now: () => 2_000, workerId: 'trainer', trainEvery: 16, pollIntervalMs: 60_000 });
+      await trainer.start();
+      expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { step: 1, samplesUsed: 2 } });
+      expect(trainer.status().failedSteps).toBe(1);
+      expect((await raceStore.listSamples()).map((sample) => [sample.id, sample.status])).toEqual([
+        ['sample-0', 'dropped'],
+        ['sample-1', 'trained'],
+        ['sample-0-again', 'trained'],
+      ]);
+      await trainer.close();
+    } finally {
+      await raceStore.close();
+    }
+  });
+
   it('says no-signal when every claimed sample has a zero advantage, and consumes them', async () => {
     const { store: flatStore, trained, spied, serving } = await advantageSpy();
     try {

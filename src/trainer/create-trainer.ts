@@ -385,7 +385,13 @@ export function createTrainer(options: TrainerOptions): Trainer {
       if (evaluating !== null) {
         return Promise.reject(new ClawrlError('invalid_request', `Version ${evaluating} is being evaluated (gate or canary); training waits for its outcome.`));
       }
-      return enqueue(() => step(1));
+      // A step whose samples changed under it (a later judgement superseded one) trains again on what is ready now.
+      return enqueue(() =>
+        step(1).catch((error: unknown) => {
+          if (ClawrlError.isInstance(error) && error.code === 'store_error' && error.retryable) return step(1);
+          throw error;
+        }),
+      );
     },
     pause() {
       paused = true;
