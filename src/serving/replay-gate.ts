@@ -4,8 +4,8 @@
  * against what the recording knows, and `decideReplayGate` (core) decides.
  *
  * The evaluation set: the newest `sessions` sessions in the held-out slice (`inSessionCohort('held-out',
- * id, heldOutShare)`, whose turns are never trained on), their main turns that have a next state or
- * feedback, newest first, at most `maxTurns`. With `heldOutShare` 0 (no gate configured) the newest
+ * id, heldOutShare)`, whose turns are never trained on) that have a main turn with a next state or
+ * feedback, those turns newest first, at most `maxTurns`. With `heldOutShare` 0 (no gate configured) the newest
  * sessions stand in, and the evidence says they were not held out.
  *
  * The judge sees the recorded prompt, the new answer, and as the next state what followed the
@@ -86,20 +86,40 @@ async function scoreOf(judge: Judge, turn: TurnRecord, answer: ChatMessage, rubr
   return verdicts.reduce<number>((sum, score) => sum + score, 0) / verdicts.length;
 }
 
-/** The turns the gate replays, newest first, with their feedback. */
+/**
+ * The turns the gate replays, newest first, with their feedback: from the newest held-out sessions
+ * that have a turn to replay. Sessions are read a page at a time until enough of them have one, so
+ * the newest sessions that have none yet (one turn, no feedback: a conversation just begun, a
+ * one-off request) do not crowd out the ones that can be judged.
+ */
 async function evaluationSet(options: ReplayGateOptions, sessionsWanted: number): Promise<{ sessions: number; turns: { turn: TurnRecord; feedback: FeedbackRecord | null }[] }> {
   const maxTurns = options.maxTurns ?? 40;
-  const candidates = await options.store.listSessions({ limit: sessionScanLimit });
-  const chosen = candidates
-    .filter((session) => session.turnIds.length > 0 && (options.heldOutShare === 0 || inSessionCohort('held-out', session.id, options.heldOutShare)))
-    .slice(0, sessionsWanted);
-  const turnIds = chosen.flatMap((session) => [...session.turnIds].reverse());
-  const judgings = new Map((await options.store.dashboard.turnJudgings(turnIds)).map((judging) => [judging.turnId, judging]));
-  const turns = (await options.store.getTurns(turnIds))
-    .filter((turn) => turn.status === 'completed' && (turn.nextState !== null || judgings.get(turn.id)?.feedback != null))
-    .slice(0, maxTurns)
-    .map((turn) => ({ turn, feedback: judgings.get(turn.id)?.feedback ?? null }));
-  return { sessions: new Set(turns.map(({ turn }) => turn.sessionId)).size, turns };
+  const candidates = (await options.store.listSessions({ limit: sessionScanLimit })).filter(
+    (session) => session.turnIds.length > 0 && (options.heldOutShare === 0 || inSessionCohort('held-out', session.id, options.heldOutShare)),
+  );
+  const turns: { turn: TurnRecord; feedback: FeedbackRecord | null }[] = [];
+  const used = new Set<string>();
+  for (let start = 0; start < candidates.length && used.size < sessionsWanted && turns.length < maxTurns; start += sessionsWanted) {
+    const page = candidates.slice(start, start + sessionsWanted);
+    const turnIds = page.flatMap((session) => [...session.turnIds].reverse());
+    const judgings = new Map((await options.store.dashboard.turnJudgings(turnIds)).map((judging) => [judging.turnId, judging]));
+    const read = new Map((await options.store.getTurns(turnIds)).map((turn) => [turn.id, turn]));
+    for (const session of page) {
+      if (used.size >= sessionsWanted) break;
+      const replayable = [...session.turnIds]
+        .reverse()
+        .flatMap((id) => {
+          const turn = read.get(id);
+          return turn === undefined ? [] : [turn];
+        })
+        .filter((turn) => turn.status === 'completed' && (turn.nextState !== null || judgings.get(turn.id)?.feedback != null));
+      if (replayable.length === 0) continue;
+      used.add(session.id);
+      turns.push(...replayable.map((turn) => ({ turn, feedback: judgings.get(turn.id)?.feedback ?? null })));
+    }
+  }
+  const kept = turns.slice(0, maxTurns);
+  return { sessions: new Set(kept.map(({ turn }) => turn.sessionId)).size, turns: kept };
 }
 
 /** Replays, judges and decides; the evidence says what was replayed, the scores, the rule and the decision. */
