@@ -36,5 +36,10 @@ describe('the replay gate', () => {
     const evidence = await runReplayGate({ store, engine, judge, now: () => at, heldOutShare: 1, sessions: 2 }, { candidate: 0, incumbent: 0 });
     expect(evidence.items.map((item) => item.sessionId).sort()).toEqual(['older-a', 'older-b']);
     expect(evidence).toMatchObject({ sessions: 2, turns: 2, heldOut: true });
+    // Replayed several at once, the evidence lists the same turns in the same order.
+    const together = await runReplayGate({ store, engine, judge, now: () => at, heldOutShare: 1, sessions: 7, concurrency: 4 }, { candidate: 0, incumbent: 0 });
+    const alone = await runReplayGate({ store, engine, judge, now: () => at, heldOutShare: 1, sessions: 7, concurrency: 1 }, { candidate: 0, incumbent: 0 });
+    expect(together.items.map((item) => item.turnId)).toEqual(alone.items.map((item) => item.turnId));
+    expect(together.items.map((item) => item.turnId)).toEqual(['b1', 'a1']);
   });
 });

@@ -36,6 +36,8 @@ export interface ReplayGateOptions {
   sessions?: number;
   /** Most turns replayed; default 40. */
   maxTurns?: number;
+  /** Turns replayed at once, so their answers and judgements share the engine's batch; default 1. */
+  concurrency?: number;
 }
 
 export interface ReplayGateRun {
@@ -127,17 +129,25 @@ export async function runReplayGate(options: ReplayGateOptions, run: ReplayGateR
   const startedAt = options.now();
   const signal = run.signal ?? new AbortController().signal;
   const { sessions, turns } = await evaluationSet(options, run.sessions ?? options.sessions ?? 20);
-  const items: PolicyGateItem[] = [];
-  for (const { turn, feedback } of turns) {
+  const items: PolicyGateItem[] = new Array<PolicyGateItem>(turns.length);
+  const replayOne = async ({ turn, feedback }: (typeof turns)[number]): Promise<PolicyGateItem> => {
     const rubric = rubricOf(turn, feedback);
     // A turn closed by feedback alone has no next state; the judge needs one, so the score stands in.
     const nextState = rubric.length > 0 ? rubric : [{ role: 'user' as const, content: `(the user rated the reply ${feedback?.score ?? 0})` }];
-    const candidateAnswer = await answerOf(options.engine, turn, run.candidate, signal);
-    const incumbentAnswer = await answerOf(options.engine, turn, run.incumbent, signal);
-    const candidate = await scoreOf(options.judge, turn, candidateAnswer, nextState, signal);
-    const incumbent = await scoreOf(options.judge, turn, incumbentAnswer, nextState, signal);
-    items.push({ turnId: turn.id, sessionId: turn.sessionId, candidate, incumbent, preferred: preferenceOf(candidate, incumbent) });
-  }
+    const [candidateAnswer, incumbentAnswer] = await Promise.all([answerOf(options.engine, turn, run.candidate, signal), answerOf(options.engine, turn, run.incumbent, signal)]);
+    const [candidate, incumbent] = await Promise.all([scoreOf(options.judge, turn, candidateAnswer, nextState, signal), scoreOf(options.judge, turn, incumbentAnswer, nextState, signal)]);
+    return { turnId: turn.id, sessionId: turn.sessionId, candidate, incumbent, preferred: preferenceOf(candidate, incumbent) };
+  };
+  // A few workers take the turns in order; each item keeps its turn's place, so the evidence reads the same at any concurrency.
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < turns.length) {
+      const index = next;
+      next += 1;
+      items[index] = await replayOne(turns[index] as (typeof turns)[number]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 1, turns.length)) }, worker));
   const decision = decideReplayGate(items, options.rule ?? defaultReplayGateRule);
   return {
     method: 'replay',

@@ -174,6 +174,7 @@ export const configurationSections = {
     gateMinTurns: option(positive().default(8), { flag: '--gate-min-turns <n>', description: 'fewest judged held-out turns the replay gate decides on (fewer: the serving version stays)' }),
     gateSessions: option(positive().default(20), { flag: '--gate-sessions <n>', description: 'newest held-out sessions the replay gate replays' }),
     gateMaxTurns: option(positive().default(40), { flag: '--gate-max-turns <n>', description: 'most turns the replay gate replays' }),
+    gateConcurrency: option(positive().default(4), { flag: '--gate-concurrency <n>', description: "turns the replay gate replays at once: their answers and judgements share the engine's batch with users' requests" }),
     heldOutShare: option(z.number().min(0).max(1).default(0.1), { flag: '--held-out-share <fraction>', description: 'with --gate replay: share of sessions (by a hash of the session id) judged but never trained on, the replay gate\'s evaluation set' }),
   }),
   queue: z.object({

@@ -39,6 +39,7 @@ export function replayGateSettingsOf(configuration: VersionLifecycleConfiguratio
     rule: { margin: configuration.gateMargin, alpha: configuration.gateAlpha, minTurns: configuration.gateMinTurns },
     sessions: configuration.gateSessions,
     maxTurns: configuration.gateMaxTurns,
+    concurrency: configuration.gateConcurrency,
   };
 }
 
