@@ -34,7 +34,7 @@ import { checkEngineConfiguration } from '../configuration/check-engine-configur
 import { versionLifecycleFactory } from '../wiring/create-version-lifecycle.js';
 import { announcePolicyVersion } from '../../serving/create-publishing-policy-serving.js';
 
-/** The storage, bus and trainer components, the model and the recipe: `commandSchemas.trainer`. */
+/** The storage, bus, engine (the gate's), judge, trainer and versions components and the recipe: `commandSchemas.trainer`. */
 export type TrainerCommandConfiguration = Resolved<z.infer<typeof commandSchemas.trainer>>;
 
 export async function startTrainerProcess(configuration: TrainerCommandConfiguration, logger: Logger): Promise<{ close(): Promise<void> }> {
