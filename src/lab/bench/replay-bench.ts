@@ -2,17 +2,18 @@
  * `clawrl bench replay`: how long the replay gate takes to replay recorded sessions against a
  * candidate (goal: 200 sessions on the built-in model in at most 10 minutes on 2 cores;
  * docs/benchmarks.md). A fresh `clawrl serve` records the simulated user's sessions (the
- * teacher's, each reply rated) and trains one step on them, the candidate; then the server stops
- * and the measured part runs on what it recorded: the candidate and the incumbent each answer every
- * recorded main turn that has a next state or feedback, and the judge scores both answers, as the
- * gate does beside serving (`replay`, built by the composition root with the engine and judge
+ * teacher's, each reply rated) and trains on them as they come; its first version is the
+ * candidate. Then the server stops and the measured part runs on what it recorded: the candidate
+ * and the incumbent each answer every recorded main turn that has a next state or feedback, and
+ * the judge scores both answers, as the gate does beside serving (`replay`, built by the composition root with the engine and judge
  * `clawrl serve --gate replay` builds).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { SimulatedUser } from '../../builtin/user-preference.js';
-import { runTrialSessions, trainCandidate } from '../gate-trials/run-gate-trials.js';
+import { runTrialSessions } from '../gate-trials/run-gate-trials.js';
+import { ClawrlError } from '../../spec/clawrl-error.js';
 import { startExperimentServer } from '../personalize/start-experiment-server.js';
 
 export interface ReplayBenchOptions {
@@ -52,21 +53,34 @@ export interface ReplayBenchResult {
 
 export const replayBenchGoal = { sessions: 200, seconds: 600 };
 
+/** Waits until the server committed a step: version 1, the candidate replayed against the base. */
+async function firstTrainingStep(url: string): Promise<void> {
+  const deadline = Date.now() + 30 * 60_000;
+  for (;;) {
+    const response = await fetch(new URL('/admin/status', url));
+    const status = (await response.json()) as { trainSteps: number };
+    if (status.trainSteps >= 1) return;
+    if (Date.now() > deadline) throw new ClawrlError('internal_error', 'the server trained no step on the recorded sessions within 30 minutes');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+}
+
 export async function runReplayBench(options: ReplayBenchOptions): Promise<ReplayBenchResult> {
   const data = mkdtempSync(path.join(tmpdir(), 'clawrl-replay-bench-'));
   try {
     const recordStarted = performance.now();
     const server = await startExperimentServer({
       cliScript: options.cliScript,
-      serveArguments: ['--model', options.model, '--method', 'rl', '--judge', 'rules', '--train-every', '100000'],
+      // Small steps that train as the sessions come: one step on every sample can outlast an HTTP request's time-out on a busy machine.
+      serveArguments: ['--model', options.model, '--method', 'rl', '--judge', 'rules', '--train-every', '16'],
       data,
       environment: options.environment,
     });
     try {
       options.onProgress(`recording ${options.sessions} sessions of ${options.user.name} (server ${server.url})`);
       await runTrialSessions(server.url, { ...options, concurrency: 8 }, 'genuine', options.seed);
-      options.onProgress('training the candidate');
-      await trainCandidate(server.url);
+      options.onProgress('waiting for the candidate (the first training step)');
+      await firstTrainingStep(server.url);
     } finally {
       await server.stop();
     }
