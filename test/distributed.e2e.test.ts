@@ -6,23 +6,15 @@
  * restarted: every acknowledged turn is in the store afterwards, training resumes, and both
  * gateways serve the newest policy version.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectToTestNats, testNatsUrl, uniqueTestName } from '../src/buses/nats/testing/nats-test-server.js';
+import { connectToTestNats } from '../src/buses/nats/testing/nats-test-server.js';
 import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
-import { checkTestPostgresReachable, dropTestSchema, testPostgresUrl, uniqueTestSchema } from '../src/stores/postgres/testing/test-postgres.js';
-import { assertBuilt, cliPath } from './testing/start-clawrl-server.js';
-
-interface ClawrlProcess {
-  /** The gateway's URL; empty for the judge and the trainer. */
-  url: string;
-  stderr(): string;
-  stop(): Promise<void>;
-  kill(): Promise<void>;
-}
+import { checkTestPostgresReachable } from '../src/stores/postgres/testing/test-postgres.js';
+import { createDistributedDeployment, type ClawrlProcess } from './testing/distributed-deployment.js';
+import { assertBuilt } from './testing/start-clawrl-server.js';
 
 interface Reply {
   turnId: string;
@@ -37,15 +29,9 @@ interface Status {
   samples: { ready: number; trained: number };
 }
 
-const schema = uniqueTestSchema();
-const busPrefix = uniqueTestName('clawrl_e2e');
-const storeUrl = (() => {
-  const url = new URL(testPostgresUrl);
-  url.searchParams.set('schema', schema);
-  return url.toString();
-})();
+const deployment = createDistributedDeployment();
+const busPrefix = deployment.busPrefix;
 const temporary: string[] = [];
-const running = new Set<ClawrlProcess>();
 let folder: string;
 let model: string;
 let trainerData: string;
@@ -55,50 +41,7 @@ let trainer: ClawrlProcess;
 /** Every turn a gateway acknowledged with a complete response, and what it said about it. */
 const acknowledged = new Map<string, Reply>();
 
-function sharedArguments(): string[] {
-  return ['--store', 'postgres', '--store-url', storeUrl, '--bus', 'nats', '--bus-url', testNatsUrl, '--bus-prefix', busPrefix];
-}
-
-async function startProcess(command: 'gateway' | 'judge' | 'trainer', argumentsList: string[]): Promise<ClawrlProcess> {
-  const child: ChildProcess = spawn(process.execPath, [cliPath, command, ...sharedArguments(), ...argumentsList], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let errors = '';
-  let output = '';
-  child.stderr?.on('data', (part: Buffer) => {
-    errors += part.toString('utf8');
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`clawrl ${command} did not start in time:\n${errors}`)), 30_000);
-    child.stdout?.on('data', (part: Buffer) => {
-      output += part.toString('utf8');
-      const match = /clawrl ready (\S+)/.exec(output);
-      if (match?.[1] !== undefined) {
-        clearTimeout(timer);
-        resolve(match[1].startsWith('http') ? match[1] : '');
-      }
-    });
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`clawrl ${command} exited before it was ready:\n${errors}`));
-    });
-  });
-  const started: ClawrlProcess = {
-    url,
-    stderr: () => errors,
-    async stop() {
-      running.delete(started);
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-    async kill() {
-      running.delete(started);
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    },
-  };
-  running.add(started);
-  return started;
-}
+const startProcess = (command: 'gateway' | 'judge' | 'trainer', argumentsList: string[]) => deployment.start(command, argumentsList);
 
 function startGateway(instance: string): Promise<ClawrlProcess> {
   const data = mkdtempSync(path.join(tmpdir(), 'clawrl-gateway-'));
@@ -189,11 +132,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([...running].map((started) => started.stop()));
-  await dropTestSchema(schema);
-  const nats = await connectToTestNats();
-  await nats.manager.streams.delete(busPrefix).catch(() => false);
-  await nats.connection.close();
+  await deployment.close();
   for (const directory of temporary) rmSync(directory, { recursive: true, force: true });
 });
 

@@ -13,20 +13,12 @@ import { inSessionCohort } from '../src/core/session-cohort.js';
 import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
 import { cliPath, startClawrlServer, type ClawrlServer } from './testing/start-clawrl-server.js';
 import { pollUntil as until } from './testing/poll-until.js';
+import { expectRolledBackCanary, type PolicyEntry } from './testing/expect-rolled-back-canary.js';
 
 let folder: string;
 let model: string;
 let server: ClawrlServer | undefined;
 const baseArguments = () => ['--engine', 'local', '--model', folder, '--judge', 'rules', '--method', 'rl', '--train-every', '1000', '--max-tokens', '8'];
-
-interface PolicyEntry {
-  version: number;
-  active: boolean;
-  state: string;
-  stateReason: string | null;
-  gate: { decision: string; turns: number; heldOut: boolean; items: Array<{ sessionId: string }> } | null;
-  canary: { decision: string; canary: { turns: number; feedback: number } } | null;
-}
 
 async function admin<Body>(route: string, method: 'GET' | 'POST' = 'GET'): Promise<Body> {
   const response = await fetch(`${server?.url}${route}`, { method });
@@ -101,12 +93,7 @@ describe('the canary', () => {
       // The test's users dislike the candidate and like the incumbent.
       await thumbs(turnId, version !== '1');
     }
-    const [base, candidate] = await until(policies, (entries) => entries[1]?.state !== 'canary', 'the canary to end', 100);
-    expect(failed).toBe(0);
-    expect(candidate).toMatchObject({ state: 'rolled-back', active: false, canary: { decision: 'roll-back' } });
-    expect(candidate?.stateReason).toContain('rolled back by the canary watch');
-    expect(canaryTurns).toBeLessThanOrEqual(50);
-    expect(base).toMatchObject({ state: 'active', active: true });
+    expectRolledBackCanary(await until(policies, (entries) => entries[1]?.state !== 'canary', 'the canary to end', 100), { failed, canaryTurns });
     // After the rollback everyone is served the incumbent, the cohort included.
     const cohortSession = Array.from({ length: 50 }, (_, index) => `after-${index}`).find((id) => inSessionCohort('canary', id, 0.5)) ?? 'after-0';
     expect((await chat(cohortSession, 'after the rollback')).version).toBe('0');

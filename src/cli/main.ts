@@ -145,10 +145,11 @@ program
 program
   .command('bench')
   .description('benchmarks against a peer in the same run (docs/benchmarks.md)')
-  .argument('<target>', 'gateway | engine | store | training | serving | dashboard')
+  .argument('<target>', 'gateway | engine | store | training | serving | dashboard | replay')
   .option('--json', 'print JSON')
   .option('--quick', 'a short run (smoke test), not for reporting figures')
-  .option('--model <model>', 'training: builtin:tiny or a Hugging Face model folder (default builtin:tiny)')
+  .option('--model <model>', 'training, replay: builtin:tiny or a Hugging Face model folder (default builtin:tiny)')
+  .option('--sessions <n>', 'replay: sessions recorded and replayed against the candidate (default 200; --quick 8)')
   .option('--train-params <params>', 'training: lora | full (default lora)')
   .option('--judge-load <load>', 'gateway: concurrent (serve as users run it) | drained (judge backlog drained before each scenario) | none (clawrl gateway alone) (default concurrent)')
   .option('--rounds <n>', 'gateway: alternating rounds per scenario; more measure longer and average more noise (default 2)')
@@ -157,7 +158,7 @@ program
   .option('--upstream-ttft-ms <ms>', 'gateway: the realistic upstream\'s time to first token (default 50)')
   .option('--upstream-tpot-ms <ms>', 'gateway: the realistic upstream\'s time per output token (default 25)')
   .option('--upstream-reply-tokens <n>', 'gateway: tokens in each realistic reply (default 32)')
-  .action(async (target: string, options: { json?: boolean; quick?: boolean; model?: string; trainParams?: string; judgeLoad?: string; rounds?: string; adapters?: string; cliScript?: string; upstreamTtftMs?: string; upstreamTpotMs?: string; upstreamReplyTokens?: string }) => {
+  .action(async (target: string, options: { json?: boolean; quick?: boolean; model?: string; trainParams?: string; judgeLoad?: string; rounds?: string; adapters?: string; cliScript?: string; upstreamTtftMs?: string; upstreamTpotMs?: string; upstreamReplyTokens?: string; sessions?: string }) => {
     try {
       await runBenchCommand(target, {
         json: options.json === true,
@@ -169,6 +170,7 @@ program
         ...(options.upstreamTtftMs === undefined ? {} : { upstreamTtftMs: options.upstreamTtftMs }),
         ...(options.upstreamTpotMs === undefined ? {} : { upstreamTpotMs: options.upstreamTpotMs }),
         ...(options.upstreamReplyTokens === undefined ? {} : { upstreamReplyTokens: options.upstreamReplyTokens }),
+        ...(options.sessions === undefined ? {} : { sessions: options.sessions }),
         ...(options.model === undefined ? {} : { model: options.model }),
         ...(options.trainParams === undefined ? {} : { trainParams: options.trainParams }),
       });

@@ -9,17 +9,20 @@ import type { PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { PolicyServing } from './policy-serving.js';
 
-export function createPublishingPolicyServing(serving: PolicyServing, bus: EventBus, logger: Logger): PolicyServing {
-  async function announce(version: PolicyVersion): Promise<void> {
-    try {
-      await bus.publish('policy-published', { version });
-    } catch (error) {
-      logger.warn('publishing policy-published failed; other processes pick the version up on their next store check', {
-        version,
-        error: String(error),
-      });
-    }
+/** Publishes `policy-published` for `version`, best effort: a failure is logged, and the followers' store checks catch up. */
+export async function announcePolicyVersion(bus: EventBus, logger: Logger, version: PolicyVersion): Promise<void> {
+  try {
+    await bus.publish('policy-published', { version });
+  } catch (error) {
+    logger.warn('publishing policy-published failed; other processes pick the version up on their next store check', {
+      version,
+      error: String(error),
+    });
   }
+}
+
+export function createPublishingPolicyServing(serving: PolicyServing, bus: EventBus, logger: Logger): PolicyServing {
+  const announce = (version: PolicyVersion) => announcePolicyVersion(bus, logger, version);
 
   return {
     get servedVersion() {

@@ -12,6 +12,7 @@ import type { RecordStore } from '../spec/record-store.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
 import { createPolicyLifecycle, type PolicyLifecycleOptions } from './policy-lifecycle.js';
 import { createPolicyServing } from './policy-serving.js';
+import { createStorePolicyServing } from './create-store-policy-serving.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -77,6 +78,33 @@ describe('policy lifecycle', () => {
     expect(await outcome).toMatchObject({ kind: 'interrupted', activated: 0 });
     expect(lifecycle.routing()).toBe(false);
     expect(await stateOf(1)).toMatchObject({ state: 'rolled-back', stateReason: 'a person activated version 0 during its canary' });
+  });
+
+  it('in a trainer, records the share with the canary from its start, announces routing changes and stages the incumbent too', async () => {
+    const announced: number[] = [];
+    const { lifecycle, candidate, stateOf, server, store } = await setUp({ canaryShare: 0.25, stageIncumbent: true, announce: async (version) => void announced.push(version) });
+    const incumbent: PolicyArtifact = { version: 2, kind: 'adapter', files: createPeftAdapterFiles({ baseModel: 'fake-model', seed: 2 }) };
+    await store.recordPolicyVersion({ ...incumbent, parent: 0, step: 2, samples: 1, metrics: null, createdAt: 2 }, { activate: false });
+    const outcome = lifecycle.submit(candidate, 2);
+    for (let attempt = 0; attempt < 200 && !lifecycle.routing(); attempt += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(lifecycle.incumbent()).toBe(2);
+    // What the gateways of a distributed deployment route by: the state and its evidence's share.
+    expect(await stateOf(1)).toMatchObject({ state: 'canary', canary: { share: 0.25, incumbent: 2, decision: 'watching' } });
+    expect(announced).toEqual([1]);
+    // The gate engine serves nobody: the incumbent was staged beside the candidate, neither made the served version.
+    expect([...server.adapters.keys()].filter((name) => /-v[12]-/.test(name))).toHaveLength(2);
+    await lifecycle.interrupt(0);
+    expect(await outcome).toMatchObject({ kind: 'interrupted', activated: 0 });
+    expect(announced).toEqual([1, 1]);
+    expect(lifecycle.incumbent()).toBeNull();
+  });
+
+  it('refuses a replay gate without an engine to sample on', async () => {
+    const judge = createRulesJudge({ name: 'thanks', rules: [{ when: [{ on: 'nextState', rule: { type: 'regex', pattern: 'thank', expect: true } }], score: 1 }] });
+    const store = createSqliteRecordStore({ path: ':memory:' });
+    cleanups.push(() => store.close());
+    const serving = createStorePolicyServing({ store, logger, now: () => 0 });
+    expect(() => createPolicyLifecycle({ store, serving, engine: null, logger, now: () => 0, gate: 'replay', replay: { judge, heldOutShare: 0.1 }, canaryShare: 0 })).toThrow(/needs an engine/);
   });
 
   it('ends at start-up what a restart interrupted', async () => {

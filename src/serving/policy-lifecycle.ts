@@ -11,6 +11,11 @@
  * only stops routing: requests in flight finish on the version they started with, and the staged
  * version stays loaded for them. One version is evaluated at a time; a person's activation ends the
  * evaluation (`interrupt`).
+ *
+ * In a distributed deployment the trainer runs the lifecycle and the gateways follow the store
+ * (`createCanaryFollower`): a canary's state carries its evidence from the start, whose `share`
+ * with the session hash names the cohort every gateway routes alike, and `announce` tells them
+ * when routing changes (the canary starts or is rolled back) rather than on their next store check.
  */
 import { defaultCanaryWatchRule, type CanaryWatchRuleOptions } from '../core/canary-watch-rule.js';
 import { inSessionCohort } from '../core/session-cohort.js';
@@ -27,7 +32,7 @@ import { runReplayGate, type ReplayGateOptions } from './replay-gate.js';
 export interface PolicyLifecycleOptions {
   store: PolicyRegistry & Pick<RecordReads, 'listSessions' | 'getTurns' | 'listTurnIds' | 'dashboard'>;
   serving: PolicyServing;
-  /** Where the candidate is staged and the gate samples; null when this process serves nothing (the trainer of a distributed deployment). */
+  /** Where the candidate is staged and the gate samples; null without a gate in a process that serves nothing (the trainer of a distributed deployment). */
   engine: InferenceEngine | null;
   logger: Logger;
   now: () => number;
@@ -39,6 +44,13 @@ export interface PolicyLifecycleOptions {
   canary?: CanaryWatchRuleOptions;
   /** How often the canary watch reads the store; default 2 s. */
   watchIntervalMs?: number;
+  /**
+   * The engine serves nobody (the trainer's gate engine of a distributed deployment): the incumbent
+   * is staged beside the candidate, since the engine's own served version is not the incumbent.
+   */
+  stageIncumbent?: boolean;
+  /** Tells the other processes that `version`'s routing changed (distributed: `policy-published`). */
+  announce?: (version: PolicyVersion) => Promise<void>;
 }
 
 export type LifecycleOutcome =
@@ -54,6 +66,8 @@ export interface PolicyLifecycle {
   start(): Promise<void>;
   /** The version being evaluated; null when none is. */
   pending(): PolicyVersion | null;
+  /** The version that serves while one is evaluated (what a rollback returns to); null when none is evaluated. */
+  incumbent(): PolicyVersion | null;
   /** Whether a canary routes any session now. */
   routing(): boolean;
   /** The version a session is served while a canary runs; undefined for the served version. */
@@ -82,10 +96,16 @@ export function createPolicyLifecycle(options: PolicyLifecycleOptions): PolicyLi
   const watchIntervalMs = options.watchIntervalMs ?? 2_000;
   if (options.canaryShare < 0 || options.canaryShare > 1) throw new ClawrlError('configuration_error', `--canary-share must be within 0..1, got ${options.canaryShare}`);
   if (options.gate === 'replay' && options.replay === null) throw new ClawrlError('configuration_error', 'the replay gate needs a judge');
+  // A gate without an engine would let every candidate on unreplayed.
+  if (options.gate === 'replay' && engine === null) throw new ClawrlError('configuration_error', 'the replay gate needs an engine to sample the candidate on');
   let current: Evaluation | null = null;
   let closed = false;
 
   const at = () => options.now();
+  /** Best effort: the gateways also read the store on a timer. */
+  const announce = async (version: PolicyVersion): Promise<void> => {
+    await options.announce?.(version).catch((error: unknown) => logger.warn('announcing the canary routing failed', { version, error: String(error) }));
+  };
   const sleep = (evaluation: Evaluation) =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
@@ -107,6 +127,11 @@ export function createPolicyLifecycle(options: PolicyLifecycleOptions): PolicyLi
     await engine.stagePolicy(candidate);
   }
 
+  async function stageVersions(evaluation: Evaluation, candidate: PolicyArtifact): Promise<void> {
+    await stage(candidate);
+    if (options.stageIncumbent === true) await stage(await serving.artifactOf(evaluation.incumbent));
+  }
+
   async function runGate(evaluation: Evaluation): Promise<PolicyGateEvidence | null> {
     if (options.gate !== 'replay' || options.replay === null || engine === null) return null;
     const replay: ReplayGateOptions = { ...options.replay, store, engine, now: options.now };
@@ -117,10 +142,13 @@ export function createPolicyLifecycle(options: PolicyLifecycleOptions): PolicyLi
   async function runCanary(evaluation: Evaluation, gate: PolicyGateEvidence | null, gateReason: string): Promise<PolicyCanaryEvidence | null> {
     const startedAt = at();
     const reason = `${gateReason}; serving ${options.canaryShare} of sessions`;
-    await store.setPolicyVersionState(evaluation.candidate, 'canary', { reason, at: startedAt, ...(gate === null ? {} : { gate }) });
+    const watch = createCanaryWatch({ store, candidate: evaluation.candidate, incumbent: evaluation.incumbent, share: options.canaryShare, rule: canaryRule, startedAt, now: options.now });
+    // Stored from the start: the share in the evidence is what the gateways of a distributed deployment route by.
+    const started = await watch.check();
+    await store.setPolicyVersionState(evaluation.candidate, 'canary', { reason, at: startedAt, canary: started, ...(gate === null ? {} : { gate }) });
     evaluation.canary = { share: options.canaryShare };
     logger.info('canary started', { version: evaluation.candidate, incumbent: evaluation.incumbent, share: options.canaryShare });
-    const watch = createCanaryWatch({ store, candidate: evaluation.candidate, incumbent: evaluation.incumbent, share: options.canaryShare, rule: canaryRule, startedAt, now: options.now });
+    await announce(evaluation.candidate);
     for (;;) {
       await sleep(evaluation);
       if (evaluation.interruptedBy !== null || closed) return null;
@@ -139,7 +167,7 @@ export function createPolicyLifecycle(options: PolicyLifecycleOptions): PolicyLi
     const interrupted = (): LifecycleOutcome | null =>
       evaluation.interruptedBy === null ? null : { kind: 'interrupted', version, activated: evaluation.interruptedBy };
     try {
-      await stage(artifact);
+      await stageVersions(evaluation, artifact);
       const gate = await runGate(evaluation);
       if (interrupted() !== null) return interrupted() as LifecycleOutcome;
       if (gate !== null) {
@@ -158,6 +186,7 @@ export function createPolicyLifecycle(options: PolicyLifecycleOptions): PolicyLi
           const rolledBack = `rolled back by the canary watch: ${canary.reason}`;
           await store.setPolicyVersionState(version, 'rolled-back', { reason: rolledBack, at: at(), canary });
           logger.warn('canary rolled back', { version, reason: canary.reason });
+          await announce(version);
           return { kind: 'rolled-back', version, reason: rolledBack };
         }
         await store.setPolicyVersionState(version, 'canary', { reason: canary.reason, at: at(), canary });
@@ -171,7 +200,9 @@ export function createPolicyLifecycle(options: PolicyLifecycleOptions): PolicyLi
       if (interrupted() !== null) return interrupted() as LifecycleOutcome;
       const reason = `the evaluation failed: ${error instanceof Error ? error.message : String(error)}`;
       logger.error('policy version evaluation failed; the incumbent stays', { version, error: reason });
-      await store.setPolicyVersionState(version, evaluation.canary === null ? 'rejected' : 'rolled-back', { reason, at: at() }).catch(() => undefined);
+      const routed = evaluation.canary !== null;
+      await store.setPolicyVersionState(version, routed ? 'rolled-back' : 'rejected', { reason, at: at() }).catch(() => undefined);
+      if (routed) await announce(version);
       return { kind: 'rejected', version, reason };
     } finally {
       evaluation.canary = null;
@@ -192,6 +223,7 @@ export function createPolicyLifecycle(options: PolicyLifecycleOptions): PolicyLi
       }
     },
     pending: () => current?.candidate ?? null,
+    incumbent: () => current?.incumbent ?? null,
     routing: () => current?.canary != null,
     versionFor(sessionId) {
       const evaluation = current;
@@ -223,6 +255,7 @@ export function createPolicyLifecycle(options: PolicyLifecycleOptions): PolicyLi
           reason: `a person activated version ${activated} during its ${state === 'canary' ? 'canary' : 'gate'}`,
           at: at(),
         });
+        if (state === 'canary') await announce(evaluation.candidate);
       }
     },
     close() {

@@ -4,8 +4,8 @@
  * against what the recording knows, and `decideReplayGate` (core) decides.
  *
  * The evaluation set: the newest `sessions` sessions in the held-out slice (`inSessionCohort('held-out',
- * id, heldOutShare)`, whose turns are never trained on), their main turns that have a next state or
- * feedback, newest first, at most `maxTurns`. With `heldOutShare` 0 (no gate configured) the newest
+ * id, heldOutShare)`, whose turns are never trained on) that have a main turn with a next state or
+ * feedback, those turns newest first, at most `maxTurns`. With `heldOutShare` 0 (no gate configured) the newest
  * sessions stand in, and the evidence says they were not held out.
  *
  * The judge sees the recorded prompt, the new answer, and as the next state what followed the
@@ -36,6 +36,8 @@ export interface ReplayGateOptions {
   sessions?: number;
   /** Most turns replayed; default 40. */
   maxTurns?: number;
+  /** Turns replayed at once, so their answers and judgements share the engine's batch; default 1. */
+  concurrency?: number;
 }
 
 export interface ReplayGateRun {
@@ -86,20 +88,40 @@ async function scoreOf(judge: Judge, turn: TurnRecord, answer: ChatMessage, rubr
   return verdicts.reduce<number>((sum, score) => sum + score, 0) / verdicts.length;
 }
 
-/** The turns the gate replays, newest first, with their feedback. */
+/**
+ * The turns the gate replays, newest first, with their feedback: from the newest held-out sessions
+ * that have a turn to replay. Sessions are read a page at a time until enough of them have one, so
+ * the newest sessions that have none yet (one turn, no feedback: a conversation just begun, a
+ * one-off request) do not crowd out the ones that can be judged.
+ */
 async function evaluationSet(options: ReplayGateOptions, sessionsWanted: number): Promise<{ sessions: number; turns: { turn: TurnRecord; feedback: FeedbackRecord | null }[] }> {
   const maxTurns = options.maxTurns ?? 40;
-  const candidates = await options.store.listSessions({ limit: sessionScanLimit });
-  const chosen = candidates
-    .filter((session) => session.turnIds.length > 0 && (options.heldOutShare === 0 || inSessionCohort('held-out', session.id, options.heldOutShare)))
-    .slice(0, sessionsWanted);
-  const turnIds = chosen.flatMap((session) => [...session.turnIds].reverse());
-  const judgings = new Map((await options.store.dashboard.turnJudgings(turnIds)).map((judging) => [judging.turnId, judging]));
-  const turns = (await options.store.getTurns(turnIds))
-    .filter((turn) => turn.status === 'completed' && (turn.nextState !== null || judgings.get(turn.id)?.feedback != null))
-    .slice(0, maxTurns)
-    .map((turn) => ({ turn, feedback: judgings.get(turn.id)?.feedback ?? null }));
-  return { sessions: new Set(turns.map(({ turn }) => turn.sessionId)).size, turns };
+  const candidates = (await options.store.listSessions({ limit: sessionScanLimit })).filter(
+    (session) => session.turnIds.length > 0 && (options.heldOutShare === 0 || inSessionCohort('held-out', session.id, options.heldOutShare)),
+  );
+  const turns: { turn: TurnRecord; feedback: FeedbackRecord | null }[] = [];
+  const used = new Set<string>();
+  for (let start = 0; start < candidates.length && used.size < sessionsWanted && turns.length < maxTurns; start += sessionsWanted) {
+    const page = candidates.slice(start, start + sessionsWanted);
+    const turnIds = page.flatMap((session) => [...session.turnIds].reverse());
+    const judgings = new Map((await options.store.dashboard.turnJudgings(turnIds)).map((judging) => [judging.turnId, judging]));
+    const read = new Map((await options.store.getTurns(turnIds)).map((turn) => [turn.id, turn]));
+    for (const session of page) {
+      if (used.size >= sessionsWanted) break;
+      const replayable = [...session.turnIds]
+        .reverse()
+        .flatMap((id) => {
+          const turn = read.get(id);
+          return turn === undefined ? [] : [turn];
+        })
+        .filter((turn) => turn.status === 'completed' && (turn.nextState !== null || judgings.get(turn.id)?.feedback != null));
+      if (replayable.length === 0) continue;
+      used.add(session.id);
+      turns.push(...replayable.map((turn) => ({ turn, feedback: judgings.get(turn.id)?.feedback ?? null })));
+    }
+  }
+  const kept = turns.slice(0, maxTurns);
+  return { sessions: new Set(kept.map(({ turn }) => turn.sessionId)).size, turns: kept };
 }
 
 /** Replays, judges and decides; the evidence says what was replayed, the scores, the rule and the decision. */
@@ -107,17 +129,25 @@ export async function runReplayGate(options: ReplayGateOptions, run: ReplayGateR
   const startedAt = options.now();
   const signal = run.signal ?? new AbortController().signal;
   const { sessions, turns } = await evaluationSet(options, run.sessions ?? options.sessions ?? 20);
-  const items: PolicyGateItem[] = [];
-  for (const { turn, feedback } of turns) {
+  const items: PolicyGateItem[] = new Array<PolicyGateItem>(turns.length);
+  const replayOne = async ({ turn, feedback }: (typeof turns)[number]): Promise<PolicyGateItem> => {
     const rubric = rubricOf(turn, feedback);
     // A turn closed by feedback alone has no next state; the judge needs one, so the score stands in.
     const nextState = rubric.length > 0 ? rubric : [{ role: 'user' as const, content: `(the user rated the reply ${feedback?.score ?? 0})` }];
-    const candidateAnswer = await answerOf(options.engine, turn, run.candidate, signal);
-    const incumbentAnswer = await answerOf(options.engine, turn, run.incumbent, signal);
-    const candidate = await scoreOf(options.judge, turn, candidateAnswer, nextState, signal);
-    const incumbent = await scoreOf(options.judge, turn, incumbentAnswer, nextState, signal);
-    items.push({ turnId: turn.id, sessionId: turn.sessionId, candidate, incumbent, preferred: preferenceOf(candidate, incumbent) });
-  }
+    const [candidateAnswer, incumbentAnswer] = await Promise.all([answerOf(options.engine, turn, run.candidate, signal), answerOf(options.engine, turn, run.incumbent, signal)]);
+    const [candidate, incumbent] = await Promise.all([scoreOf(options.judge, turn, candidateAnswer, nextState, signal), scoreOf(options.judge, turn, incumbentAnswer, nextState, signal)]);
+    return { turnId: turn.id, sessionId: turn.sessionId, candidate, incumbent, preferred: preferenceOf(candidate, incumbent) };
+  };
+  // A few workers take the turns in order; each item keeps its turn's place, so the evidence reads the same at any concurrency.
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < turns.length) {
+      const index = next;
+      next += 1;
+      items[index] = await replayOne(turns[index] as (typeof turns)[number]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 1, turns.length)) }, worker));
   const decision = decideReplayGate(items, options.rule ?? defaultReplayGateRule);
   return {
     method: 'replay',

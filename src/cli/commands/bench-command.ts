@@ -1,10 +1,11 @@
-/** `clawrl bench <gateway|engine|store|training|serving|dashboard>`: benchmarks that compare clawrl with a peer (or itself under other load) in the same run. */
+/** `clawrl bench <gateway|engine|store|training|serving|dashboard|replay>`: benchmarks that compare clawrl with a peer (or itself under other load) in the same run. */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import { runTrainingBenchCommand } from './bench-training-command.js';
+import { runReplayBenchCommand } from './bench-replay-command.js';
 import { runEngineBench, type EngineBenchResult } from '../../lab/bench/engine-bench.js';
 import { defaultServingBenchOptions, runServingBench, type ServingBenchResult } from '../../lab/bench/serving-bench.js';
 import { defaultAdapterServingBenchOptions, runAdapterServingBench, type AdapterServingBenchResult } from '../../lab/bench/adapter-serving-bench.js';
@@ -257,8 +258,13 @@ export async function runBenchCommand(
     upstreamTtftMs?: string;
     upstreamTpotMs?: string;
     upstreamReplyTokens?: string;
+    sessions?: string;
   },
 ): Promise<void> {
+  if (target === 'replay') {
+    await runReplayBenchCommand(options);
+    return;
+  }
   if (target === 'training') {
     await runTrainingBenchCommand(options);
     return;
@@ -327,7 +333,7 @@ export async function runBenchCommand(
     return;
   }
   if (target !== 'gateway') {
-    throw new ClawrlError('configuration_error', `Unknown benchmark '${target}': use gateway, engine, store, training, serving or dashboard.`);
+    throw new ClawrlError('configuration_error', `Unknown benchmark '${target}': use gateway, engine, store, training, serving, dashboard or replay.`);
   }
   const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
   const result = await runGatewayBench({

@@ -2,8 +2,10 @@
  * `clawrl gateway`: the HTTP gateway alone, for distributed mode (`--store postgres --bus nats`).
  * Any number run behind a load balancer: sessions, turns and policy versions live in the store,
  * so consecutive requests of one session may land on different gateways. Each gateway serves the
- * store's active version at start and follows `policy-published` on its own durable consumer.
- * It records turns and announces them (`turn-recorded`); judging and training run elsewhere.
+ * store's active version at start and follows `policy-published` on its own durable consumer,
+ * and routes a running canary's cohort to its candidate as the store says (`createCanaryFollower`;
+ * the trainer runs the gate and the canary watch). It records turns and announces them
+ * (`turn-recorded`); judging and training run elsewhere.
  */
 import { hostname } from 'node:os';
 import type { z } from 'zod';
@@ -20,6 +22,7 @@ import { runUntilSignal } from './run-until-signal.js';
 import { listenHostOf, startGatewayService } from '../wiring/start-gateway-service.js';
 import { checkPortFree } from '../wiring/check-port-free.js';
 import { startPolicyFollower } from '../../serving/start-policy-follower.js';
+import { createCanaryFollower } from '../../serving/create-canary-follower.js';
 import { startFollowerServing } from '../wiring/start-training.js';
 import { createUserPolicyDirectory } from '../../serving/create-user-policy-directory.js';
 import { checkPolicyScope } from '../configuration/check-policy-scope.js';
@@ -45,13 +48,27 @@ export async function startGatewayProcess(configuration: GatewayCommandConfigura
     // Per user, the trainer's commits and other gateways' activations reach this one as the directory's snapshot ages.
     const userPolicies = configuration.policyScope === 'user' ? createUserPolicyDirectory({ store, now }) : undefined;
     const serving = await startFollowerServing({ store, serving: policyServing, bus, logger, now, ...(userPolicies === undefined ? {} : { onUserLineageChange: () => userPolicies.refresh() }) });
+    const canary = engine.capabilities.policyLoading ? createCanaryFollower({ store, engine, logger }) : null;
+    await canary?.synchronize().catch((error: unknown) => logger.error('cannot serve the running canary yet; retrying', { error: String(error) }));
     const gateway = parts.add(
-      await startGatewayService(configuration, { store, engine, policies: serving.policies, logger, ...eventForgetterOf(configuration), ...(userPolicies === undefined ? {} : { userPolicies }) }),
+      await startGatewayService(configuration, {
+        store,
+        engine,
+        policies: serving.policies,
+        logger,
+        ...eventForgetterOf(configuration),
+        ...(userPolicies === undefined ? {} : { userPolicies }),
+        ...(canary === null ? {} : { policyRouting: canary }),
+      }),
       (started) => started.close(),
     );
     const consumer = consumerNameOf('gateway', configuration.instance, `${hostname()}-${gateway.port}`);
-    if (engine.capabilities.policyLoading) {
-      parts.add(startPolicyFollower({ store, bus, consumer, follow: serving.follow, logger }), (started) => started.close());
+    if (canary !== null) {
+      const follow = async (activeVersion: number) => {
+        await serving.follow(activeVersion);
+        await canary.synchronize();
+      };
+      parts.add(startPolicyFollower({ store, bus, consumer, follow, logger }), (started) => started.close());
     } else {
       const hint = engine.engineId === 'vllm' || engine.engineId === 'sglang' ? ' (trained versions need --adapter-dir <dir>, a folder the server reads too)' : '';
       logger.warn(`the ${engine.engineId} engine cannot load policy versions: this gateway serves the base model only${hint}`);

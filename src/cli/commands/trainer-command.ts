@@ -6,6 +6,14 @@
  * process reaches it; `policy-published` tells the gateways and judges to load it. It follows
  * activations made on any gateway (a rollback), so training always continues from what is served.
  * Run one per policy.
+ *
+ * It also runs the version lifecycle (`--gate`, `--canary-share`; docs/training.md): a committed
+ * version waits as a candidate; the replay gate samples it and the incumbent on an inference
+ * engine of the trainer's own (`--engine` and its options, as the gateways have them: the local
+ * engine on the model folder, or the vLLM/SGLang server where the candidate is loaded under a name
+ * no user is routed to) and judges them with `--judge`; the canary watch reads the judgements and
+ * feedback the gateways and judges stored. The gateways follow the store: the canary's cohort and
+ * the active version (`createCanaryFollower`).
  */
 import type { z } from 'zod';
 import { commandSchemas } from '../configuration/configuration-schema.js';
@@ -13,7 +21,7 @@ import type { Resolved } from '../configuration/configuration.js';
 import { ClawrlError } from '../../spec/clawrl-error.js';
 import type { Logger } from '../../spec/logger.js';
 import { claimDataFolder } from '../wiring/claim-data-folder.js';
-import { localModelDirectoryOf } from '../wiring/create-inference-engine.js';
+import { createInferenceEngine, localModelDirectoryOf } from '../wiring/create-inference-engine.js';
 import { createShutdownStack } from '../wiring/create-shutdown-stack.js';
 import { createStorePolicyServing } from '../../serving/create-store-policy-serving.js';
 import { consumerNameOf, openEventBus } from '../wiring/open-event-bus.js';
@@ -21,11 +29,17 @@ import { openRecordStore } from '../wiring/open-record-store.js';
 import { runUntilSignal } from './run-until-signal.js';
 import { startPolicyFollower } from '../../serving/start-policy-follower.js';
 import { startTraining } from '../wiring/start-training.js';
+import type { InferenceEngine } from '../../spec/inference-engine.js';
+import { checkEngineConfiguration } from '../configuration/check-engine-configuration.js';
+import { checkPolicyScope } from '../configuration/check-policy-scope.js';
+import { versionLifecycleFactory } from '../wiring/create-version-lifecycle.js';
+import { announcePolicyVersion } from '../../serving/create-publishing-policy-serving.js';
 
-/** The storage, bus and trainer components, the model and the recipe: `commandSchemas.trainer`. */
+/** The storage, bus, engine (the gate's), judge, trainer and versions components and the recipe: `commandSchemas.trainer`. */
 export type TrainerCommandConfiguration = Resolved<z.infer<typeof commandSchemas.trainer>>;
 
 export async function startTrainerProcess(configuration: TrainerCommandConfiguration, logger: Logger): Promise<{ close(): Promise<void> }> {
+  checkPolicyScope(configuration);
   try {
     if (configuration.trainer === 'local') localModelDirectoryOf(configuration.model);
   } catch (error) {
@@ -42,8 +56,26 @@ export async function startTrainerProcess(configuration: TrainerCommandConfigura
     const store = parts.add(await openRecordStore(configuration), (opened) => opened.close());
     const bus = parts.add(await openEventBus(configuration, logger, 'clawrl-trainer'), (opened) => opened.close());
     const workerId = configuration.instance ?? 'trainer';
+    const gated = configuration.gate !== 'none' || configuration.canaryShare > 0;
+    let gateEngine: InferenceEngine | null = null;
+    if (configuration.gate === 'replay') {
+      checkEngineConfiguration(configuration);
+      gateEngine = parts.add(await createInferenceEngine(configuration, { logger, policies: store }), (created) => created.close());
+    }
+    const announce = (version: number) => announcePolicyVersion(bus, logger, version);
     const training = parts.add(
-      await startTraining({ ...configuration, noTrain: false }, { store, serving: createStorePolicyServing({ store, logger, now }), bus, logger, now, workerId }),
+      await startTraining(
+        { ...configuration, noTrain: false },
+        {
+          store,
+          serving: createStorePolicyServing({ store, logger, now }),
+          bus,
+          logger,
+          now,
+          workerId,
+          ...(gated ? { createLifecycle: versionLifecycleFactory(configuration, { store, engine: gateEngine, logger, now, announce }) } : {}),
+        },
+      ),
       (started) => started.close(),
     );
     parts.add(

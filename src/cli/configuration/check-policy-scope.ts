@@ -6,11 +6,11 @@
  */
 import { ClawrlError } from '../../spec/clawrl-error.js';
 
-/** `gate` and `canaryShare` are absent for a command without them (`clawrl gateway`). */
-export function checkPolicyScope(configuration: { policyScope: 'global' | 'user'; gate?: 'replay' | 'none'; canaryShare?: number; onDelete: string }): void {
+/** `gate` and `canaryShare` are absent for a command without them (`clawrl gateway`), `onDelete` for one that erases nothing (`clawrl trainer`). */
+export function checkPolicyScope(configuration: { policyScope: 'global' | 'user'; gate?: 'replay' | 'none'; canaryShare?: number; onDelete?: string }): void {
   if (configuration.policyScope !== 'user') return;
   // Retiring moves serving back within one lineage; a user's lineage cannot yet fall back to the base.
-  if (configuration.onDelete !== 'mark') {
+  if (configuration.onDelete !== undefined && configuration.onDelete !== 'mark') {
     throw new ClawrlError('configuration_error', `--policy-scope user cannot yet retire a user's versions an erasure tainted: use --on-delete mark (the default), or --policy-scope global.`, { param: 'onDelete' });
   }
   if (configuration.gate === 'replay' || (configuration.canaryShare ?? 0) > 0) {

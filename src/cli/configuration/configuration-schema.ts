@@ -199,6 +199,7 @@ export const configurationSections = {
     gateMinTurns: option(positive().default(8), { flag: '--gate-min-turns <n>', description: 'fewest judged held-out turns the replay gate decides on (fewer: the serving version stays)' }),
     gateSessions: option(positive().default(20), { flag: '--gate-sessions <n>', description: 'newest held-out sessions the replay gate replays' }),
     gateMaxTurns: option(positive().default(40), { flag: '--gate-max-turns <n>', description: 'most turns the replay gate replays' }),
+    gateConcurrency: option(positive().default(4), { flag: '--gate-concurrency <n>', description: "turns the replay gate replays at once: their answers and judgements share the engine's batch with users' requests" }),
     heldOutShare: option(z.number().min(0).max(1).default(0.1), { flag: '--held-out-share <fraction>', description: 'with --gate replay: share of sessions (by a hash of the session id) judged but never trained on, the replay gate\'s evaluation set' }),
   }),
   queue: z.object({
@@ -281,7 +282,8 @@ export const commandSchemas = {
   serve: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape, ...judge.shape, ...learning.shape, ...trainer.shape, ...versions.shape, ...recipeSettings.shape }),
   gateway: z.object({ ...files.pick({ config: true }).shape, ...storage.shape, ...bus.shape, ...engine.shape, ...gateway.shape, ...trainer.pick({ policyScope: true }).shape }),
   judge: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...learning.shape, ...versions.pick({ gate: true, heldOutShare: true }).shape, ...trainer.pick({ policyScope: true }).shape, ...recipeSettings.shape, ...gateway.pick({ redact: true, userMemory: true, userMemoryEntries: true, userMemoryTokens: true }).shape }),
-  trainer: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.pick({ model: true, servedModelName: true, tinkerUrl: true, tinkerBaseModel: true }).shape, ...trainer.omit({ noTrain: true }).shape, ...recipeSettings.shape }),
+  // The trainer runs the version lifecycle: the replay gate samples on an engine of its own (`--engine`) and judges with `--judge`.
+  trainer: z.object({ ...files.shape, ...storage.shape, ...bus.shape, ...engine.shape, ...judge.shape, ...trainer.omit({ noTrain: true }).shape, ...versions.shape, ...recipeSettings.shape }),
   rejudge: z.object({ ...files.shape, ...storage.pick({ data: true, store: true, storeUrl: true }).shape, ...engine.shape, ...judge.shape, ...learning.pick({ method: true }).shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape, redact: gateway.shape.redact }),
   client: z.object({ ...files.pick({ config: true }).shape, ...client.shape, adminKey: gateway.shape.adminKey }),
   evalJudge: z.object({ ...files.shape, ...engine.shape, ...judge.shape, ...client.pick({ json: true }).shape, ...recipeSettings.pick({ judgeWeights: true, judgeHintGrounding: true }).shape }),

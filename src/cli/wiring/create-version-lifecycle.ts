@@ -1,13 +1,14 @@
 /**
- * Builds the version lifecycle of `clawrl serve` from `--gate`, `--canary-share` and their
- * thresholds (`serving/policy-lifecycle.ts`; docs/training.md, "Versions earn their users"). The
- * gate judges with the judge the server runs (`--judge`), built here beside the served engine.
+ * Builds the version lifecycle of `clawrl serve` and `clawrl trainer` from `--gate`,
+ * `--canary-share` and their thresholds (`serving/policy-lifecycle.ts`; docs/training.md,
+ * "Versions earn their users"). The gate judges with the judge the server runs (`--judge`), built
+ * here beside the engine it samples on: the served one, or the trainer's own gate engine.
  */
 import type { z } from 'zod';
 import type { PolicyLifecycle } from '../../serving/policy-lifecycle.js';
 import { createPolicyLifecycle } from '../../serving/policy-lifecycle.js';
 import type { PolicyServing } from '../../serving/policy-serving.js';
-import type { InferenceEngine } from '../../spec/inference-engine.js';
+import type { InferenceEngine, PolicyVersion } from '../../spec/inference-engine.js';
 import type { Logger } from '../../spec/logger.js';
 import type { RecordStore } from '../../spec/record-store.js';
 import type { configurationSections } from '../configuration/configuration-schema.js';
@@ -25,6 +26,12 @@ export interface VersionLifecycleDependencies {
   now: () => number;
 }
 
+/** In the trainer of a distributed deployment: its gate engine (null without a gate) serves nobody, and routing changes are announced. */
+export interface DistributedLifecycleDependencies extends Omit<VersionLifecycleDependencies, 'engine'> {
+  engine: InferenceEngine | null;
+  announce: (version: PolicyVersion) => Promise<void>;
+}
+
 /** The replay gate's rule and size from the configuration, shared by serving and `eval replay`. */
 export function replayGateSettingsOf(configuration: VersionLifecycleConfiguration) {
   return {
@@ -32,6 +39,7 @@ export function replayGateSettingsOf(configuration: VersionLifecycleConfiguratio
     rule: { margin: configuration.gateMargin, alpha: configuration.gateAlpha, minTurns: configuration.gateMinTurns },
     sessions: configuration.gateSessions,
     maxTurns: configuration.gateMaxTurns,
+    concurrency: configuration.gateConcurrency,
   };
 }
 
@@ -57,17 +65,23 @@ export function manualReplayOf(configuration: VersionLifecycleConfiguration, dep
 }
 
 /** A factory: the lifecycle activates through the serving the trainer publishes with. */
-export function versionLifecycleFactory(configuration: VersionLifecycleConfiguration, dependencies: VersionLifecycleDependencies): (serving: PolicyServing) => PolicyLifecycle {
+export function versionLifecycleFactory(
+  configuration: VersionLifecycleConfiguration,
+  dependencies: VersionLifecycleDependencies | DistributedLifecycleDependencies,
+): (serving: PolicyServing) => PolicyLifecycle {
+  const { engine } = dependencies;
+  const distributed = 'announce' in dependencies ? { stageIncumbent: true, announce: dependencies.announce } : {};
   return (serving) =>
     createPolicyLifecycle({
       store: dependencies.store,
       serving,
-      engine: dependencies.engine,
+      engine,
       logger: dependencies.logger,
       now: dependencies.now,
       gate: configuration.gate,
-      replay: configuration.gate === 'replay' ? { judge: createJudge(configuration, dependencies.engine), ...replayGateSettingsOf(configuration) } : null,
+      replay: configuration.gate === 'replay' ? { judge: createJudge(configuration, engine ?? undefined), ...replayGateSettingsOf(configuration) } : null,
       canaryShare: configuration.canaryShare,
       canary: { lengthTurns: configuration.canaryTurns, margin: configuration.canaryMargin, minScored: configuration.canaryMinScored },
+      ...distributed,
     });
 }

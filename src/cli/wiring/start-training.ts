@@ -242,9 +242,16 @@ export async function startTraining(configuration: TrainingConfiguration, depend
     lifecycle: lifecycle?.gated === true ? lifecycle : null,
     async follow(activeVersion) {
       const status = running.status();
-      // A running step commits and serves its own version; the next check sees the outcome. While the
-      // gate or canary evaluates a committed version, training is ahead of the active version on purpose.
-      if (status.training || status.evaluating !== null) return;
+      // A running step commits and serves its own version; the next check sees the outcome.
+      if (status.training) return;
+      if (status.evaluating !== null) {
+        // While the gate or canary evaluates a committed version, training is ahead of the active version
+        // on purpose; a version neither the incumbent nor the candidate is a person's activation on a
+        // gateway (distributed), which ends the evaluation as it would on this process.
+        const incumbent = lifecycle?.incumbent() ?? null;
+        if (incumbent !== null && activeVersion !== incumbent && activeVersion !== status.evaluating) await running.activate(activeVersion);
+        return;
+      }
       if (status.trainingVersion !== activeVersion) {
         // An activation elsewhere (a rollback on another gateway): training continues from it.
         await running.activate(activeVersion);

@@ -68,12 +68,18 @@ async function call<Body>(url: string, route: string, init: RequestInit = {}): P
 
 const json = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-async function runSessions(url: string, options: GateTrialsOptions, kind: GateTrialKind, seed: number): Promise<void> {
+/** The simulated user's sessions through the server at `url`, each reply rated (sign flipped for a poisoned trial); also the replay bench's recording. */
+export async function runTrialSessions(url: string, options: Pick<GateTrialsOptions, 'user' | 'sessions'> & { concurrency?: number }, kind: GateTrialKind, seed: number): Promise<void> {
   // The plan's probe messages go unused: the gate is the measure here.
   const plan = createExperimentPlan({ user: options.user, seed, sessions: options.sessions, probeSize: 1 });
   const model = (await call<{ data: Array<{ id: string }> }>(url, '/v1/models')).data[0]?.id ?? 'clawrl';
   const sign = kind === 'poisoned' ? -1 : 1;
-  for (const planned of plan.sessions) {
+  // Each session draws from its own random source, so sessions held at once record the same conversations.
+  const queue = [...plan.sessions];
+  const worker = async (): Promise<void> => {
+    for (let planned = queue.shift(); planned !== undefined; planned = queue.shift()) await runSession(planned);
+  };
+  const runSession = async (planned: (typeof plan.sessions)[number]): Promise<void> => {
     const messages: Array<{ role: string; content: string }> = [{ role: 'user', content: planned.firstMessage }];
     for (let turn = 0; turn <= planned.followUps; turn += 1) {
       const last = turn === planned.followUps;
@@ -89,7 +95,19 @@ async function runSessions(url: string, options: GateTrialsOptions, kind: GateTr
       if (turnId !== null) await call(url, '/v1/feedback', json({ turn_id: turnId, score: sign * (reply.satisfied ? 1 : -1) }));
       messages.push({ role: 'assistant', content }, { role: 'user', content: reply.text });
     }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 1) }, worker));
+}
+
+/** Waits for a sample built from the recorded sessions, then trains one step by hand: the candidate. */
+export async function trainCandidate(url: string): Promise<void> {
+  const deadline = Date.now() + 10 * 60_000;
+  while ((await call<{ samples: { ready: number } }>(url, '/admin/status')).samples.ready === 0) {
+    if (Date.now() > deadline) throw new ClawrlError('internal_error', 'no sample was built from the recorded sessions');
+    await new Promise((resolve) => setTimeout(resolve, 500));
   }
+  const step = await call<{ kind: string }>(url, '/admin/training/step', { method: 'POST' });
+  if (step.kind !== 'trained') throw new ClawrlError('internal_error', `the training step did not train: ${step.kind}`);
 }
 
 async function runTrial(options: GateTrialsOptions, kind: GateTrialKind, trial: number): Promise<GateTrialResult> {
@@ -99,14 +117,8 @@ async function runTrial(options: GateTrialsOptions, kind: GateTrialKind, trial: 
   const server = await startExperimentServer({ cliScript: options.cliScript, serveArguments: [...options.serveArguments, '--gate', 'replay'], data, environment: options.environment });
   try {
     options.onProgress(`${kind} trial ${trial}: ${options.sessions} sessions (server ${server.url}, data ${data})`);
-    await runSessions(server.url, options, kind, seed);
-    const deadline = Date.now() + 10 * 60_000;
-    while ((await call<{ samples: { ready: number } }>(server.url, '/admin/status')).samples.ready === 0) {
-      if (Date.now() > deadline) throw new ClawrlError('internal_error', 'no sample was built from the trial sessions');
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-    const step = await call<{ kind: string }>(server.url, '/admin/training/step', { method: 'POST' });
-    if (step.kind !== 'trained') throw new ClawrlError('internal_error', `the training step did not train: ${step.kind}`);
+    await runTrialSessions(server.url, options, kind, seed);
+    await trainCandidate(server.url);
     const gateStarted = Date.now();
     const decisionDeadline = gateStarted + (options.decisionTimeoutMs ?? 30 * 60_000);
     for (;;) {
