@@ -14,6 +14,7 @@ import type { TrainingEngine, TrainingLoss } from '../spec/training-engine.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
 import { createTrainer } from './create-trainer.js';
 import { createPolicyServing } from '../serving/policy-serving.js';
+import { recordSampledTurn } from './testing/sampled-turns.js';
 
 const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 let store: RecordStore;
@@ -37,24 +38,6 @@ async function servedVersion(served: InferenceEngine = engine): Promise<number> 
   const request = { messages: [{ role: 'user' as const, content: 'hi' }], tools: [], toolChoice: 'auto' as const, sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0, maxTokens: 2 } };
   for await (const event of served.generate(request, new AbortController().signal)) if (event.type === 'start') return event.policyVersion;
   throw new Error('no start event');
-}
-
-type SampleFields = Pick<Parameters<RecordStore['recordSample']>[0], 'method' | 'policyVersion' | 'score' | 'hint' | 'distillationGaps' | 'teacherLogprobs'> &
-  Partial<Pick<Parameters<RecordStore['recordSample']>[0], 'support' | 'feedbackId' | 'group'>>;
-
-/** A completed two-token main turn of session `s` and its ready sample. */
-async function recordSampledTurn(target: RecordStore, index: number, sample: SampleFields, temperature = 0.8): Promise<void> {
-  const id = `turn-${index}`;
-  await target.recordTurn({
-    id, sessionId: 's', type: 'main', status: 'completed', trainable: true, tenant: null, user: null, model: 'tiny', policyVersion: sample.policyVersion,
-    messages: [{ role: 'user', content: 'q' }], tools: [], sampling: { temperature, topP: 1, stop: [], n: 1, topLogprobs: 0 },
-    promptTokenIds: [3, 14, 15, 92], responseTokenIds: [65, 35], logprobs: [-4, -4.5], response: { role: 'assistant', content: 'a' },
-    finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
-  });
-  await target.recordSample({
-    id: `sample-${index}`, turnId: id, status: 'ready', dropReason: null, judgementId: null, feedbackId: null,
-    group: null, lossMask: [1, 1], support: null, createdAt: 10 + index, ...sample,
-  });
 }
 
 /** A fresh store with session `s`, its serving started, and a training engine that keeps each step's advantages in `trained`. */
