@@ -5,6 +5,7 @@ import { createPolicyServing } from '../serving/policy-serving.js';
 import type { Logger } from '../spec/logger.js';
 import type { RecordStore } from '../spec/record-store.js';
 import type { TrainingEngine } from '../spec/training-engine.js';
+import { withTrainingLineages } from '../engines/training-lineages.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
 import { createTrainer, type TrainerOptions } from './create-trainer.js';
 
@@ -31,7 +32,8 @@ async function recordSamplesOf(store: RecordStore, user: string | null, count: n
 
 async function perUserTrainer(overrides: Partial<TrainerOptions> = {}) {
   const store = createSqliteRecordStore({ path: ':memory:' });
-  const trainingEngine: TrainingEngine = createFakeTrainingEngine();
+  // One client, as the local engine: lineages swap through saved states.
+  const trainingEngine: TrainingEngine = withTrainingLineages({ first: createFakeTrainingEngine(), capacity: 1 });
   const serving = createPolicyServing({ store, engine: createScriptedInferenceEngine({}), logger: silent, now: () => 1_000 });
   await serving.start();
   let changes = 0;
@@ -118,6 +120,13 @@ describe('createTrainer with policyScope user', () => {
     const serving = createPolicyServing({ store, engine: createScriptedInferenceEngine({}), logger: silent, now: () => 1 });
     const lifecycle = { gated: true } as unknown as NonNullable<TrainerOptions['lifecycle']>;
     expect(() => createTrainer({ store, trainingEngine: createFakeTrainingEngine(), serving, logger: silent, now: () => 1, workerId: 'w', policyScope: 'user', lifecycle })).toThrow(/--policy-scope user/);
+    await store.close();
+  });
+
+  it('refuses at creation an engine without lineages: users\' weights and optimizer states would share one', async () => {
+    const store = createSqliteRecordStore({ path: ':memory:' });
+    const serving = createPolicyServing({ store, engine: createScriptedInferenceEngine({}), logger: silent, now: () => 1 });
+    expect(() => createTrainer({ store, trainingEngine: createFakeTrainingEngine(), serving, logger: silent, now: () => 1, workerId: 'w', policyScope: 'user' })).toThrow(/has none/);
     await store.close();
   });
 });
