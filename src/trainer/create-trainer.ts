@@ -20,7 +20,9 @@
  *
  * With `policyScope: 'user'` each step trains one lineage: the user picked fairly among those with
  * enough ready samples and steps left today, from that user's active version (the base for a first
- * step), on that user's samples alone, and commits a version that user owns (`user-lineages.ts`).
+ * step), on that user's samples alone, and commits a version that user owns (`user-lineages.ts`). The
+ * step runs on the training engine's lineage of that user (`TrainingEngine.lineage`), so users' weights
+ * and optimizer states never mix; an engine without lineages is refused for it.
  *
  * A configuration the engine cannot run (a loss it does not compute, a term it lacks) is refused
  * when the trainer is created (`core/rl/training-capability-problem.ts`), not trained as something else.
@@ -88,7 +90,8 @@ export interface TrainerOptions {
   lifecycle?: PolicyLifecycle;
   /**
    * `global` (the default): one lineage trained on everyone's samples. `user`: each step trains one
-   * user's lineage on that user's samples alone (`user-lineages.ts`); no gate or canary.
+   * user's lineage on that user's samples alone (`user-lineages.ts`), on the engine's lineage of that user
+   * (`TrainingEngine.lineage`, which the engine must offer); no gate or canary.
    */
   policyScope?: 'global' | 'user';
   /** With `policyScope: 'user'`: steps per user per day and ready samples kept per user; defaults `defaultUserQuotas`. */
