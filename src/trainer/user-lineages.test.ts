@@ -6,7 +6,7 @@ import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-s
 import { createTrainer, type TrainerOptions } from './create-trainer.js';
 import { perUserTrainer, recordingLineages, recordSamplesOf, silent, type LineageCall } from './testing/per-user-trainer.js';
 import { withTrainingLineages } from '../engines/training-lineages.js';
-import type { ForwardBackwardInput } from '../spec/training-engine.js';
+import type { ForwardBackwardInput, TrainingEngine } from '../spec/training-engine.js';
 import type { PolicyServing } from '../serving/policy-serving.js';
 
 /** Log-probs of `input` under a fresh engine at `version`'s weights (the base for 0). */
@@ -92,6 +92,43 @@ describe('createTrainer with policyScope user', () => {
     const input = afterRollback?.input ?? { data: [], loss: { name: 'importance_sampling' } };
     expect(afterRollback?.output.logprobs).toEqual(await logprobsAt(serving, 1, input));
     expect(afterRollback?.output.logprobs).not.toEqual(await logprobsAt(serving, 2, input));
+    expect((await store.listPolicyVersions({ user: 'acme/ann' })).at(-1)).toMatchObject({ version: 3, parent: 1 });
+    await trainer.close();
+    await store.close();
+  });
+
+  it('after a user\'s step fails, moves that lineage back to its version, so the gradients it left hold nobody else up', async () => {
+    const lineages = withTrainingLineages({ first: createFakeTrainingEngine(), capacity: 1 });
+    let failNext = false;
+    // Ann's optimizer step fails once, after her forward-backward left gradients on the one client.
+    const failing: TrainingEngine = {
+      ...lineages,
+      lineage(id) {
+        const inner = lineages.lineage?.(id) ?? lineages;
+        return { ...inner, optimizerStep: async (input) => {
+          if (id === 'acme/ann' && failNext) {
+            failNext = false;
+            throw new Error('optimizer failed');
+          }
+          return inner.optimizerStep(input);
+        } };
+      },
+    };
+    const { engine, calls } = recordingLineages(failing);
+    const { store, trainer, advance } = await perUserTrainer({ trainingEngine: engine });
+    await recordSamplesOf(store, 'acme/ann', 4);
+    expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { policyVersion: 1 } });
+    await recordSamplesOf(store, 'acme/ann', 4, 1);
+    failNext = true;
+    advance(1_000);
+    await expect(trainer.trainNow()).rejects.toThrow('optimizer failed');
+    // Back to her version 1 from the step that made it.
+    expect(calls.filter((entry) => entry.call === 'loadState').map((entry) => entry.lineage)).toEqual(['acme/ann']);
+    await recordSamplesOf(store, 'acme/bob', 4);
+    advance(1_000);
+    expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { policyVersion: 2 } });
+    advance(1_000);
+    expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { policyVersion: 3 } });
     expect((await store.listPolicyVersions({ user: 'acme/ann' })).at(-1)).toMatchObject({ version: 3, parent: 1 });
     await trainer.close();
     await store.close();
