@@ -10,6 +10,8 @@ export interface PerUserServer {
   server: ClawrlServer;
   adminKey: string;
   model: string;
+  /** Of every chat turn; default 0.8 (Tinker trains only turns sampled at 1). */
+  temperature?: number;
 }
 
 export async function adminRequest<Body>({ server, adminKey }: PerUserServer, route: string, method: 'GET' | 'POST' = 'GET'): Promise<Body> {
@@ -23,7 +25,7 @@ export async function chatAs(target: PerUserServer, apiKey: string, sessionId: s
   const response = await fetch(`${target.server.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}`, 'x-session-id': sessionId, ...headers },
-    body: JSON.stringify({ model: target.model, messages: [{ role: 'user', content }], temperature: 0.8 }),
+    body: JSON.stringify({ model: target.model, messages: [{ role: 'user', content }], temperature: target.temperature ?? 0.8 }),
   });
   await response.text();
   return { status: response.status, turnId: response.headers.get('x-clawrl-turn-id') ?? '', version: response.headers.get('x-clawrl-policy-version') };
