@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
 import { cliPath, startClawrlServer, type ClawrlServer } from './testing/start-clawrl-server.js';
-import { pollUntil as until } from './testing/poll-until.js';
+import { adminRequest, chatAs, trainAs, type PerUserServer } from './testing/per-user-requests.js';
 
 const adminKey = 'admin-key-scope';
 const keys = { ann: 'ann-key-scope', bob: 'bob-key-scope' };
@@ -27,42 +27,14 @@ interface PolicyEntry {
   state: string;
 }
 
-async function admin<Body>(route: string, method: 'GET' | 'POST' = 'GET'): Promise<Body> {
-  const response = await fetch(`${server.url}${route}`, { method, headers: { authorization: `Bearer ${adminKey}` } });
-  expect(response.status, `${method} ${route}: ${response.status === 200 ? '' : await response.clone().text()}`).toBe(200);
-  return (await response.json()) as Body;
-}
+const target = (): PerUserServer => ({ server, adminKey, model });
+const admin = <Body>(route: string, method: 'GET' | 'POST' = 'GET') => adminRequest<Body>(target(), route, method);
 
 const lineages = async (query = '') =>
   (await admin<{ data: PolicyEntry[] }>(`/admin/policies${query}`)).data.map((entry) => [entry.version, entry.user, entry.parent, entry.active]);
 
-/** One chat turn of `user`; the status, the turn and the version that served it. */
-async function chat(user: keyof typeof keys, sessionId: string, content: string, headers: Record<string, string> = {}): Promise<{ status: number; turnId: string; version: string | null }> {
-  const response = await fetch(`${server.url}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${keys[user]}`, 'x-session-id': sessionId, ...headers },
-    body: JSON.stringify({ model, messages: [{ role: 'user', content }], temperature: 0.8 }),
-  });
-  await response.text();
-  return { status: response.status, turnId: response.headers.get('x-clawrl-turn-id') ?? '', version: response.headers.get('x-clawrl-policy-version') };
-}
-
-/** `count` one-turn sessions of `user` with feedback, each served `expectedVersion`, until their samples are ready; then one step. */
-async function trainOn(user: keyof typeof keys, prefix: string, expectedVersion: string): Promise<{ kind: string; step?: { policyVersion: number } }> {
-  for (let index = 0; index < 3; index += 1) {
-    const { status, turnId, version } = await chat(user, `${prefix}-${index}`, `hello ${index}`);
-    expect(status).toBe(200);
-    expect(version).toBe(expectedVersion);
-    const feedback = await fetch(`${server.url}/v1/feedback`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${keys[user]}` },
-      body: JSON.stringify({ turn_id: turnId, thumbs: index % 2 === 0 ? 'up' : 'down' }),
-    });
-    expect(feedback.status).toBe(200);
-  }
-  await until(() => admin<{ samples: { ready: number } }>('/admin/status'), (status) => status.samples.ready >= 3, `${user}'s samples`);
-  return admin('/admin/training/step', 'POST');
-}
+const chat = (user: keyof typeof keys, sessionId: string, content: string, headers: Record<string, string> = {}) => chatAs(target(), keys[user], sessionId, content, headers);
+const trainOn = (user: keyof typeof keys, prefix: string, expectedVersion: string) => trainAs(target(), keys[user], prefix, expectedVersion);
 
 const servedVersion = async (user: keyof typeof keys, sessionId: string) => (await chat(user, sessionId, 'which version?')).version;
 

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTinyModelFolder } from '../src/engines/local/testing/create-tiny-model-folder.js';
+import { trainAs } from './testing/per-user-requests.js';
 import { createTinkerTestServer, type TinkerTestServer } from '../src/engines/tinker/testing/create-tinker-test-server.js';
 import { repositoryRoot, startClawrlServer, type ClawrlServer } from './testing/start-clawrl-server.js';
 
@@ -101,5 +102,31 @@ describe('clawrl serve --trainer tinker', () => {
     const policies = await policiesOnceTrained();
     expect(policies.map((entry) => [entry.version, entry.active])).toEqual([[0, false], [1, true]]);
     expect(await chatWithFeedback('after-step', 'up')).toBe('1');
+  });
+
+  it('with --policy-scope user, trains each user on a Tinker training client of its own, up to --max-training-clients', async () => {
+    await server.stop();
+    rmSync(server.data, { recursive: true, force: true });
+    const adminKey = 'admin-key-tinker-users';
+    const keys = { ann: 'ann-key-tinker', bob: 'bob-key-tinker' };
+    server = await startClawrlServer(
+      ['--engine', 'local', ...tinkerArguments(), '--train-every', '1000', '--policy-scope', 'user', '--max-training-clients', '3',
+        '--admin-key', adminKey, '--api-key', `acme/ann=${keys.ann}`, '--api-key', `acme/bob=${keys.bob}`],
+      { environment: { CLAWRL_TINKER_API_KEY: 'tml-e2e' } },
+    );
+    expect(server.stderr()).toMatch(/training on .* maxTrainingClients=3/);
+    const target = { server, adminKey, model: path.basename(folder), temperature: 1 };
+    const receivedBefore = tinker.received.length;
+    expect(await trainAs(target, keys.ann, 'ann', '0')).toMatchObject({ kind: 'trained', step: { policyVersion: 1 } });
+    expect(await trainAs(target, keys.bob, 'bob', '0')).toMatchObject({ kind: 'trained', step: { policyVersion: 2 } });
+    expect(await trainAs(target, keys.ann, 'ann-again', '1')).toMatchObject({ kind: 'trained', step: { policyVersion: 3 } });
+    // Runs of one model are one step (a step reads ℓ_old with a first pass): ann, bob, ann again on ann's client.
+    const trainedOn = tinker.received.slice(receivedBefore)
+      .filter((request) => request.path === 'forward_backward')
+      .map((request) => request.modelId)
+      .filter((model, index, all) => model !== all[index - 1]);
+    expect(trainedOn).toHaveLength(3);
+    expect(trainedOn[0]).not.toBe(trainedOn[1]);
+    expect(trainedOn[2]).toBe(trainedOn[0]);
   });
 });

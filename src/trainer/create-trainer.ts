@@ -20,7 +20,9 @@
  *
  * With `policyScope: 'user'` each step trains one lineage: the user picked fairly among those with
  * enough ready samples and steps left today, from that user's active version (the base for a first
- * step), on that user's samples alone, and commits a version that user owns (`user-lineages.ts`).
+ * step), on that user's samples alone, and commits a version that user owns (`user-lineages.ts`). The
+ * step runs on the training engine's lineage of that user (`TrainingEngine.lineage`), so users' weights
+ * and optimizer states never mix; an engine without lineages is refused for it.
  *
  * A configuration the engine cannot run (a loss it does not compute, a term it lacks) is refused
  * when the trainer is created (`core/rl/training-capability-problem.ts`), not trained as something else.
@@ -88,7 +90,8 @@ export interface TrainerOptions {
   lifecycle?: PolicyLifecycle;
   /**
    * `global` (the default): one lineage trained on everyone's samples. `user`: each step trains one
-   * user's lineage on that user's samples alone (`user-lineages.ts`); no gate or canary.
+   * user's lineage on that user's samples alone (`user-lineages.ts`), on the engine's lineage of that user
+   * (`TrainingEngine.lineage`, which the engine must offer); no gate or canary.
    */
   policyScope?: 'global' | 'user';
   /** With `policyScope: 'user'`: steps per user per day and ready samples kept per user; defaults `defaultUserQuotas`. */
@@ -203,9 +206,9 @@ export function createTrainer(options: TrainerOptions): Trainer {
     }
   }
 
-  async function restoreTrainingWeights(): Promise<void> {
-    // Per user, the next step moves the weights to its lineage anyway.
-    if (lineages !== null) return lineages.forget();
+  /** After a failure: the lineage's weights back where they were (per user, `lineage`'s, else the global one's). */
+  async function restoreTrainingWeights(lineage: LineageStep | null = null): Promise<void> {
+    if (lineages !== null) return lineages.recover(lineage?.user ?? null, lineage?.parent ?? trainingVersion);
     if (lastCheckpoint !== null) await trainingEngine.loadState(lastCheckpoint);
     else await continueFrom(trainingVersion);
   }
@@ -247,26 +250,28 @@ export function createTrainer(options: TrainerOptions): Trainer {
     if (used.length === 0) return { kind: 'no-signal', samplesDropped: claimed.length };
     training = true;
     const parent = lineage?.parent ?? trainingVersion;
+    // Per user, the lineage's own engine: its weights and optimizer state are that user's alone.
+    const engine = lineage?.engine ?? trainingEngine;
     logger.info('training step started', { samples: used.length, parent, ...(lineage === null ? {} : { user: lineage.user }) });
     try {
       const data = used.map(({ sample, advantages }) => datumOf(sample, advantages));
-      const output = await trainingEngine.forwardBackward({ data, loss });
+      const output = await engine.forwardBackward({ data, loss });
       const stepNumber = (summary.lastStep?.step ?? 0) + 1;
       const learningRate = decayedLearningRate(trainingEngine.info.learningRate, stepNumber, learningRateDecay);
-      const optimizer = await trainingEngine.optimizerStep({ learningRate });
+      const optimizer = await engine.optimizerStep({ learningRate });
       const computed = policyLoss(lossInputsOf(data, output, proximalIsRollout), metricLoss);
       const mismatch = proximalIsRollout ? rolloutMismatchOf(data, output) : computed;
       const later = trainEpochs > 1 ? data.map((datum, index) => withProximalLogprobs(datum, output, index)) : [];
       let lastOutput: ForwardBackwardOutput | null = null;
       for (let pass = 2; pass <= trainEpochs; pass += 1) {
-        lastOutput = await trainingEngine.forwardBackward({ data: later, loss });
-        await trainingEngine.optimizerStep({ learningRate });
+        lastOutput = await engine.forwardBackward({ data: later, loss });
+        await engine.optimizerStep({ learningRate });
       }
       // Only the last pass's clip fraction is reported, so only its loss is worked out.
       const lastPass = lastOutput === null ? computed : policyLoss(lossInputsOf(later, lastOutput, proximalIsRollout), metricLoss);
       const version = newest + 1;
-      const artifact = await trainingEngine.publishWeights(version);
-      const checkpoint = await trainingEngine.saveState(`step-${stepNumber}`);
+      const artifact = await engine.publishWeights(version);
+      const checkpoint = await engine.saveState(`step-${stepNumber}`);
       const endedAt = options.now();
       const metrics: TrainingStepMetrics = {
         loss: output.loss,
@@ -325,7 +330,7 @@ export function createTrainer(options: TrainerOptions): Trainer {
       failedSteps += 1;
       logger.error('training step failed; its samples stay ready', { error: String(error) });
       await store.releaseTrainingSamples({ workerId: options.workerId, ids: used.map(({ sample }) => sample.id) }).catch(() => undefined);
-      await restoreTrainingWeights().catch((restoreError: unknown) => logger.error('restoring the training weights failed', { error: String(restoreError) }));
+      await restoreTrainingWeights(lineage).catch((restoreError: unknown) => logger.error('restoring the training weights failed', { error: String(restoreError) }));
       throw error;
     } finally {
       training = false;
@@ -403,9 +408,9 @@ export function createTrainer(options: TrainerOptions): Trainer {
       return enqueue(async () => {
         const owner = lineages === null ? null : await ownerOf(version);
         if (owner !== null) {
-          // A user's version: recorded as that lineage's active one; the user's next request is served it and its next step continues from it.
+          // A user's version: recorded as that lineage's active one; the user's next request is served it and its
+          // next step continues from it (the lineage moves there then, its latest state being another version).
           await store.activatePolicyVersion(version, options.now(), reason === undefined ? {} : { reason });
-          lineages?.forget();
           options.onUserLineageChange?.();
           return;
         }

@@ -2,47 +2,22 @@ import { describe, expect, it } from 'vitest';
 import { createFakeTrainingEngine } from '../engines/testing/fake-training-engine.js';
 import { createScriptedInferenceEngine } from '../gateway/testing/scripted-inference-engine.js';
 import { createPolicyServing } from '../serving/policy-serving.js';
-import type { Logger } from '../spec/logger.js';
-import type { RecordStore } from '../spec/record-store.js';
-import type { TrainingEngine } from '../spec/training-engine.js';
 import { createSqliteRecordStore } from '../stores/sqlite/create-sqlite-record-store.js';
 import { createTrainer, type TrainerOptions } from './create-trainer.js';
+import { perUserTrainer, recordingLineages, recordSamplesOf, silent, type LineageCall } from './testing/per-user-trainer.js';
+import { withTrainingLineages } from '../engines/training-lineages.js';
+import type { ForwardBackwardInput, TrainingEngine } from '../spec/training-engine.js';
+import type { PolicyServing } from '../serving/policy-serving.js';
 
-const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
-/** `count` completed turns of `user`'s session, each with a ready RL sample sampled by `policyVersion`. */
-async function recordSamplesOf(store: RecordStore, user: string | null, count: number, policyVersion = 0): Promise<void> {
-  const sessionId = `session-${user ?? 'none'}-${policyVersion}`;
-  await store.upsertSession({ id: sessionId, tenant: user?.split('/')[0] ?? null, user, at: 1 });
-  for (let index = 0; index < count; index += 1) {
-    const id = `${sessionId}-turn-${index}`;
-    await store.recordTurn({
-      id, sessionId, type: 'main', status: 'completed', trainable: true, tenant: user?.split('/')[0] ?? null, user, model: 'tiny', policyVersion,
-      messages: [{ role: 'user', content: `q${index}` }], tools: [], sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0 },
-      promptTokenIds: [3, 14, 15, 92 + index], responseTokenIds: [65, 35], logprobs: [-4, -4.5], response: { role: 'assistant', content: 'a' },
-      finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: null,
-    });
-    await store.recordSample({
-      id: `sample-${id}`, turnId: id, method: 'rl', status: 'ready', dropReason: null, policyVersion, judgementId: null, feedbackId: null,
-      score: index % 2 === 0 ? 1 : -1, group: null, hint: null, lossMask: [1, 1], distillationGaps: null, teacherLogprobs: null, support: null, createdAt: 10 + index,
-    });
-  }
+/** Log-probs of `input` under a fresh engine at `version`'s weights (the base for 0). */
+async function logprobsAt(serving: PolicyServing, version: number, input: ForwardBackwardInput): Promise<number[][]> {
+  const engine = createFakeTrainingEngine();
+  if (version !== 0) await engine.resetWeights(await serving.artifactOf(version));
+  return (await engine.forwardBackward(input)).logprobs;
 }
 
-async function perUserTrainer(overrides: Partial<TrainerOptions> = {}) {
-  const store = createSqliteRecordStore({ path: ':memory:' });
-  const trainingEngine: TrainingEngine = createFakeTrainingEngine();
-  const serving = createPolicyServing({ store, engine: createScriptedInferenceEngine({}), logger: silent, now: () => 1_000 });
-  await serving.start();
-  let changes = 0;
-  let now = 2_000;
-  const trainer = createTrainer({
-    store, trainingEngine, serving, logger: silent, now: () => now, workerId: 'trainer', trainEvery: 4, pollIntervalMs: 60_000,
-    policyScope: 'user', onUserLineageChange: () => void (changes += 1), ...overrides,
-  });
-  await trainer.start();
-  return { store, trainer, trainingEngine, changes: () => changes, advance: (ms: number) => void (now += ms) };
-}
+const lastOf = <Call extends LineageCall['call']>(calls: LineageCall[], call: Call) =>
+  calls.filter((entry): entry is Extract<LineageCall, { call: Call }> => entry.call === call).at(-1);
 
 describe('createTrainer with policyScope user', () => {
   it('trains each user\'s lineage on that user\'s samples alone, from the base, and commits versions the user owns', async () => {
@@ -93,6 +68,72 @@ describe('createTrainer with policyScope user', () => {
     await store.close();
   });
 
+  it('starts a user\'s lineage at the base, and after a rollback continues from the activated version\'s weights, not its latest state', async () => {
+    const { engine, calls } = recordingLineages(withTrainingLineages({ first: createFakeTrainingEngine(), capacity: 1 }));
+    const { store, serving, trainer, advance } = await perUserTrainer({ trainingEngine: engine });
+    await recordSamplesOf(store, 'acme/ann', 4);
+    expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { policyVersion: 1 } });
+    // A first step: the lineage is neither loaded nor reset, it begins at the base.
+    expect(calls.map((entry) => entry.call)).toEqual(['forwardBackward', 'optimizerStep']);
+    const first = lastOf(calls, 'forwardBackward');
+    expect(first?.output.logprobs).toEqual(await logprobsAt(serving, 0, first?.input ?? { data: [], loss: { name: 'importance_sampling' } }));
+    await recordSamplesOf(store, 'acme/ann', 4, 1);
+    advance(1_000);
+    expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { policyVersion: 2 } });
+    // Continued on its own state: nothing moved it, and the optimizer counts on.
+    expect(calls.map((entry) => entry.call)).toEqual(['forwardBackward', 'optimizerStep', 'forwardBackward', 'optimizerStep']);
+    expect(lastOf(calls, 'optimizerStep')?.step).toBe(2);
+    await trainer.activate(1, 'rolled back');
+    await recordSamplesOf(store, 'acme/ann', 4, 12);
+    advance(1_000);
+    expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { policyVersion: 3 } });
+    expect(calls.filter((entry) => entry.call === 'resetWeights' || entry.call === 'loadState')).toEqual([{ lineage: 'acme/ann', call: 'resetWeights', version: 1 }]);
+    const afterRollback = lastOf(calls, 'forwardBackward');
+    const input = afterRollback?.input ?? { data: [], loss: { name: 'importance_sampling' } };
+    expect(afterRollback?.output.logprobs).toEqual(await logprobsAt(serving, 1, input));
+    expect(afterRollback?.output.logprobs).not.toEqual(await logprobsAt(serving, 2, input));
+    expect((await store.listPolicyVersions({ user: 'acme/ann' })).at(-1)).toMatchObject({ version: 3, parent: 1 });
+    await trainer.close();
+    await store.close();
+  });
+
+  it('after a user\'s step fails, moves that lineage back to its version, so the gradients it left hold nobody else up', async () => {
+    const lineages = withTrainingLineages({ first: createFakeTrainingEngine(), capacity: 1 });
+    let failNext = false;
+    // Ann's optimizer step fails once, after her forward-backward left gradients on the one client.
+    const failing: TrainingEngine = {
+      ...lineages,
+      lineage(id) {
+        const inner = lineages.lineage?.(id) ?? lineages;
+        return { ...inner, optimizerStep: async (input) => {
+          if (id === 'acme/ann' && failNext) {
+            failNext = false;
+            throw new Error('optimizer failed');
+          }
+          return inner.optimizerStep(input);
+        } };
+      },
+    };
+    const { engine, calls } = recordingLineages(failing);
+    const { store, trainer, advance } = await perUserTrainer({ trainingEngine: engine });
+    await recordSamplesOf(store, 'acme/ann', 4);
+    expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { policyVersion: 1 } });
+    await recordSamplesOf(store, 'acme/ann', 4, 1);
+    failNext = true;
+    advance(1_000);
+    await expect(trainer.trainNow()).rejects.toThrow('optimizer failed');
+    // Back to her version 1 from the step that made it.
+    expect(calls.filter((entry) => entry.call === 'loadState').map((entry) => entry.lineage)).toEqual(['acme/ann']);
+    await recordSamplesOf(store, 'acme/bob', 4);
+    advance(1_000);
+    expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { policyVersion: 2 } });
+    advance(1_000);
+    expect(await trainer.trainNow()).toMatchObject({ kind: 'trained', step: { policyVersion: 3 } });
+    expect((await store.listPolicyVersions({ user: 'acme/ann' })).at(-1)).toMatchObject({ version: 3, parent: 1 });
+    await trainer.close();
+    await store.close();
+  });
+
   it('keeps a user\'s newest ready samples within the quota and stops a user out of steps for the day', async () => {
     const { store, trainer, advance } = await perUserTrainer({ userQuotas: { samplesKept: 6, stepsPerDay: 1 } });
     await recordSamplesOf(store, 'acme/busy', 10);
@@ -118,6 +159,13 @@ describe('createTrainer with policyScope user', () => {
     const serving = createPolicyServing({ store, engine: createScriptedInferenceEngine({}), logger: silent, now: () => 1 });
     const lifecycle = { gated: true } as unknown as NonNullable<TrainerOptions['lifecycle']>;
     expect(() => createTrainer({ store, trainingEngine: createFakeTrainingEngine(), serving, logger: silent, now: () => 1, workerId: 'w', policyScope: 'user', lifecycle })).toThrow(/--policy-scope user/);
+    await store.close();
+  });
+
+  it('refuses at creation an engine without lineages: users\' weights and optimizer states would share one', async () => {
+    const store = createSqliteRecordStore({ path: ':memory:' });
+    const serving = createPolicyServing({ store, engine: createScriptedInferenceEngine({}), logger: silent, now: () => 1 });
+    expect(() => createTrainer({ store, trainingEngine: createFakeTrainingEngine(), serving, logger: silent, now: () => 1, workerId: 'w', policyScope: 'user' })).toThrow(/has none/);
     await store.close();
   });
 });

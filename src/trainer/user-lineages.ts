@@ -1,16 +1,22 @@
 /**
  * The per-user side of the trainer (`--policy-scope user`): before each step it enforces the
  * samples-kept quota (a user's oldest ready samples beyond it are dropped, `user-quota`), picks
- * the lineage to train fairly (`core/pick-user-to-train.ts`), and moves the training weights to
- * that lineage's active version: the state saved after the step that made it, or its weights when
- * no saved state matches (a rollback, a first step from the base). A step then trains that user's
- * samples alone and commits a version the user owns.
+ * the lineage to train fairly (`core/pick-user-to-train.ts`), and gives the step that lineage's
+ * engine at its active version. A step then trains that user's samples alone, on that engine, and
+ * commits a version the user owns.
  *
- * The training engine holds one set of weights, so training alternates lineages by saving the
- * state after every step (as the trainer always does) and restoring the next lineage's.
+ * Each user trains on a lineage of the training engine of its own (`TrainingEngine.lineage`: its
+ * own adapter, weights and optimizer state; one Tinker training client per user, up to the bound;
+ * the local engine swaps them on its one worker through saved states it never prunes). The global
+ * lineage (samples without a user) is the engine's own. A lineage continues from its own latest
+ * state, so it is moved only when that is not its active version: after a rollback, or the first
+ * time this process trains it (a restart), it is restored from the saved state of the step that
+ * made the version, else from the version's weights with fresh optimizer state. A user's first
+ * step starts at the base, where a lineage begins.
  */
 import { pickUserToTrain, readySamplesOverQuota, trainingActivityOf, type UserQuotas } from '../core/pick-user-to-train.js';
 import { partitionByStaleness } from '../core/rl/policy-loss.js';
+import { ClawrlError } from '../spec/clawrl-error.js';
 import type { PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
 import type { PolicyRegistry } from '../spec/policy-registry.js';
@@ -30,10 +36,12 @@ export interface UserLineagesOptions {
   quotas: UserQuotas;
 }
 
-/** The lineage a step trains: whose, from which version, and how stale its samples are. */
+/** The lineage a step trains: whose, on which engine, from which version, and how stale its samples are. */
 export interface LineageStep {
   /** Null: the global lineage (samples without a user). */
   user: string | null;
+  /** The lineage's engine, its weights at `parent`: the training engine's lineage of the user, the engine itself for the global one. */
+  engine: TrainingEngine;
   /** The lineage's active version (the base, 0, for a user without one): the new version's parent. */
   parent: PolicyVersion;
   /** Splits claimed samples by staleness counted in this lineage's versions, not every lineage's. */
@@ -41,12 +49,15 @@ export interface LineageStep {
 }
 
 export interface UserLineages {
-  /** Drops what exceeds the quotas, picks the next lineage and moves the weights to it; null when no lineage is due. */
+  /** Drops what exceeds the quotas, picks the next lineage and moves its engine to its active version; null when no lineage is due. */
   next(minimumReady: number): Promise<LineageStep | null>;
-  /** The weights are at `version` of `user`'s lineage (its step just committed). */
+  /** The lineage's weights are at `version` (its step just committed, or an activation reset them). */
   trained(user: string | null, version: PolicyVersion): void;
-  /** The weights are no longer known to match any lineage (a failed step, an activation). */
-  forget(): void;
+  /**
+   * The lineage's weights are unknown (a failed step): moves them back to `version` now, which also
+   * clears gradients a failed step left, that would otherwise hold the engine's client from every other lineage.
+   */
+  recover(user: string | null, version: PolicyVersion): Promise<void>;
 }
 
 /** Position of `version` among the lineage's versions (ascending): how many of them it is not older than, less one. */
@@ -56,8 +67,15 @@ function positionIn(lineage: readonly PolicyVersion[], version: PolicyVersion): 
 
 export function createUserLineages(options: UserLineagesOptions): UserLineages {
   const { store, trainingEngine, logger, quotas } = options;
-  /** Where the training weights are: a lineage's version, or unknown. */
-  let current: { user: string | null; version: PolicyVersion } | null = null;
+  const lineageOf = trainingEngine.lineage?.bind(trainingEngine);
+  if (lineageOf === undefined) {
+    throw new ClawrlError('configuration_error', `--policy-scope user trains a lineage per user: the training engine '${trainingEngine.engineId}' has none (use --trainer local or tinker).`, { param: 'policyScope' });
+  }
+  const engineOf = (user: string | null): TrainingEngine => (user === null ? trainingEngine : lineageOf(user));
+  /** The version each lineage's weights are at, where known; a lineage not in it is moved before it trains. */
+  const positions = new Map<string | null, PolicyVersion>();
+  /** Lineages this process has moved or trained: the others are still at the base, where a lineage begins. */
+  const touched = new Set<string | null>();
 
   async function enforceSamplesKept(ready: readonly { user: string | null; ready: number }[]): Promise<void> {
     for (const entry of ready) {
@@ -70,23 +88,33 @@ export function createUserLineages(options: UserLineagesOptions): UserLineages {
     }
   }
 
-  /** Training weights at the lineage's active version: its saved state when the last step made it, else its weights. */
+  /**
+   * The lineage's weights at its active version: as they are when its own latest state is that
+   * version (or it was never touched and the version is the base), else the saved state of the step
+   * that made the version, else the version's weights with fresh optimizer state (a rollback).
+   */
   async function moveTo(user: string | null, active: PolicyVersion): Promise<void> {
-    if (current !== null && current.user === user && current.version === active) return;
-    current = null;
-    const summary = await store.trainingSummary({ user });
-    const last = summary.lastStep;
+    if (positions.get(user) === active) return;
+    const untouched = !touched.has(user);
+    touched.add(user);
+    positions.delete(user);
+    if (untouched && user !== null && active === 0) {
+      positions.set(user, active);
+      return;
+    }
+    const engine = engineOf(user);
+    const last = (await store.trainingSummary({ user })).lastStep;
     if (last !== null && last.policyVersion === active && last.checkpoint !== null) {
       try {
-        await trainingEngine.loadState(last.checkpoint);
-        current = { user, version: active };
+        await engine.loadState(last.checkpoint);
+        positions.set(user, active);
         return;
       } catch (error) {
         logger.warn('cannot load the lineage\'s saved state; continuing from its weights with fresh optimizer state', { user, version: active, error: String(error) });
       }
     }
-    await trainingEngine.resetWeights(await options.serving.artifactOf(active));
-    current = { user, version: active };
+    await engine.resetWeights(await options.serving.artifactOf(active));
+    positions.set(user, active);
   }
 
   return {
@@ -113,6 +141,7 @@ export function createUserLineages(options: UserLineagesOptions): UserLineages {
       const newest = positionIn(lineage, lineage.at(-1) ?? 0);
       return {
         user,
+        engine: engineOf(user),
         parent,
         partition(samples, maxStaleness) {
           const positioned = samples.map((sample) => ({ sample, policyVersion: positionIn(lineage, sample.policyVersion) }));
@@ -122,10 +151,13 @@ export function createUserLineages(options: UserLineagesOptions): UserLineages {
       };
     },
     trained(user, version) {
-      current = { user, version };
+      touched.add(user);
+      positions.set(user, version);
     },
-    forget() {
-      current = null;
+    async recover(user, version) {
+      touched.add(user);
+      positions.delete(user);
+      await moveTo(user, version);
     },
   };
 }

@@ -17,6 +17,7 @@ import { defaultMemoryTokens, userMemoryModes } from '../../core/user-memory-con
 import { defaultMemoryEntriesPerUser } from '../../core/user-memory-text.js';
 import { defaultMaxResidentAdapters } from '../../engines/local/create-local-inference-engine.js';
 import { defaultMaxLoadedAdapters } from '../../engines/openai-compatible/policy-registry.js';
+import { defaultMaxTrainingClients } from '../../engines/tinker/create-tinker-training-engine.js';
 
 export interface OptionMetadata {
   /** Flag as commander declares it, e.g. `--port <number>`; its name gives `CLAWRL_PORT`. */
@@ -184,6 +185,10 @@ export const configurationSections = {
     }),
     userStepsPerDay: option(positive().default(defaultUserQuotas.stepsPerDay), { flag: '--user-steps-per-day <steps>', description: '--policy-scope user: training steps one user\'s lineage may take in any 24 hours' }),
     userSamplesKept: option(positive().default(defaultUserQuotas.samplesKept), { flag: '--user-samples-kept <samples>', description: '--policy-scope user: ready samples kept per user; older ones are dropped (reason user-quota)' }),
+    maxTrainingClients: option(positive().default(defaultMaxTrainingClients), {
+      flag: '--max-training-clients <count>',
+      description: "--trainer tinker: Tinker training clients held at once, one per lineage trained (the global one, and each user's with --policy-scope user); beyond it the least recently used idle one is saved and its client loads the lineage that needs it (the local trainer has one worker, which its lineages take turns on)",
+    }),
   }),
   versions: z.object({
     gate: option(z.enum(['replay', 'none']).default('none'), {
@@ -258,7 +263,7 @@ export function withoutDefaults<Shape extends z.ZodRawShape>(object: z.ZodObject
 /** Operator options a recipe may set, by key. */
 const recipeOperatorShape = {
   ...withoutDefaults(configurationSections.learning).shape,
-  ...withoutDefaults(configurationSections.trainer.omit({ noTrain: true, trainer: true, policyScope: true, userStepsPerDay: true, userSamplesKept: true })).shape,
+  ...withoutDefaults(configurationSections.trainer.omit({ noTrain: true, trainer: true, policyScope: true, userStepsPerDay: true, userSamplesKept: true, maxTrainingClients: true })).shape,
 };
 
 /** A recipe file: its description, operator options it sets, and recipe settings. */

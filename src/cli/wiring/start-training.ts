@@ -184,7 +184,7 @@ async function createTrainingEngine(configuration: TrainingConfiguration, learni
   const client = await createTinkerClient({ url: configuration.tinkerUrl, apiKey, logger: dependencies.logger });
   try {
     // LoRA alpha is no Tinker parameter: the service fixes it (SkyRL: 32, which it cites as Tinker's).
-    return await createTinkerTrainingEngine({ client, baseModel: configuration.tinkerBaseModel ?? servedModelNameOf(configuration), loraRank: configuration.loraRank, optimizer, downloadAdapters, logger: dependencies.logger });
+    return await createTinkerTrainingEngine({ client, baseModel: configuration.tinkerBaseModel ?? servedModelNameOf(configuration), loraRank: configuration.loraRank, optimizer, downloadAdapters, maxTrainingClients: configuration.maxTrainingClients, logger: dependencies.logger });
   } catch (error) {
     await client.close();
     throw error;
@@ -234,7 +234,7 @@ export async function startTraining(configuration: TrainingConfiguration, depend
     await trainingEngine?.close();
     throw error;
   }
-  logger.info('training on', { policyScope: configuration.policyScope, trainParams: configuration.trainParams, learningRate, learningRateHalfLife: configuration.learningRateHalfLife ?? null, trainEvery: configuration.trainEvery, trainEpochs: configuration.trainEpochs, maxStaleness: configuration.maxStaleness, ...(configuration.anchorCoefficient > 0 ? { anchorCoefficient: configuration.anchorCoefficient, anchorTopK: configuration.anchorTopK } : {}), ...(configuration.trainer === 'local' ? {} : { trainer: configuration.trainer }) });
+  logger.info('training on', { policyScope: configuration.policyScope, trainParams: configuration.trainParams, learningRate, learningRateHalfLife: configuration.learningRateHalfLife ?? null, trainEvery: configuration.trainEvery, trainEpochs: configuration.trainEpochs, maxStaleness: configuration.maxStaleness, ...(configuration.anchorCoefficient > 0 ? { anchorCoefficient: configuration.anchorCoefficient, anchorTopK: configuration.anchorTopK } : {}), ...(configuration.trainer === 'local' ? {} : { trainer: configuration.trainer, maxTrainingClients: configuration.maxTrainingClients }) });
   const running = trainer;
   const runningEngine = trainingEngine;
   return {

@@ -73,10 +73,13 @@ export interface TinkerTrainingEngineOptions {
    * the artifact, so engines that load PEFT adapters (local, vLLM, SGLang) can serve it. Default false.
    */
   downloadAdapters?: boolean;
-  /** Training clients held at once, one per lineage in use (the engine's own included); default 4. */
+  /** Training clients held at once, one per lineage in use (the engine's own included); default `defaultMaxTrainingClients`. */
   maxTrainingClients?: number;
   logger?: Logger;
 }
+
+/** Training clients a Tinker engine holds at once unless told otherwise (`--max-training-clients`). */
+export const defaultMaxTrainingClients = 4;
 
 export const tinkerCheckpointFileName = 'tinker-checkpoint.json';
 
@@ -147,7 +150,7 @@ export async function createTinkerTrainingEngine(options: TinkerTrainingEngineOp
   }
   return withTrainingLineages({
     first: await createTrainingClient(options, true),
-    capacity: options.maxTrainingClients ?? 4,
+    capacity: options.maxTrainingClients ?? defaultMaxTrainingClients,
     // A lineage's client shares the connection, which the first client closes.
     openClient: () => createTrainingClient(options, false),
   });
