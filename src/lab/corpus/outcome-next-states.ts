@@ -121,7 +121,7 @@ export function composePlainComplaint(random: SeededRandom): string {
 
 const thanksWords: readonly string[] = [
   'thanks', 'thank you', 'thanks a lot', 'many thanks', 'thank you so much', 'thx', 'ty', 'cheers', 'much appreciated',
-  'appreciated', 'I appreciate it', 'nice try', 'thanks for trying', 'kind of you', 'thanks for the effort', 'ta',
+  'appreciated', 'I appreciate it', 'nice try', 'thanks for trying', 'so kind of you to help', 'thanks for the effort', 'ta',
   'good effort', 'I see you tried', 'thank you for replying', 'grateful for the help',
 ];
 
