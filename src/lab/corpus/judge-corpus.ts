@@ -55,21 +55,24 @@ export interface JudgeCorpusExample {
 }
 
 /**
- * How often each kind is drawn; `style` stands for an example of the shared judge task. The first
- * stage drew 30% style, 15% corrections and 5% agreement, and its judge read thanks as a thankful
- * complaint and moving on as a complaint: the positive kinds got more weight for the second.
+ * How often each kind is drawn; `style` stands for an example of the shared judge task. Two short
+ * stages on tilted mixes traded mistakes (30% style and 5% agreement read thanks as a thankful
+ * complaint; more thanks and moving on then read thankful complaints as thanks), so the mix is
+ * balanced: about as many +1 outcomes as −1 ones, each kind near a tenth, style kept for the hints,
+ * and tool failures exactly as often as successes (a run on 7% failures and 11% successes read every
+ * held-out tool result as a success at its first checkpoint).
  */
 export const judgeCorpusKindWeights: readonly (readonly [OutcomeKind | 'style', number])[] = [
-  ['style', 0.26],
-  ['correction', 0.11],
-  ['plain-complaint', 0.08],
-  ['thankful-complaint', 0.08],
+  ['style', 0.18],
+  ['correction', 0.09],
+  ['plain-complaint', 0.09],
+  ['thankful-complaint', 0.09],
   ['negated-praise', 0.07],
+  ['tool-failure', 0.09],
   ['negated-complaint', 0.09],
-  ['moving-on', 0.1],
+  ['moving-on', 0.12],
   ['agreement', 0.09],
-  ['tool-failure', 0.06],
-  ['tool-success', 0.06],
+  ['tool-success', 0.09],
 ];
 
 export const outcomeScores: { readonly [K in OutcomeKind]: -1 | 1 } = {

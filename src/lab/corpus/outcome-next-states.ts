@@ -26,8 +26,8 @@ export interface Correction {
 }
 
 const wrongWords: readonly string[] = [
-  'wrong', 'incorrect', 'not right', 'off', 'a mistake', 'an error', 'not correct', 'way off', 'mistaken', 'false',
-  'inaccurate', 'not it', 'miscalculated', 'a miscalculation', 'bad maths', 'bad math', 'not the answer', 'off by a bit',
+  'wrong', 'incorrect', 'not right', 'off', 'a mistake', 'an error', 'way off', 'mistaken', 'false',
+  'inaccurate', 'not it', 'miscalculated', 'bad maths', 'bad math', 'not the answer', 'off by a bit',
 ];
 
 const wrongSubjects: readonly string[] = ['that is', "that's", 'this is', 'it is', "it's", 'your answer is', 'the result is', 'the sum is', 'your total is', 'that number is', '{wrong} is', 'the reply is'];
@@ -35,7 +35,7 @@ const wrongSubjects: readonly string[] = ['that is', "that's", 'this is', 'it is
 const correctionLeads: readonly string[] = [
   'no', 'nope', 'nah', 'hmm, no', 'sorry, no', 'uh, no', 'not quite', 'no way', 'hold on', 'wait', 'careful', 'oops', 'err', 'hm',
   'that can\'t be right', 'you slipped', 'you got it wrong', 'you messed up', 'you made a slip', 'check again', 'recount',
-  'you miscounted', 'that does not add up', 'you botched it', 'look again', 'try that again', 'redo it',
+  'you counted wrong', 'that does not add up', 'you botched it', 'look again', 'try that again', 'redo it',
 ];
 
 /** The right result, stated by the user. */
@@ -49,8 +49,8 @@ const rightStatements: readonly string[] = [
 ];
 
 const redoRequests: readonly string[] = [
-  '', '', '', '', 'try again', 'please fix it', 'do it again', 'redo the sum', 'work it out again', 'have another go',
-  'check your working', 'go over it once more', 'fix that', 'show me the right working', 'recalculate please', 'one more try',
+  '', '', '', '', 'give it another try', 'please fix it', 'do it again', 'redo the sum', 'work it out again', 'have another go',
+  'check your working', 'go over it once more', 'fix that', 'show me the right working', 'recalculate it please', 'one more try',
   'and keep it short', 'please be careful', 'do it properly this time', 'again please',
 ];
 
@@ -101,8 +101,14 @@ const plainComplaints: readonly string[] = [
   'that is not what I was after', 'you got the task wrong', 'this is nonsense', 'it makes no sense', 'that is gibberish',
   'you dodged the question', 'the question was different', 'I never asked about that', 'that is a waste of my time',
   'this is a bad answer', 'it does not do what I asked', 'it is not even close', 'you missed what I meant', 'this is garbage',
-  'that fails the task', 'it is all wrong', 'you did not do what I said', 'you skipped the actual request', 'this is pointless',
+  'that fails at the task', 'it is all wrong', 'you did not do what I said', 'you skipped the actual request', 'this is pointless',
   'you answered the wrong thing', 'this is rubbish', 'none of this is relevant', 'you lost the plot',
+  // Complaints that a reply is broken, unfinished or bad overall, still naming no style.
+  'the thing does not work', 'it is a mess', 'that is junk', 'you made it worse', 'it is still broken', 'it still fails', 'the code crashes',
+  'that code will not even run', 'you stopped halfway', 'it is half done', 'this is incomplete', 'there is a bug in it', 'you have it backwards',
+  'what a disappointing reply', 'a terrible reply', 'awful', 'this is a fail', 'you confused the two things', 'that reply is unusable',
+  'it breaks everything', 'nope, that is a miss', 'you missed the mark completely', 'this is bogus', 'that is simply made up',
+  'you invented that', 'none of that is true', 'you did the reverse of my request', 'I am not happy with this', 'this is worse than before',
 ];
 
 const complaintIntensifiers: readonly string[] = ['', '', '', 'honestly,', 'seriously,', 'sorry, but', 'ugh,', 'come on,', 'hmm,', 'well,', 'again,', 'sadly,'];
@@ -115,11 +121,16 @@ export function composePlainComplaint(random: SeededRandom): string {
 
 const thanksWords: readonly string[] = [
   'thanks', 'thank you', 'thanks a lot', 'many thanks', 'thank you so much', 'thx', 'ty', 'cheers', 'much appreciated',
-  'appreciated', 'I appreciate it', 'nice try', 'thanks for trying', 'kind of you', 'thanks for the effort', 'ta',
+  'appreciated', 'I appreciate it', 'nice try', 'thanks for trying', 'so kind of you to help', 'thanks for the effort', 'ta',
   'good effort', 'I see you tried', 'thank you for replying', 'grateful for the help',
 ];
 
-const contrastWords: readonly string[] = ['but', 'however,', 'even so,', 'yet', 'still,', 'although', 'but sadly', 'only'];
+const warmWords: readonly string[] = [
+  'I really appreciate the time you took', 'you answered so fast', 'you are always so helpful', 'it is kind of you to answer', 'I know you tried hard',
+  'a lovely gesture', 'I value the effort', 'you were fast',
+];
+
+const contrastWords: readonly string[] = ['but', 'however,', 'even so,', 'yet', 'still,', 'though sadly', 'but sadly', 'only'];
 
 /** Thanks followed (or preceded) by a complaint or correction: the complaint decides. */
 export function composeThankfulComplaint(random: SeededRandom, correction: Correction | null): string {
@@ -130,20 +141,26 @@ export function composeThankfulComplaint(random: SeededRandom, correction: Corre
         ? composeWrongVerdict(random, null)
         : random.pick(plainComplaints);
   const thanks = random.pick(thanksWords);
-  if (random.chance(0.25)) return join(sentence(complaint), sentence(`${thanks} anyway`.replace('anyway anyway', 'anyway')));
+  const shape = random.integer(0, 5);
+  if (shape === 0) return join(sentence(complaint), sentence(`${thanks} anyway`.replace('anyway anyway', 'anyway')));
+  // A long, warm thanks before a short complaint: the complaint still decides.
+  if (shape === 1) return join(sentence(`${thanks}, ${random.pick(warmWords)}`), sentence(`${random.pick(contrastWords)} ${complaint}`));
+  if (shape === 2) return join(sentence(thanks), composeNegatedPraise(random));
+  if (shape === 3) return join(sentence(complaint), sentence(`${thanks} though`));
   return random.chance(0.5) ? sentence(`${thanks}, ${random.pick(contrastWords)} ${complaint}`) : join(sentence(thanks), sentence(`${random.pick(contrastWords)} ${complaint}`));
 }
 
 const praiseWords: readonly string[] = [
   'right', 'correct', 'good', 'helpful', 'useful', 'accurate', 'what I needed', 'great', 'any good', 'clear', 'true', 'valid',
   'okay', 'fine', 'usable', 'the answer', 'a real answer', 'much help', 'precise', 'acceptable', 'sensible', 'on point',
+  'finished', 'complete', 'done', 'working', 'what I requested', 'solved', 'fixed', 'the right number', 'anywhere close', 'there yet', 'good enough',
 ];
 
 const negations: readonly string[] = [
   'not {praise}', 'that is not {praise}', "that's not {praise}", 'this is not {praise}', "this isn't {praise}", "it isn't {praise}",
   'hardly {praise}', 'far from {praise}', 'not at all {praise}', 'not really {praise}', 'not exactly {praise}', 'by no means {praise}',
   "I wouldn't say it's {praise}", "I don't think that's {praise}", "I can't call this {praise}", 'nowhere near {praise}',
-  'not {praise} at all', 'definitely not {praise}', 'not quite {praise}', 'sadly not {praise}', "that's hardly {praise}",
+  'not {praise} in the least', 'definitely not {praise}', 'not quite {praise}', 'sadly not {praise}', "that's hardly {praise}",
   'in no way {praise}', "that wasn't {praise}", 'it was not {praise}', 'not {praise}, sorry',
 ];
 
@@ -167,9 +184,16 @@ const negatedProblems: readonly string[] = [
   'not bad at all', "can't complain", "couldn't ask for more", 'no quibbles', 'nothing missing', 'no corrections needed',
   'I have no complaints', 'I see no problem', 'I found nothing wrong', 'not wrong at all', 'no bugs', "I can't find a fault",
   'no changes needed', 'not a thing to fix', 'nothing I would change', 'no need to redo it', 'nothing to correct',
+  'no gripes', 'zero complaints on my side', 'I did not spot a single problem', 'not one thing wrong', 'no mistakes that I can see',
+  'nothing to object to', 'you did not miss anything', 'nothing is broken', 'there is no error in it', 'not a bad answer at all',
+  'I have nothing to complain about', 'no fault in it', 'no problem whatsoever', "I wouldn't touch it", 'nothing needs fixing',
+  'no typos, no errors', 'it is not wrong', "that's not bad", 'no flaws', 'nothing amiss', 'not a hair out of place',
 ];
 
-const positiveTails: readonly string[] = ['good job', 'well done', 'nice', 'great', 'all good', 'perfect', 'spot on', 'keep it up', 'nice work', 'lovely', 'excellent', 'good stuff', 'happy with it'];
+const positiveTails: readonly string[] = [
+  'good job', 'well done', 'nice', 'great', 'all good', 'perfect', 'spot on', 'keep it up', 'nice work', 'lovely', 'excellent', 'good stuff', 'happy with it',
+  'much appreciated, truly', 'cheers for that', 'much obliged', 'I am pleased', 'this is fine as it is', 'accepted', 'let us keep it', 'ship it',
+];
 
 /** A complaint word under a negation: "no complaints", "nothing wrong". Positive. */
 export function composeNegatedComplaint(random: SeededRandom): string {
@@ -186,13 +210,14 @@ const acknowledgements: readonly string[] = [
 ];
 
 const nextMarkers: readonly string[] = [
-  'next', 'next one', 'now', 'moving on', 'another one', 'one more', 'new question', 'then', 'and now', 'carrying on',
+  'next', 'next one', 'now', 'moving on', 'another question', 'one more', 'new question', 'then', 'and now', 'carrying on',
   "let's do another", 'on to the next', 'follow-up', 'second question', 'now tell me', 'next up', 'now please', 'also',
+  'and', 'what about this', 'a harder one', 'same again', 'here is another', 'last one', 'okay, another', 'quick one', 'different topic', 'new task',
 ];
 
 /** New questions a user moves on to. `{a}` and `{b}` are numbers. */
 const nextQuestions: readonly string[] = [
-  'what is {a} times {b}?', 'what is {a} plus {b}?', 'how much is {a} minus {b}?', 'can you divide {a} by {b}?',
+  'what is {a} multiplied by {b}?', 'what is {a} plus {b}?', 'how much is {a} minus {b}?', 'can you divide {a} by {b}?',
   'what is half of {a}?', 'what is {a} squared?', 'is {a} a prime number?', 'what is the capital of Peru?',
   'how do I say "goodbye" in Italian?', 'what rhymes with "moon"?', 'spell "banana" backwards',
   'what is the opposite of "early"?', 'how many days are in a leap year?', 'how many minutes are in {a} hours?',
@@ -200,6 +225,10 @@ const nextQuestions: readonly string[] = [
   'convert {a} km to metres', 'what colour do blue and yellow make?', 'how do I make a list in Markdown?', 'what year comes after {a}?',
   'count the vowels in "elephant"', 'what is {a} percent of 200?', 'give me a fun fact about owls', 'round {a}.7 to a whole number',
   'what is the plural of "mouse"?', 'how many legs does a spider have?', 'translate "cat" into German', 'list three kinds of cloud',
+  '{a} + {b}?', '{a} × {b}?', 'and {a} minus {b}?', 'do {a} plus {b} for me', 'work out {a} times {b}', 'how about {a} times {b}?', 'try {a} - {b}',
+  'can you add {a} and {b}?', 'multiply {a} by {b}', 'what do {a} and {b} add up to?', 'and if I take {b} from {a}?', 'double {a}, please',
+  'write a haiku about rain', 'explain what an API is', 'who wrote "Hamlet"?', 'how do I reverse a list in Python?', 'summarise the plot of Cinderella',
+  'fix the typo in "recieve"', 'what time zone is Tokyo in?', 'give me a synonym for "fast"', 'how do I centre a div?', 'name a fruit that starts with K',
 ];
 
 export function composeMovingOn(random: SeededRandom): string {
@@ -209,11 +238,14 @@ export function composeMovingOn(random: SeededRandom): string {
     .replaceAll('{b}', String(random.integer(2, 30)));
   const ack = random.pick(acknowledgements);
   const marker = random.pick(nextMarkers);
-  const shape = random.integer(0, 3);
+  const shape = random.integer(0, 5);
   if (shape === 0) return join(ack === '' ? '' : sentence(ack), sentence(`${marker}: ${question}`));
   if (shape === 1) return join(ack === '' ? '' : `${capitalize(ack)},`, random.chance(0.5) ? `${marker}, ${question}` : question);
   if (shape === 2) return sentence(`${marker}: ${question}`);
-  return join(ack === '' ? 'Thanks.' : sentence(ack), capitalize(question));
+  if (shape === 3) return join(ack === '' ? 'Thanks.' : sentence(ack), capitalize(question));
+  // No acknowledgement at all: a bare new question is moving on too.
+  if (shape === 4) return sentence(random.chance(0.5) ? question : `${marker}, ${question}`);
+  return join(sentence(`${ack === '' ? 'good' : ack}, ${random.pick(['that is done', 'that is settled', 'got that one', 'understood that', 'so far so good'])}`), capitalize(question));
 }
 
 const agreement: readonly string[] = [
@@ -229,7 +261,7 @@ export function composeAgreement(random: SeededRandom): string {
   return random.weighted<string>([
     [sentence(`${agreed}, ${thanks}`), 0.35],
     [join(sentence(thanks), sentence(agreed)), 0.3],
-    [sentence(`${agreed}, ${thanks} ${random.pick(['a lot', 'again', 'for this', 'for the help'])}`), 0.15],
+    [sentence(`${agreed}, ${thanks} ${random.pick(['a lot', 'again', 'for this', 'for helping'])}`), 0.15],
     [sentence(agreed), 0.2],
   ]);
 }
