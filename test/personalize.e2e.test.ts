@@ -158,13 +158,16 @@ describe('clawrl eval personalize', () => {
     const data = path.join(work, 'data-shared');
     const run = await runCli([
       'eval', 'personalize', '--user', `${userFile},${other}`, '--method', 'rl', '--sessions', '2', '--seed', '5', '--probe-size', '4',
-      '--json', '--out', out, '--data', data, '--engine', 'local', '--model', folder, '--judge', 'rules', '--max-tokens', '12',
+      '--json', '--out', out, '--data', data, '--engine', 'local', '--model', folder, '--judge', 'rules', '--max-tokens', '12', '--policy-scope', 'user',
     ]);
     expect(run.code, run.stderr).toBe(0);
     const results = personalizeResultSchema.array().parse(JSON.parse(run.stdout));
     expect(results.map((result) => [result.user, result.sharedWith])).toEqual([['brief-grader', ['terse-grader']], ['terse-grader', ['brief-grader']]]);
-    // The keys went by environment, never into the recorded flags.
-    for (const result of results) expect(result.serverArguments?.join(' ')).not.toContain('=');
+    // The keys went by environment, never into the recorded flags; each user trained and was probed on its own lineage.
+    for (const result of results) {
+      expect(result.serverArguments?.join(' ')).not.toContain('=');
+      expect(result.serverArguments?.join(' ')).toContain('--policy-scope user');
+    }
     expect(readFileSync(path.join(out, 'summary.md'), 'utf8')).toContain('| brief-grader (with terse-grader) | rl | 5 |');
     const store = createSqliteRecordStore({ path: path.join(data, 'clawrl.db') });
     try {
@@ -177,7 +180,7 @@ describe('clawrl eval personalize', () => {
     const withUrl = await runCli(['eval', 'personalize', '--user', 'teacher,ta', '--method', 'rl', '--url', 'http://127.0.0.1:9']);
     expect(withUrl.code).toBe(2);
     expect(withUrl.stderr).toContain('drop --url');
-  });
+  }, 180_000);
 
   it('rejects a user file that is not a simulated-user spec, and a --max-wait under a minute, before starting anything', async () => {
     const userFile = path.join(work, 'bad-user.json');

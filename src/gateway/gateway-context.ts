@@ -2,6 +2,7 @@
 import type { ExperimentCharts } from '../spec/experiment-charts.js';
 import type { InferenceEngine, PolicyVersion } from '../spec/inference-engine.js';
 import type { Logger } from '../spec/logger.js';
+import type { TrainingQueue } from '../spec/training-queue.js';
 import type { PolicyRegistry } from '../spec/policy-registry.js';
 import type { RecordReads } from '../spec/record-reads.js';
 import type { TurnLog } from '../spec/turn-log.js';
@@ -33,7 +34,7 @@ export interface SamplingDefaults {
 }
 
 /** What the gateway may do with the record store: it never claims work or writes policy versions. */
-export type GatewayStore = TurnLog & RecordReads & UserMemory & Pick<PolicyRegistry, 'listPolicyVersions' | 'trainingSummary'>;
+export type GatewayStore = TurnLog & RecordReads & UserMemory & Pick<PolicyRegistry, 'listPolicyVersions' | 'trainingSummary'> & Pick<TrainingQueue, 'readySamplesByUser'>;
 
 /** What the gateway does with each user's memory (`--user-memory`, `docs/memory.md`). */
 export interface UserMemorySettings {

@@ -43,7 +43,7 @@ export const personalizeSchema = z.object({
   ...gateway.pick({ apiKey: true, adminKey: true, maxTokens: true, temperature: true, topP: true, topK: true }).shape,
   ...engine.shape,
   ...judge.omit({ judgeRules: true }).shape,
-  ...trainer.pick({ trainEvery: true, trainParams: true, learningRate: true, klCoefficient: true, maxStaleness: true, rlWeight: true, opdWeight: true }).shape,
+  ...trainer.pick({ trainEvery: true, trainParams: true, learningRate: true, klCoefficient: true, maxStaleness: true, rlWeight: true, opdWeight: true, policyScope: true }).shape,
   ...storage.pick({ data: true }).shape,
 });
 export type PersonalizeConfiguration = z.infer<typeof personalizeSchema>;
@@ -137,6 +137,7 @@ export function serveArgumentsOf(input: PersonalizeCommandInput, method: Persona
     ['--opd-weight', explicit('opdWeight') ? configuration.opdWeight : undefined],
     ['--kl-coefficient', explicit('klCoefficient') ? configuration.klCoefficient : undefined],
     ['--max-staleness', explicit('maxStaleness') ? configuration.maxStaleness : undefined],
+    ['--policy-scope', explicit('policyScope') ? configuration.policyScope : undefined],
     ['--max-tokens', configuration.maxTokens],
     ['--temperature', configuration.temperature],
     ['--top-p', configuration.topP],
@@ -300,7 +301,8 @@ export async function runPersonalizeCommand(input: PersonalizeCommandInput): Pro
         const apiKey = clientKeyOf(shared === null ? configuration.apiKey : [shared.apiKeys.get(user.name) ?? '']);
         const others = users.filter((other) => other !== user).map((other) => other.name);
         const measured = await runPersonalizeExperiment({
-          client: createPersonalizeClient({ url, apiKey, adminKey: configuration.adminKey }),
+          // With a lineage per user, each user's active version is its own lineage's.
+          client: createPersonalizeClient({ url, apiKey, adminKey: configuration.adminKey, lineageUser: shared !== null && configuration.policyScope === 'user' ? user.name : undefined }),
           user,
           method,
           seed,

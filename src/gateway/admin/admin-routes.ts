@@ -96,8 +96,18 @@ export function wireTurn(turn: TurnRecord, judging: TurnJudging = { judgements: 
   };
 }
 
+/**
+ * With a lineage per user a step trains one user's samples, so one is due when some user (or the
+ * global lineage) has `trainEvery` ready, not when all users' together reach it; undefined with one policy.
+ */
+async function lineageStepDue(context: GatewayContext): Promise<boolean | undefined> {
+  const trainEvery = context.policies?.training?.status().trainEvery;
+  if (context.userPolicies === undefined || trainEvery === undefined) return undefined;
+  return (await context.store.readySamplesByUser(context.now())).some((entry) => entry.ready >= trainEvery);
+}
+
 export async function statusOf(context: GatewayContext): Promise<Record<string, unknown>> {
-  const [counts, training] = await Promise.all([context.store.counts(), context.store.trainingSummary()]);
+  const [counts, training, stepDue] = await Promise.all([context.store.counts(), context.store.trainingSummary(), lineageStepDue(context)]);
   return {
     sessions: counts.sessions.open + counts.sessions.closed,
     sessionsOpen: counts.sessions.open,
@@ -130,6 +140,7 @@ export async function statusOf(context: GatewayContext): Promise<Record<string, 
     training: {
       enabled: (context.policies?.training ?? null) !== null,
       ...context.policies?.training?.status(),
+      ...(stepDue === undefined ? {} : { stepDue }),
       latestVersion: training.latestVersion ?? 0,
       lastStep: training.lastStep,
     },

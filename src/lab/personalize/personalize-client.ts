@@ -63,6 +63,11 @@ export interface PersonalizeClientOptions {
   url: string;
   apiKey?: string | undefined;
   adminKey?: string | undefined;
+  /**
+   * The user whose own lineage serves this client (`--policy-scope user`): its active version is that
+   * lineage's, or the base while it has none. Absent, the server's one active version.
+   */
+  lineageUser?: string | undefined;
 }
 
 const policiesSchema = z.object({ data: z.array(z.object({ version: z.number(), active: z.boolean() }).passthrough()) });
@@ -70,7 +75,7 @@ const statusSchema = z.object({
   samples: z.object({ ready: z.number() }).passthrough(),
   judging: z.object({ pending: z.number(), retrying: z.number() }).passthrough(),
   training: z
-    .object({ enabled: z.boolean(), paused: z.boolean().optional(), training: z.boolean().optional(), trainEvery: z.number().optional() })
+    .object({ enabled: z.boolean(), paused: z.boolean().optional(), training: z.boolean().optional(), trainEvery: z.number().optional(), stepDue: z.boolean().optional() })
     .passthrough(),
 });
 const turnViewSchema = z.object({
@@ -146,21 +151,25 @@ export function createPersonalizeClient(options: PersonalizeClientOptions): Pers
 
     async activePolicyVersion() {
       if (policiesRouteMissing) return null;
-      const body = await adminJson('/admin/policies');
+      const lineageUser = options.lineageUser;
+      const body = await adminJson(lineageUser === undefined ? '/admin/policies' : `/admin/policies?user=${encodeURIComponent(lineageUser)}`);
       const parsed = policiesSchema.safeParse(body);
       if (!parsed.success) {
         // Missing route, no admin key or an older server: rely on the response headers from now on.
         policiesRouteMissing = true;
         return null;
       }
-      return parsed.data.data.find((policy) => policy.active)?.version ?? null;
+      const active = parsed.data.data.find((policy) => policy.active)?.version;
+      // A user whose lineage has no version yet is served the base.
+      return active ?? (lineageUser === undefined ? null : 0);
     },
 
     async backlog() {
       const parsed = statusSchema.safeParse(await adminJson('/admin/status'));
       if (!parsed.success) return null;
       const { samples, judging, training } = parsed.data;
-      const stepDue = training.trainEvery !== undefined && samples.ready >= training.trainEvery;
+      // A server with a lineage per user says whether some user's step is due; else all ready samples make one step.
+      const stepDue = training.stepDue ?? (training.trainEvery !== undefined && samples.ready >= training.trainEvery);
       const trainingDue = training.enabled && training.paused !== true && (training.training === true || stepDue);
       return { judgingPending: judging.pending + judging.retrying, trainingDue };
     },
