@@ -69,8 +69,8 @@ describe('the recipe', () => {
     const overridden = await startClawrlServer(['--train-every', '8']);
     try {
       expect(recipe.stderr()).toContain(`recipe file=${path.join(repositoryRoot, 'models', 'builtin-tiny', 'recipe.json')}`);
-      expect(recipe.stderr()).toMatch(/training on trainParams=full learningRate=0\.001 learningRateHalfLife=null trainEvery=4 .*anchorCoefficient=0\.5 anchorTopK=8/);
-      expect(overridden.stderr()).toMatch(/training on trainParams=full learningRate=0\.001 .*trainEvery=8 /);
+      expect(recipe.stderr()).toMatch(/training on policyScope=global trainParams=full learningRate=0\.001 learningRateHalfLife=null trainEvery=4 .*anchorCoefficient=0\.5 anchorTopK=8/);
+      expect(overridden.stderr()).toMatch(/training on policyScope=global trainParams=full learningRate=0\.001 .*trainEvery=8 /);
     } finally {
       await recipe.stop();
       await overridden.stop();

@@ -13,14 +13,14 @@ const system = Array.from({ length: 3000 }, (_, i) => 100 + (i % 900));
 const t0 = process.hrtime.bigint();
 for (let s = 0; s < 40; s++) {
   const sid = `s${s}`;
-  await store.upsertSession({ id: sid, tenant: null, at: s });
+  await store.upsertSession({ id: sid, tenant: null, user: null, at: s });
   let prompt = [...system, s];
   let previous = null;
   const messages = [{ role: 'system', content: 'You are an agent.' }];
   for (let k = 0; k < 8; k++) {
     const response = Array.from({ length: 500 }, (_, i) => 1000 + ((s * 8 + k) * 500 + i) % 30000);
     messages.push({ role: 'user', content: `session ${s} turn ${k} ${'tool output line. '.repeat(40)}` });
-    const turn = { id: `${sid}-${k}`, sessionId: sid, type: 'main', status: 'completed', trainable: true, tenant: null, model: 'm', policyVersion: 0,
+    const turn = { id: `${sid}-${k}`, sessionId: sid, type: 'main', status: 'completed', trainable: true, tenant: null, user: null, model: 'm', policyVersion: 0,
       messages: [...messages], tools: [], sampling: { temperature: 1, topP: 1, stop: [], n: 1, topLogprobs: 0 },
       promptTokenIds: prompt, responseTokenIds: response, logprobs: response.map(() => -0.5), response: { role: 'assistant', content: 'x'.repeat(2000) },
       finishReason: 'stop', timings: { startedAt: 1, firstTokenAt: 2, endedAt: 3 }, error: null, replyKey: `${sid}-${k}-reply` };
