@@ -35,7 +35,7 @@ async function selectTurns(client: Queryable, target: ErasureTarget): Promise<Er
     case 'user':
     case 'tenant': {
       // A turn names the user and tenant whose key sent it, which may differ from the one that opened its session.
-      const { column, name } = ownerOf(target) ?? { column: 'tenant', name: '' };
+      const { column, name } = ownerOf(target);
       return (await query(`${column} = $1 OR session_id IN (SELECT id FROM sessions WHERE ${column} = $1)`, name)).rows;
     }
     case 'before':
@@ -49,9 +49,10 @@ async function selectSessions(client: Queryable, target: ErasureTarget): Promise
     case 'session':
       return ids('SELECT id FROM sessions WHERE id = $1', target.sessionId);
     case 'user':
-      return ids('SELECT id FROM sessions WHERE user_id = $1', target.user);
-    case 'tenant':
-      return ids('SELECT id FROM sessions WHERE tenant = $1', target.tenant);
+    case 'tenant': {
+      const { column, name } = ownerOf(target);
+      return ids(`SELECT id FROM sessions WHERE ${column} = $1`, name);
+    }
     case 'before':
       return ids('SELECT id FROM sessions WHERE updated_at < $1 AND NOT EXISTS (SELECT 1 FROM turns WHERE turns.session_id = sessions.id)', target.before);
   }

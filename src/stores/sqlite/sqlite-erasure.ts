@@ -47,7 +47,7 @@ function selectTurns(database: Database.Database, target: ErasureTarget): Erased
     case 'user':
     case 'tenant': {
       // A turn names the user and tenant whose key sent it, which may differ from the one that opened its session.
-      const { column, name } = ownerOf(target) ?? { column: 'tenant', name: '' };
+      const { column, name } = ownerOf(target);
       return database
         .prepare<[string, string], ErasedTurnRow>(`SELECT ${turnColumns} FROM turns WHERE ${column} = ? OR session_id IN (SELECT id FROM sessions WHERE ${column} = ?)`)
         .all(name, name);
@@ -65,9 +65,10 @@ function selectSessions(database: Database.Database, target: ErasureTarget): str
     case 'session':
       return ids(database.prepare('SELECT id FROM sessions WHERE id = ?'), target.sessionId);
     case 'user':
-      return ids(database.prepare('SELECT id FROM sessions WHERE user_id = ?'), target.user);
-    case 'tenant':
-      return ids(database.prepare('SELECT id FROM sessions WHERE tenant = ?'), target.tenant);
+    case 'tenant': {
+      const { column, name } = ownerOf(target);
+      return ids(database.prepare(`SELECT id FROM sessions WHERE ${column} = ?`), name);
+    }
     case 'before':
       // A session goes once nothing of it is left and it was last touched before the cut.
       return ids(database.prepare('SELECT id FROM sessions WHERE updated_at < ? AND NOT EXISTS (SELECT 1 FROM turns WHERE turns.session_id = sessions.id)'), target.before);
